@@ -1,0 +1,25 @@
+#!/bin/bash
+# deps.sh - installs everything simhash needs to build, test and document itself on
+# Debian 12, with apt-get. The one list of packages: .ci/run and the README use it.
+#   compilers:   build-essential, clang, libclang-rt-14-dev (ASan/UBSan/libFuzzer runtime:
+#                `clang -fsanitize=address,undefined` does not link without it)
+#   libraries:   ICU, OpenCC (and its data: libopencc1.1, opencc), xxHash, LMDB,
+#                libmicrohttpd, jansson, OpenSSL (MD5)
+#   tests/docs:  python3 and python3-jieba (reference checks, jieba's idf.txt),
+#                xxhash (xxhsum), man-db and groff-base (the man page), git
+set -euo pipefail
+
+packages=(
+	build-essential clang libclang-rt-14-dev pkg-config
+	libicu-dev libopencc-dev libopencc1.1 opencc libxxhash-dev xxhash
+	liblmdb-dev libmicrohttpd-dev libjansson-dev libssl-dev
+	python3 python3-jieba man-db groff-base ca-certificates git
+)
+
+sudo=
+if [ "$(id -u)" -ne 0 ]; then
+	sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update
+$sudo apt-get install -y --no-install-recommends "${packages[@]}"

@@ -1,0 +1,107 @@
+# simhash - one Makefile for the library, the command, tests, sanitizers and benchmarks.
+#   make            build build/simhash, build/libsimhash.a and build/libsimhash.so
+#   make check      unit tests, CLI end-to-end tests, fuzz corpora replayed
+#   make asan       the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      throughput and quality figures (needs ../shared/corpus, skips without)
+#   make install    PREFIX=/usr/local: program, library, header, simhash.pc, man page
+
+PREFIX  ?= /usr/local
+BUILD   ?= build
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+PKGS    := icu-uc icu-i18n opencc libxxhash libcrypto jansson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS  = -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fPIC \
+              -fvisibility=hidden -Ilib $(PKG_CFLAGS) $(CFLAGS)
+LDLIBS  = $(PKG_LIBS) -lpthread -lm
+SOMAJOR = 0
+
+LIB_SRC  := $(sort $(wildcard lib/*/*.c))
+CLI_SRC  := $(sort $(wildcard cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/*/test_*.c))
+FUZZ_SRC := $(sort $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c)))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_LIBOBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+FUZZ_BIN := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+.PHONY: all check asan bench install uninstall clean tests fuzz-replay
+all: $(BUILD)/simhash $(BUILD)/libsimhash.a $(BUILD)/libsimhash.so
+
+$(BUILD)/%.o: %.c lib/simhash.h lib/common/internal.h $(wildcard cli/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libsimhash.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libsimhash.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libsimhash.so.$(SOMAJOR) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/simhash: $(CLI_OBJ) $(BUILD)/libsimhash.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libsimhash.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/test.h $(BUILD)/libsimhash.a $(CLI_LIBOBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -Icli -o $@ $< $(CLI_LIBOBJ) $(BUILD)/libsimhash.a $(LDLIBS)
+
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/driver.c $(BUILD)/libsimhash.a $(CLI_LIBOBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Icli -o $@ $< fuzz/driver.c $(CLI_LIBOBJ) $(BUILD)/libsimhash.a $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libsimhash.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -O3 -o $@ $< $(BUILD)/libsimhash.a $(LDLIBS)
+
+tests: $(TEST_BIN) $(FUZZ_BIN) $(BUILD)/simhash
+
+check: tests
+	@sh tests/run.sh $(BUILD)
+
+# The same tests, built again with the sanitizers, in their own build folder.
+asan:
+	$(MAKE) BUILD=build-asan CC=clang \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check
+
+bench: all $(BENCH_BIN)
+	@sh bench/run.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/simhash $(DESTDIR)$(PREFIX)/bin/simhash
+	install -m 644 $(BUILD)/libsimhash.a $(DESTDIR)$(PREFIX)/lib/libsimhash.a
+	install -m 755 $(BUILD)/libsimhash.so $(DESTDIR)$(PREFIX)/lib/libsimhash.so.$(SOMAJOR)
+	ln -sf libsimhash.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libsimhash.so
+	install -m 644 lib/simhash.h $(DESTDIR)$(PREFIX)/include/simhash.h
+	install -m 644 docs/simhash.1 $(DESTDIR)$(PREFIX)/share/man/man1/simhash.1
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@PKGS@|$(PKGS)|' simhash.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/simhash.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/simhash $(DESTDIR)$(PREFIX)/lib/libsimhash.* \
+	  $(DESTDIR)$(PREFIX)/include/simhash.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/simhash.pc \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/simhash.1
+
+clean:
+	rm -rf build build-asan
+
+# libFuzzer builds: `make fuzz` makes one fuzzer per fuzz/<t>.c as build-fuzz/<t>, with
+# the library and the CLI objects compiled again in build-fuzz/ with coverage and the
+# sanitizers; fuzz/driver.c compiles to nothing there (libFuzzer brings main). Run one:
+#   build-fuzz/normalize -max_total_time=60 fuzz/corpus/normalize
+FUZZ_TARGETS := $(FUZZ_SRC:fuzz/%.c=build-fuzz/%)
+.PHONY: fuzz
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g -fno-omit-frame-pointer \
+	  -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" $(FUZZ_TARGETS)
+
+$(FUZZ_TARGETS): build-fuzz/%: fuzz/%.c fuzz/driver.c build-fuzz/libsimhash.a $(CLI_LIBOBJ)
+	$(CC) $(ALL_CFLAGS) -DSIMHASH_LIBFUZZER -fsanitize=fuzzer -Icli -o $@ $< fuzz/driver.c \
+	  $(CLI_LIBOBJ) build-fuzz/libsimhash.a $(LDLIBS)

@@ -1,0 +1,399 @@
+/* config_opts.c - the configuration flags shared by every command, and the
+ * option parser that merges them with a command's own options.
+ *
+ * The table below is the one place a flag is named, documented and mapped to
+ * a simhash_config field, so `--help` of every command, the parser and the
+ * man page's list agree. Values are checked here, where the message can name
+ * the flag; simhash_config_check() stays the last word on combinations.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "config_opts.h"
+#include "util.h"
+
+enum {
+	C_BITS,
+	C_COMPAT,
+	C_FEATURES,
+	C_NGRAM,
+	C_TOKENIZER,
+	C_HASH,
+	C_WEIGHT,
+	C_TF_CAP,
+	C_STOPWORDS,
+	C_IDF,
+	C_CASEFOLD,
+	C_NO_CASEFOLD,
+	C_HTML,
+	C_NO_HTML,
+	C_T2S,
+	C_NO_T2S,
+	C_SPACE,
+	C_PUNCT,
+	C_MAX_REPEAT,
+	C_UTF8,
+	C_COUNT
+};
+
+/* Names of enum values, indexed by the enum's value. */
+static const char *const bits_names[] = { "32", "64", "128", NULL };
+static const char *const compat_names[] = { "none", "python-simhash", NULL };
+static const char *const features_names[] = { "char", "word", "shingle", NULL };
+static const char *const tokenizer_names[] = { "simple", "icu", NULL };
+static const char *const hash_names[] = { "xxh3", "fnv1", "fnv1a", "md5", NULL };
+static const char *const weight_names[] = { "tf", "binary", "logtf", "tfidf", NULL };
+static const char *const space_names[] = { "auto", "collapse", "drop", NULL };
+static const char *const punct_names[] = { "drop", "keep", NULL };
+static const char *const utf8_names[] = { "replace", "reject", NULL };
+
+struct cfg_opt {
+	struct cli_opt o;
+	const char *const *names; /* allowed values of an enum option */
+};
+
+static const struct cfg_opt cfg_opts[C_COUNT] = {
+	[C_BITS] = { { "bits", 0, "32|64|128", "fingerprint width" }, bits_names },
+	[C_COMPAT] = { { "compat", 0, "python-simhash",
+			 "be bit-exact with the Python package simhash 2.1.2 (the feature flags are then ignored)" },
+		       compat_names },
+	[C_FEATURES] = { { "features", 0, "char|word|shingle", "what a feature is" }, features_names },
+	[C_NGRAM] = { { "ngram", 'n', "N", "n of character n-grams and word shingles" }, NULL },
+	[C_TOKENIZER] = { { "tokenizer", 0, "simple|icu", "how words are found" }, tokenizer_names },
+	[C_HASH] = { { "hash", 0, "xxh3|fnv1|fnv1a|md5", "feature hash" }, hash_names },
+	[C_WEIGHT] = { { "weight", 0, "tf|binary|logtf|tfidf", "feature weight (tfidf needs --idf)" },
+		       weight_names },
+	[C_TF_CAP] = { { "tf-cap", 0, "N", "count at most N occurrences of a feature (0: no cap)" }, NULL },
+	[C_STOPWORDS] = { { "stopwords", 0, "FILE", "drop the words listed in FILE, one a line" }, NULL },
+	[C_IDF] = { { "idf", 0, "FILE|jieba",
+		      "IDF table (term<TAB>idf lines, or jieba's idf.txt; 'jieba' names python3-jieba's)" },
+		    NULL },
+	[C_CASEFOLD] = { { "casefold", 0, NULL, "NFKC normalization and case folding" }, NULL },
+	[C_NO_CASEFOLD] = { { "no-casefold", 0, NULL, "keep case and compatibility forms" }, NULL },
+	[C_HTML] = { { "html", 0, NULL, "drop HTML tags, comments, scripts and styles; decode entities" },
+		     NULL },
+	[C_NO_HTML] = { { "no-html", 0, NULL, "take the text as it is" }, NULL },
+	[C_T2S] = { { "t2s", 0, NULL, "fold traditional Chinese characters to simplified" }, NULL },
+	[C_NO_T2S] = { { "no-t2s", 0, NULL, "keep traditional Chinese characters" }, NULL },
+	[C_SPACE] = { { "space", 0, "auto|collapse|drop", "what runs of white space become" }, space_names },
+	[C_PUNCT] = { { "punct", 0, "drop|keep", "drop punctuation, or keep it (char features)" },
+		      punct_names },
+	[C_MAX_REPEAT] = { { "max-repeat", 0, "N", "cut runs of one character to N (0: off)" }, NULL },
+	[C_UTF8] = { { "utf8", 0, "replace|reject", "invalid UTF-8: replace by U+FFFD, or fail" },
+		     utf8_names },
+};
+
+#define VAL_CMD 256  /* getopt value of the command's option i: VAL_CMD + i */
+#define VAL_CFG 1024 /* of configuration option i: VAL_CFG + i */
+
+void cli_config_init(struct cli_config *cc)
+{
+	memset(cc, 0, sizeof(*cc));
+	simhash_config_init(&cc->cfg);
+}
+
+void cli_config_free(struct cli_config *cc)
+{
+	simhash_stopwords_free(cc->stopwords);
+	simhash_idf_free(cc->idf);
+	cc->stopwords = NULL;
+	cc->idf = NULL;
+}
+
+/* Index of s in names, or -1. */
+static int lookup(const char *const *names, const char *s)
+{
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(names[i], s))
+			return i;
+	return -1;
+}
+
+static int bad_value(const struct cli_parse *p, int id, const char *arg)
+{
+	const struct cfg_opt *c = &cfg_opts[id];
+
+	if (c->names)
+		cli_err("%s: invalid --%s '%s' (expected %s)", p->cmd, c->o.name, arg, c->o.arg);
+	else
+		cli_err("%s: invalid --%s '%s' (expected a number)", p->cmd, c->o.name, arg);
+	return CLI_BAD;
+}
+
+/* Applies configuration option id with argument arg to p->cc: 0 or CLI_BAD. */
+static int apply(struct cli_parse *p, int id, const char *arg)
+{
+	simhash_config *cfg = &p->cc->cfg;
+	unsigned long v = 0;
+	int e = 0;
+
+	if (cfg_opts[id].names) {
+		e = lookup(cfg_opts[id].names, arg);
+		if (e < 0)
+			return bad_value(p, id, arg);
+	} else if (cfg_opts[id].o.arg && !strcmp(cfg_opts[id].o.arg, "N")) {
+		if (parse_uint(arg, id == C_NGRAM ? 1 : 0, id == C_NGRAM ? 1000 : UINT_MAX, &v))
+			return bad_value(p, id, arg);
+	}
+	switch (id) {
+	case C_BITS: cfg->bits = 32u << e; break;
+	case C_COMPAT: cfg->compat = (simhash_compat)e; break;
+	case C_FEATURES: cfg->features = (simhash_features)e; break;
+	case C_NGRAM: cfg->ngram = (unsigned)v; break;
+	case C_TOKENIZER: cfg->tokenizer = (simhash_tokenizer)e; break;
+	case C_HASH: cfg->hash = (simhash_hash)e; break;
+	case C_WEIGHT: cfg->weight = (simhash_weight)e; break;
+	case C_TF_CAP: cfg->tf_cap = (unsigned)v; break;
+	case C_STOPWORDS: p->cc->stopwords_path = arg; break;
+	case C_IDF: p->cc->idf_path = strcmp(arg, "jieba") ? arg : JIEBA_IDF_PATH; break;
+	case C_CASEFOLD: cfg->casefold = 1; break;
+	case C_NO_CASEFOLD: cfg->casefold = 0; break;
+	case C_HTML: cfg->html = 1; break;
+	case C_NO_HTML: cfg->html = 0; break;
+	case C_T2S: cfg->t2s = 1; break;
+	case C_NO_T2S: cfg->t2s = 0; break;
+	case C_SPACE: cfg->space = (simhash_space)e; break;
+	case C_PUNCT: cfg->punct = (simhash_punct)e; break;
+	case C_MAX_REPEAT: cfg->max_repeat = (unsigned)v; break;
+	case C_UTF8: cfg->utf8 = (simhash_utf8)e; break;
+	}
+	return 0;
+}
+
+void cli_parse_begin(struct cli_parse *p, const char *cmd, const struct cli_opt *opts,
+		     struct cli_config *cc, int argc, char **argv)
+{
+	struct option *lo;
+	size_t n_cmd = 0, n = 0, k = 1, i;
+
+	while (opts && opts[n_cmd].name)
+		n_cmd++;
+	memset(p, 0, sizeof(*p));
+	p->cmd = cmd;
+	p->opts = opts;
+	p->cc = cc;
+	p->argc = argc;
+	p->argv = argv;
+	lo = xcalloc(n_cmd + C_COUNT + 2, sizeof(*lo));
+	/* ':' first: a missing argument is told apart from an unknown option. */
+	p->shortopts[0] = ':';
+	for (i = 0; i < n_cmd + (cc ? C_COUNT : 0); i++) {
+		const struct cli_opt *o = i < n_cmd ? &opts[i] : &cfg_opts[i - n_cmd].o;
+
+		lo[n].name = o->name;
+		lo[n].has_arg = o->arg ? required_argument : no_argument;
+		lo[n].val = i < n_cmd ? VAL_CMD + (int)i : VAL_CFG + (int)(i - n_cmd);
+		n++;
+		if (o->short_name && k + 3 < sizeof(p->shortopts)) {
+			p->shortopts[k++] = (char)o->short_name;
+			if (o->arg)
+				p->shortopts[k++] = ':';
+		}
+	}
+	lo[n].name = "help";
+	lo[n].val = 'h';
+	p->shortopts[k++] = 'h';
+	p->shortopts[k] = '\0';
+	p->longopts = lo;
+	optind = 0; /* glibc: start over, as every command parses its own argv */
+	opterr = 0;
+}
+
+void cli_parse_end(struct cli_parse *p)
+{
+	free(p->longopts);
+	p->longopts = NULL;
+}
+
+/* Maps a short option character to its getopt value. */
+static int short_val(const struct cli_parse *p, int c)
+{
+	int i;
+
+	for (i = 0; p->opts && p->opts[i].name; i++)
+		if (p->opts[i].short_name == c)
+			return VAL_CMD + i;
+	for (i = 0; p->cc && i < C_COUNT; i++)
+		if (cfg_opts[i].o.short_name == c)
+			return VAL_CFG + i;
+	return -1;
+}
+
+int cli_parse_next(struct cli_parse *p)
+{
+	const char *bad;
+	int c;
+
+	for (;;) {
+		c = getopt_long(p->argc, p->argv, p->shortopts, p->longopts, NULL);
+		p->arg = optarg;
+		if (c == -1) {
+			p->optind = optind;
+			return CLI_END;
+		}
+		bad = p->argv[optind - 1];
+		if (c == ':') {
+			cli_err("%s: option '%s' needs an argument", p->cmd, bad);
+			return CLI_BAD;
+		}
+		if (c == '?') {
+			if (optopt >= VAL_CMD)
+				cli_err("%s: option '%s' takes no argument", p->cmd, bad);
+			else if (optopt)
+				cli_err("%s: unknown option '-%c'", p->cmd, optopt);
+			else
+				cli_err("%s: unknown option '%s'", p->cmd, bad);
+			return CLI_BAD;
+		}
+		if (c == 'h')
+			return CLI_HELP;
+		if (c < VAL_CMD)
+			c = short_val(p, c);
+		if (c >= VAL_CFG) {
+			if (apply(p, c - VAL_CFG, optarg))
+				return CLI_BAD;
+			continue;
+		}
+		return c - VAL_CMD;
+	}
+}
+
+/* Checks that path can be opened, to report the system's reason: the library
+ * only says SIMHASH_EIO. */
+static int can_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		cli_err("%s: %s", path, strerror(errno));
+		return 0;
+	}
+	close(fd);
+	return 1;
+}
+
+static int load_error(const char *path, simhash_err err, size_t line, const char *what)
+{
+	if (err == SIMHASH_ECORRUPT && line)
+		cli_err("%s:%zu: not a valid %s line", path, line, what);
+	else
+		cli_err("%s: %s", path, simhash_strerror(err));
+	return EXIT_FAIL;
+}
+
+int cli_config_finish(struct cli_config *cc, const char *cmd)
+{
+	simhash_config *cfg = &cc->cfg;
+	simhash_err err;
+	size_t line = 0;
+
+	if (cfg->compat == SIMHASH_COMPAT_PYTHON_SIMHASH && cfg->bits == 32) {
+		cli_err("%s: --compat python-simhash needs --bits 64 or 128", cmd);
+		return EXIT_USAGE;
+	}
+	if (!cfg->compat && cfg->weight == SIMHASH_WEIGHT_TFIDF && !cc->idf_path) {
+		cli_err("%s: --weight tfidf needs --idf FILE (or --idf jieba)", cmd);
+		return EXIT_USAGE;
+	}
+	if (cc->stopwords_path) {
+		if (!can_open(cc->stopwords_path))
+			return EXIT_FAIL;
+		err = simhash_stopwords_load(cc->stopwords_path, &cc->stopwords, &line);
+		if (err)
+			return load_error(cc->stopwords_path, err, line, "stop word");
+		cfg->stopwords = cc->stopwords;
+	}
+	if (cc->idf_path) {
+		if (!can_open(cc->idf_path))
+			return EXIT_FAIL;
+		err = simhash_idf_load(cc->idf_path, &cc->idf, &line);
+		if (err)
+			return load_error(cc->idf_path, err, line, "IDF");
+		cfg->idf = cc->idf;
+	}
+	if (simhash_config_check(cfg) != SIMHASH_OK) {
+		cli_err("%s: these options do not make a valid configuration", cmd);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* names[v], or "?" for a value the table does not know (a newer library). */
+static const char *name_of(const char *const *names, unsigned v)
+{
+	unsigned i;
+
+	for (i = 0; names[i]; i++)
+		if (i == v)
+			return names[i];
+	return "?";
+}
+
+/* The default of configuration option id, or NULL if it has none worth showing. */
+static const char *default_of(int id, const simhash_config *d, char *buf, size_t cap)
+{
+	switch (id) {
+	case C_BITS: snprintf(buf, cap, "%u", d->bits); return buf;
+	case C_FEATURES: return name_of(features_names, d->features);
+	case C_NGRAM: snprintf(buf, cap, "%u", d->ngram); return buf;
+	case C_TOKENIZER: return name_of(tokenizer_names, d->tokenizer);
+	case C_HASH: return name_of(hash_names, d->hash);
+	case C_WEIGHT: return name_of(weight_names, d->weight);
+	case C_TF_CAP: snprintf(buf, cap, "%u", d->tf_cap); return buf;
+	case C_CASEFOLD: return d->casefold ? "on" : NULL;
+	case C_NO_CASEFOLD: return d->casefold ? NULL : "on";
+	case C_HTML: return d->html ? "on" : NULL;
+	case C_NO_HTML: return d->html ? NULL : "on";
+	case C_T2S: return d->t2s ? "on" : NULL;
+	case C_NO_T2S: return d->t2s ? NULL : "on";
+	case C_SPACE: return name_of(space_names, d->space);
+	case C_PUNCT: return name_of(punct_names, d->punct);
+	case C_MAX_REPEAT: snprintf(buf, cap, "%u", d->max_repeat); return buf;
+	case C_UTF8: return name_of(utf8_names, d->utf8);
+	}
+	return NULL;
+}
+
+static void help_line(FILE *f, const struct cli_opt *o, const char *dflt)
+{
+	char left[64];
+
+	if (o->short_name)
+		snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name, o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+	else
+		snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+	if (strlen(left) > 28)
+		fprintf(f, "  %s\n  %-28s  ", left, "");
+	else
+		fprintf(f, "  %-28s  ", left);
+	fputs(o->help, f);
+	if (dflt)
+		fprintf(f, " (default: %s)", dflt);
+	fputc('\n', f);
+}
+
+void cli_opts_help(FILE *f, const struct cli_opt *opts, int config)
+{
+	simhash_config d;
+	char buf[32];
+	int i;
+
+	fputs("\nOptions:\n", f);
+	for (i = 0; opts && opts[i].name; i++)
+		help_line(f, &opts[i], NULL);
+	help_line(f, &(struct cli_opt){ "help", 'h', NULL, "show this help" }, NULL);
+	if (!config)
+		return;
+	simhash_config_init(&d);
+	fputs("\nFingerprint configuration (see `simhash scheme`):\n", f);
+	for (i = 0; i < C_COUNT; i++)
+		help_line(f, &cfg_opts[i].o, default_of(i, &d, buf, sizeof(buf)));
+}

@@ -1,0 +1,64 @@
+/* progress.c - the progress line (see progress.h). */
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+#include "progress.h"
+
+#define LARGE_BYTES ((uint64_t)16 << 20)
+#define LARGE_DOCS 10000
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void progress_init(struct progress *p, uint64_t total_bytes)
+{
+	p->tty = isatty(STDERR_FILENO);
+	p->shown = 0;
+	p->total_bytes = total_bytes;
+	p->bytes = 0;
+	p->docs = 0;
+	p->start = p->tty ? now() : 0;
+	p->last = p->start;
+}
+
+void progress_add(struct progress *p, uint64_t bytes, uint64_t docs)
+{
+	double t, mb, rate;
+	char line[128];
+	int n;
+
+	p->bytes += bytes;
+	p->docs += docs;
+	if (!p->tty)
+		return;
+	if (p->total_bytes <= LARGE_BYTES && p->bytes <= LARGE_BYTES && p->docs <= LARGE_DOCS)
+		return;
+	t = now();
+	if (t - p->last < 0.1)
+		return;
+	p->last = t;
+	mb = (double)p->bytes / 1e6;
+	rate = t > p->start ? mb / (t - p->start) : 0;
+	if (p->total_bytes)
+		n = snprintf(line, sizeof(line), "\r%3.0f%%  %llu docs  %.1f MB  %.1f MB/s\033[K",
+			     100.0 * (double)p->bytes / (double)p->total_bytes,
+			     (unsigned long long)p->docs, mb, rate);
+	else
+		n = snprintf(line, sizeof(line), "\r%llu docs  %.1f MB  %.1f MB/s\033[K",
+			     (unsigned long long)p->docs, mb, rate);
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n) > 0)
+		p->shown = 1;
+}
+
+void progress_end(struct progress *p)
+{
+	if (p->shown && write(STDERR_FILENO, "\r\033[K", 4) < 0) {
+		/* the terminal is gone; nothing to erase */
+	}
+	p->shown = 0;
+}

@@ -1,0 +1,28 @@
+/* progress.h - a progress line on standard error, for long runs only.
+ *
+ * It is drawn only if standard error is a terminal, and only once the input
+ * proves large (more than 16 MB, or more than 10000 documents, known ahead
+ * from file sizes or reached while reading), so pipelines, tests and short
+ * runs never see it. Redrawn at most ten times a second, by the main thread.
+ */
+#ifndef CLI_PROGRESS_H
+#define CLI_PROGRESS_H
+
+#include <stdint.h>
+
+struct progress {
+	int tty;
+	int shown;
+	uint64_t total_bytes; /* 0: unknown */
+	uint64_t bytes;
+	uint64_t docs;
+	double start, last;
+};
+
+void progress_init(struct progress *p, uint64_t total_bytes);
+/* Adds bytes and documents done; redraws if due. */
+void progress_add(struct progress *p, uint64_t bytes, uint64_t docs);
+/* Erases the line, if drawn. */
+void progress_end(struct progress *p);
+
+#endif /* CLI_PROGRESS_H */

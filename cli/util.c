@@ -1,0 +1,230 @@
+/* util.c - messages, growable buffers, number parsing and whole-file reads
+ * shared by the commands (see util.h for who may call what). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "utf8.h"
+#include "util.h"
+
+void cli_err(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	/* One buffer, one write: worker threads never print, but a message must
+	 * not interleave with a progress bar redrawn on the same terminal. */
+	memcpy(line, "simhash: ", 9);
+	va_start(ap, fmt);
+	n = vsnprintf(line + 9, sizeof(line) - 10, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	n += 9;
+	if ((size_t)n > sizeof(line) - 1)
+		n = sizeof(line) - 1;
+	line[n++] = '\n';
+	fflush(stdout);
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* nowhere left to report it */
+	}
+}
+
+static void out_of_memory(void)
+{
+	cli_err("out of memory");
+	exit(EXIT_FAIL);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+int sbuf_grow(struct sbuf *b, size_t extra)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	char *p;
+
+	if (extra > SIZE_MAX - b->len)
+		return -1;
+	while (cap - b->len < extra) {
+		if (cap > SIZE_MAX / 2) {
+			cap = b->len + extra;
+			break;
+		}
+		cap *= 2;
+	}
+	p = realloc(b->p, cap);
+	if (!p)
+		return -1;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+int sbuf_adds(struct sbuf *b, const char *s)
+{
+	return sbuf_add(b, s, strlen(s));
+}
+
+int sbuf_add_u64(struct sbuf *b, uint64_t v)
+{
+	char tmp[20];
+	size_t n = 0;
+
+	do {
+		tmp[sizeof(tmp) - ++n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return sbuf_add(b, tmp + sizeof(tmp) - n, n);
+}
+
+int sbuf_add_json_str(struct sbuf *b, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, done = 0, n, bad;
+	char esc[6];
+	unsigned char c;
+
+	if (sbuf_addc(b, '"'))
+		return -1;
+	while (i < len) {
+		c = s[i];
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			i++;
+			continue;
+		}
+		if (c >= 0x80) {
+			n = utf8_seq_len(s + i, len - i, &bad);
+			if (n) {
+				i += n;
+				continue;
+			}
+		}
+		if (sbuf_add(b, s + done, i - done))
+			return -1;
+		if (c >= 0x80) {
+			if (sbuf_add(b, "\xef\xbf\xbd", 3))
+				return -1;
+			i += bad;
+		} else {
+			esc[0] = '\\';
+			esc[1] = 'u';
+			esc[2] = '0';
+			esc[3] = '0';
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			n = 6;
+			if (c == '"' || c == '\\') {
+				esc[1] = (char)c;
+				n = 2;
+			} else if (c == '\n' || c == '\t' || c == '\r') {
+				esc[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+				n = 2;
+			}
+			if (sbuf_add(b, esc, n))
+				return -1;
+			i++;
+		}
+		done = i;
+	}
+	if (sbuf_add(b, s + done, len - done))
+		return -1;
+	return sbuf_addc(b, '"');
+}
+
+void sbuf_free(struct sbuf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int read_fd_all(int fd, struct sbuf *b)
+{
+	struct stat st;
+	size_t want = 64 * 1024;
+	ssize_t n;
+
+	/* A regular file is read in one call (plus one to see the end); anything
+	 * else grows the buffer geometrically. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		want = (size_t)st.st_size + 1;
+	for (;;) {
+		if (b->cap - b->len < want && sbuf_grow(b, want)) {
+			errno = ENOMEM;
+			return -1;
+		}
+		n = read(fd, b->p + b->len, b->cap - b->len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			return 0;
+		b->len += (size_t)n;
+		want = b->cap - b->len ? 1 : b->len;
+	}
+}
+
+int read_path_all(const char *path, struct sbuf *b)
+{
+	int fd, ret, saved;
+
+	b->len = 0;
+	if (path[0] == '-' && path[1] == '\0')
+		return read_fd_all(STDIN_FILENO, b);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = read_fd_all(fd, b);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return ret;
+}

@@ -1,0 +1,32 @@
+/* buf.c - growable scratch buffers: a handle keeps its buffers between calls so
+ * the hot loops never allocate once the buffers have grown to the largest text. */
+#include <stdlib.h>
+#include "internal.h"
+
+simhash_err sh_buf_reserve(sh_buf *b, size_t n)
+{
+	size_t cap;
+	void *p;
+
+	if (n <= b->cap)
+		return SIMHASH_OK;
+	cap = b->cap ? b->cap : 256;
+	while (cap < n) {
+		if (cap > SIZE_MAX / 2)
+			return SIMHASH_ENOMEM;
+		cap *= 2;
+	}
+	p = realloc(b->p, cap);
+	if (!p)
+		return SIMHASH_ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return SIMHASH_OK;
+}
+
+void sh_buf_free(sh_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->cap = 0;
+}

@@ -1,0 +1,153 @@
+/* internal.h - helpers shared by the modules of lib/ (prefix sh_), never exported.
+ * Layers run one way: hash -> normalize -> features -> fingerprint; a module
+ * includes only those to its left and common/. */
+#ifndef SH_INTERNAL_H
+#define SH_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../simhash.h"
+
+#define SH_UNUSED(x) ((void)(x))
+#define SH_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SH_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- utf8.c */
+
+/* Decodes the code point at s[i] (i < len) into *cp and returns the bytes it
+ * takes. An invalid sequence gives *cp = 0xFFFD, *bad = 1 and the length of its
+ * maximal subpart (at least 1), exactly as Python's bytes.decode('utf-8',
+ * 'replace') does; otherwise *bad = 0. */
+size_t sh_utf8_next(const uint8_t *s, size_t len, size_t i, uint32_t *cp, int *bad);
+
+/* Appends the UTF-8 encoding of cp (<= 0x10FFFF) to out; returns bytes written (1..4). */
+size_t sh_utf8_put(uint8_t *out, uint32_t cp);
+
+/* Offset of the first invalid byte in s, or len if s is valid UTF-8. */
+size_t sh_utf8_validate(const uint8_t *s, size_t len);
+
+/* ---- buf.c: growable scratch arrays owned by a handle */
+typedef struct sh_buf {
+	void *p;
+	size_t cap; /* bytes */
+} sh_buf;
+
+/* Ensures b holds at least n bytes; contents are kept. 0 or SIMHASH_ENOMEM. */
+simhash_err sh_buf_reserve(sh_buf *b, size_t n);
+void sh_buf_free(sh_buf *b);
+
+/* ---- hash/ */
+
+/* Hashes len bytes with algorithm h at width bits (32, 64, 128) into out:
+ * out[0] bits 0..63, out[1] bits 64..127 (0 below 128 bits). */
+void sh_hash(simhash_hash h, unsigned bits, const void *data, size_t len, uint64_t out[2]);
+
+/* XXH3 64-bit, seed 0: the key of dedup tables, IDF tables and stop words. */
+uint64_t sh_key(const void *data, size_t len);
+
+/* MD5 digest of len bytes. */
+void sh_md5(const void *data, size_t len, uint8_t out[16]);
+
+uint32_t sh_fnv1_32(const void *data, size_t len);
+uint32_t sh_fnv1a_32(const void *data, size_t len);
+uint64_t sh_fnv1_64(const void *data, size_t len);
+uint64_t sh_fnv1a_64(const void *data, size_t len);
+void sh_fnv1_128(const void *data, size_t len, uint64_t out[2]);
+void sh_fnv1a_128(const void *data, size_t len, uint64_t out[2]);
+
+/* ---- features/idf.c, features/stopwords.c: lookups by sh_key() of the term */
+double sh_idf_get_key(const simhash_idf *idf, uint64_t key);
+int sh_stopwords_has_key(const simhash_stopwords *sw, uint64_t key);
+
+
+
+/* ---- fingerprint/compat.c: the Python `simhash` 2.1.2 compatibility mode */
+typedef struct sh_compat sh_compat;
+simhash_err sh_compat_new(sh_compat **out);
+void sh_compat_free(sh_compat *c);
+/* Simhash(text, f=bits).value for bits 64 or 128, where text is the Python str
+ * whose code points are cps[0..n) (already decoded; invalid UTF-8 replaced). */
+simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned bits,
+			   simhash_fp *out);
+/* Simhash([(feature, weight), ...], f=bits).value; a weight that is integral
+ * and within +-2^53 is treated as a Python int, any other as a float. */
+simhash_err sh_compat_features(sh_compat *c, const simhash_feature *f, size_t n, unsigned bits,
+			       simhash_fp *out);
+
+/* ---- normalize/: text -> normalized characters */
+
+/* Classes of a normalized character. */
+enum { SH_C_WORD = 0, SH_C_CJK = 1, SH_C_PUNCT = 2, SH_C_SPACE = 3 };
+
+/* A normalized text: UTF-8 bytes s[0..len), n_chars characters, character i
+ * at s[off[i] .. off[i+1]) (off[n_chars] == len) of class cls[i]. The arrays
+ * belong to the sh_norm that filled them and stay valid until its next call. */
+typedef struct sh_text {
+	const uint8_t *s;
+	size_t len;
+	const uint32_t *off;
+	const uint8_t *cls;
+	size_t n_chars;
+} sh_text;
+
+typedef struct sh_norm sh_norm;
+simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out);
+void sh_norm_free(sh_norm *n);
+/* Normalizes len bytes of UTF-8. SIMHASH_EUTF8 (with *bad_offset) only when
+ * the config rejects invalid UTF-8. */
+simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
+			size_t *bad_offset);
+/* Decodes UTF-8 into code points (invalid sequences replaced), for the compat mode. */
+simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
+			   size_t *n_cps);
+
+/* html.c: drops tags, comments, script/style bodies and decodes entities into
+ * *out (a buffer of n's); tags become spaces. Output is at most len + 1 bytes... */
+simhash_err sh_html_strip(sh_buf *out, const uint8_t *in, size_t len, size_t *out_len);
+
+/* t2s.c: a per-character traditional -> simplified table built from OpenCC. */
+typedef struct sh_t2s sh_t2s;
+simhash_err sh_t2s_new(sh_t2s **out);
+void sh_t2s_free(sh_t2s *t);
+uint32_t sh_t2s_map(const sh_t2s *t, uint32_t cp);
+
+/* words.c: word spans of a normalized text. */
+typedef struct sh_span {
+	uint32_t start, len;
+} sh_span;
+typedef struct sh_words sh_words;
+simhash_err sh_words_new(simhash_tokenizer tok, sh_words **out);
+void sh_words_free(sh_words *w);
+/* Fills *spans (valid until the next call) with the words of t. */
+simhash_err sh_words_run(sh_words *w, const sh_text *t, const sh_span **spans, size_t *n);
+
+/* ---- features/features.c: the features of a normalized text */
+typedef struct sh_feats sh_feats;
+simhash_err sh_feats_new(const simhash_config *cfg, sh_feats **out);
+void sh_feats_free(sh_feats *f);
+/* Prepares the features of t and returns their number in *n, at least 1: a
+ * text without features has one, the empty feature; a text shorter than one
+ * n-gram or shingle has one, the whole text. */
+simhash_err sh_feats_prepare(sh_feats *f, const sh_text *t, size_t *n);
+/* The bytes of feature i < n of the prepared text, valid until the next call. */
+void sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len);
+/* When the features are the overlapping n-grams of the text's characters,
+ * returns n and sets *t; else 0. Lets the hot loop read them in place. */
+unsigned sh_feats_char_ngrams(const sh_feats *f, const sh_text **t);
+
+/* Distinct features with their occurrence counts, in order of first occurrence. */
+typedef struct sh_uniq {
+	uint64_t key;   /* sh_key() of the bytes */
+	uint32_t count;
+	uint32_t first; /* index of the first occurrence */
+} sh_uniq;
+typedef struct sh_dedup sh_dedup;
+simhash_err sh_dedup_new(sh_dedup **out);
+void sh_dedup_free(sh_dedup *d);
+/* Counts the n prepared features of f; *u (valid until the next call on d)
+ * gets the distinct ones. */
+simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, size_t *n_uniq);
+
+/* The weight of a distinct feature under cfg (tf cap, binary, log-tf, tf-idf). */
+double sh_weight(const simhash_config *cfg, const sh_uniq *u);
+#endif

@@ -1,0 +1,104 @@
+/* utf8.c - UTF-8 decoding with the "maximal subpart" replacement rule.
+ *
+ * An ill-formed sequence is replaced by one U+FFFD per maximal subpart: the
+ * longest prefix of a well-formed sequence (Unicode 15, section 3.9, table 3-7),
+ * or one byte if none. This is what Python's bytes.decode('utf-8', 'replace')
+ * does, so the compatibility mode sees the same code points as the package. */
+#include "internal.h"
+
+size_t sh_utf8_next(const uint8_t *s, size_t len, size_t i, uint32_t *cp, int *bad)
+{
+	uint8_t b0 = s[i];
+	uint8_t lo = 0x80, hi = 0xBF;
+	size_t need, k;
+	uint32_t c;
+
+	*bad = 0;
+	if (b0 < 0x80) {
+		*cp = b0;
+		return 1;
+	}
+	if (b0 >= 0xC2 && b0 <= 0xDF) {
+		need = 1;
+		c = b0 & 0x1F;
+	} else if (b0 >= 0xE0 && b0 <= 0xEF) {
+		need = 2;
+		c = b0 & 0x0F;
+		if (b0 == 0xE0)
+			lo = 0xA0;
+		else if (b0 == 0xED)
+			hi = 0x9F;
+	} else if (b0 >= 0xF0 && b0 <= 0xF4) {
+		need = 3;
+		c = b0 & 0x07;
+		if (b0 == 0xF0)
+			lo = 0x90;
+		else if (b0 == 0xF4)
+			hi = 0x8F;
+	} else {
+		goto invalid_one;
+	}
+	for (k = 1; k <= need; k++) {
+		uint8_t b;
+		if (i + k >= len)
+			goto invalid_k;
+		b = s[i + k];
+		if (b < lo || b > hi)
+			goto invalid_k;
+		lo = 0x80;
+		hi = 0xBF;
+		c = (c << 6) | (b & 0x3F);
+	}
+	*cp = c;
+	return need + 1;
+invalid_k:
+	*cp = 0xFFFD;
+	*bad = 1;
+	return k;
+invalid_one:
+	*cp = 0xFFFD;
+	*bad = 1;
+	return 1;
+}
+
+size_t sh_utf8_put(uint8_t *out, uint32_t cp)
+{
+	if (cp < 0x80) {
+		out[0] = (uint8_t)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (uint8_t)(0xC0 | (cp >> 6));
+		out[1] = (uint8_t)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (uint8_t)(0xE0 | (cp >> 12));
+		out[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+		out[2] = (uint8_t)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	out[0] = (uint8_t)(0xF0 | (cp >> 18));
+	out[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+	out[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+	out[3] = (uint8_t)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+size_t sh_utf8_validate(const uint8_t *s, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		uint32_t cp;
+		int bad;
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		size_t n = sh_utf8_next(s, len, i, &cp, &bad);
+		if (bad)
+			return i;
+		i += n;
+	}
+	return len;
+}

@@ -1,0 +1,657 @@
+/* idf.c - IDF tables: term -> inverse document frequency, with jieba's rule
+ * that an unknown term gets the median idf of the table.
+ *
+ * Layout: one open-addressing table with linear probing, keyed by sh_key() of
+ * the term (XXH3-64, so the low bits index directly). Slots hold the idf next
+ * to the key, so the lookup in the fingerprint's hot loop touches one slot per
+ * probe and nothing else. Term bytes live in an arena, only for save() and the
+ * digest. The 64-bit key is the term's identity: two terms with the same key
+ * (odds about n^2 / 2^65) would share one entry.
+ *
+ * Invariants:
+ *  1. cap is 0 or a power of two, and n_used * 10 <= cap * 7, so every probe
+ *     sequence reaches an empty slot.
+ *  2. A slot is SLOT_USED iff flags != 0; SLOT_VALUED iff idf holds a finite
+ *     value, which only set(), load() and finish() give. n_valued counts them.
+ *     Counted terms without a value yet (add_document before finish) read as
+ *     unknown terms.
+ *  3. SLOT_SET marks values given by set() or load(); finish() computes only
+ *     the others, from df and n_docs.
+ *  4. If !median_stale, median is the table's default: the idf at index
+ *     n_valued / 2 of the sorted values (Python's sorted(v)[n // 2], as jieba),
+ *     or 1.0 for a table without values. set() makes it stale; finish() and
+ *     load() refresh it. A stale table still answers exactly: the getters then
+ *     select the median on the fly, in O(n) without allocating, so callers who
+ *     set() terms should call simhash_idf_finish() before fingerprinting.
+ *
+ * The file format (load/save) is `term<TAB>idf` per line, or jieba's
+ * `term idf`; numbers are read and written in the C locale whatever the
+ * process locale is, and written with %.17g, which reads back bit-exact.
+ */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "../common/internal.h"
+#include "../hash/hash_inline.h"
+#include "textfile.h"
+
+#define EMPTY_DEFAULT 1.0 /* idf of every term in an empty table: tf-idf = tf */
+
+enum { SLOT_USED = 1, SLOT_VALUED = 2, SLOT_SET = 4 };
+
+struct idf_slot {
+	uint64_t key;   /* sh_key() of the term */
+	double idf;     /* meaningful iff SLOT_VALUED */
+	uint64_t df;    /* documents counted that hold the term */
+	size_t off;     /* term bytes: arena.p + off, len bytes */
+	uint32_t len;
+	uint32_t flags; /* 0: empty slot */
+};
+
+/* A feature of the document being added, collected before counting. */
+struct doc_feature {
+	uint64_t key;
+	size_t off; /* in doc_bytes */
+	size_t len;
+};
+
+struct simhash_idf {
+	struct idf_slot *slots;
+	size_t cap;
+	size_t n_used;
+	size_t n_valued;
+	uint64_t n_docs;
+	sh_buf arena;
+	size_t arena_len;
+	double median;
+	int median_stale;
+	/* add_document scratch, reused across documents */
+	sh_buf doc_features;
+	sh_buf doc_bytes;
+	size_t doc_n, doc_len;
+	simhash_err doc_err;
+};
+
+/* ---------------------------------------------------------------- the table */
+
+static const struct idf_slot *slot_find(const simhash_idf *idf, uint64_t key)
+{
+	size_t mask = idf->cap - 1, i;
+
+	if (!idf->cap)
+		return NULL;
+	for (i = key & mask; idf->slots[i].flags; i = (i + 1) & mask)
+		if (idf->slots[i].key == key)
+			return &idf->slots[i];
+	return NULL;
+}
+
+static void slot_place(struct idf_slot *slots, size_t cap, const struct idf_slot *s)
+{
+	size_t i = s->key & (cap - 1);
+
+	while (slots[i].flags)
+		i = (i + 1) & (cap - 1);
+	slots[i] = *s;
+}
+
+/* Makes room for n_more new terms of n_bytes bytes in all, so that the
+ * slot_claim() calls that follow cannot fail. */
+static simhash_err idf_reserve(simhash_idf *idf, size_t n_more, size_t n_bytes)
+{
+	struct idf_slot *slots;
+	size_t cap = idf->cap ? idf->cap : 16;
+	simhash_err err;
+
+	if (n_bytes > SIZE_MAX - idf->arena_len || n_more > SIZE_MAX / 10 - idf->n_used)
+		return SIMHASH_ENOMEM;
+	err = sh_buf_reserve(&idf->arena, idf->arena_len + n_bytes);
+	if (err)
+		return err;
+	while ((idf->n_used + n_more) * 10 > cap * 7) {
+		if (cap > SIZE_MAX / 2 / sizeof *slots)
+			return SIMHASH_ENOMEM;
+		cap *= 2;
+	}
+	if (cap == idf->cap)
+		return SIMHASH_OK;
+	slots = calloc(cap, sizeof *slots);
+	if (!slots)
+		return SIMHASH_ENOMEM;
+	for (size_t i = 0; i < idf->cap; i++)
+		if (idf->slots[i].flags)
+			slot_place(slots, cap, &idf->slots[i]);
+	free(idf->slots);
+	idf->slots = slots;
+	idf->cap = cap;
+	return SIMHASH_OK;
+}
+
+/* The slot of key, created with the term's bytes if new. Room was reserved. */
+static struct idf_slot *slot_claim(simhash_idf *idf, uint64_t key, const char *term, size_t len)
+{
+	size_t mask = idf->cap - 1, i;
+	struct idf_slot *s;
+
+	assert(idf->cap);
+	for (i = key & mask; idf->slots[i].flags; i = (i + 1) & mask)
+		if (idf->slots[i].key == key)
+			return &idf->slots[i];
+	assert((idf->n_used + 1) * 10 <= idf->cap * 7);
+	assert(idf->arena_len + len <= idf->arena.cap);
+	s = &idf->slots[i];
+	s->key = key;
+	s->off = idf->arena_len;
+	s->len = (uint32_t)len;
+	s->flags = SLOT_USED;
+	if (len)
+		memcpy((char *)idf->arena.p + idf->arena_len, term, len);
+	idf->arena_len += len;
+	idf->n_used++;
+	return s;
+}
+
+/* Bytes at off in b; b->p stays NULL while every term is empty. */
+static const char *buf_at(const sh_buf *b, size_t off)
+{
+	return b->p ? (const char *)b->p + off : "";
+}
+
+static const char *slot_term(const simhash_idf *idf, const struct idf_slot *s)
+{
+	return buf_at(&idf->arena, s->off);
+}
+
+/* ---------------------------------------------------------------- the median */
+
+/* Maps doubles to integers of the same order (IEEE 754 total order). */
+static uint64_t order_bits(double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof u);
+	return (u >> 63) ? ~u : u | (1ull << 63);
+}
+
+static double from_order_bits(uint64_t u)
+{
+	double v;
+
+	u = (u >> 63) ? u & ~(1ull << 63) : ~u;
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
+/* The value at index n_valued / 2 of the sorted values, found by a radix
+ * select on order_bits(): each pass fixes one more byte of the answer. Eight
+ * passes over the slots, no allocation, so const getters may call it. */
+static double idf_select_median(const simhash_idf *idf)
+{
+	uint64_t prefix = 0, mask = 0;
+	size_t k = idf->n_valued / 2;
+
+	if (!idf->n_valued)
+		return EMPTY_DEFAULT;
+	for (int shift = 56; shift >= 0; shift -= 8) {
+		size_t hist[256] = {0};
+		unsigned b = 0;
+
+		for (size_t i = 0; i < idf->cap; i++) {
+			uint64_t u;
+
+			if (!(idf->slots[i].flags & SLOT_VALUED))
+				continue;
+			u = order_bits(idf->slots[i].idf);
+			if ((u & mask) == prefix)
+				hist[(u >> shift) & 0xff]++;
+		}
+		while (k >= hist[b])
+			k -= hist[b++];
+		prefix |= (uint64_t)b << shift;
+		mask |= 0xffull << shift;
+	}
+	return from_order_bits(prefix);
+}
+
+static void idf_refresh_median(simhash_idf *idf)
+{
+	idf->median = idf_select_median(idf);
+	idf->median_stale = 0;
+}
+
+static double idf_default(const simhash_idf *idf)
+{
+	return idf->median_stale ? idf_select_median(idf) : idf->median;
+}
+
+/* ---------------------------------------------------------------- the API */
+
+simhash_err simhash_idf_new(simhash_idf **out)
+{
+	simhash_idf *idf;
+
+	if (!out)
+		return SIMHASH_EINVAL;
+	idf = calloc(1, sizeof *idf);
+	if (!idf)
+		return SIMHASH_ENOMEM;
+	idf->median = EMPTY_DEFAULT;
+	*out = idf;
+	return SIMHASH_OK;
+}
+
+void simhash_idf_free(simhash_idf *idf)
+{
+	if (!idf)
+		return;
+	free(idf->slots);
+	sh_buf_free(&idf->arena);
+	sh_buf_free(&idf->doc_features);
+	sh_buf_free(&idf->doc_bytes);
+	free(idf);
+}
+
+/* set() and load(): stores a value given from outside. */
+static simhash_err idf_store(simhash_idf *idf, const char *term, size_t len, double value)
+{
+	struct idf_slot *s;
+	simhash_err err;
+
+	err = idf_reserve(idf, 1, len);
+	if (err)
+		return err;
+	s = slot_claim(idf, sh_key_inline(term, len), term, len);
+	if (!(s->flags & SLOT_VALUED))
+		idf->n_valued++;
+	s->flags |= SLOT_VALUED | SLOT_SET;
+	s->idf = value;
+	idf->median_stale = 1;
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_idf_set(simhash_idf *idf, const char *term, size_t len, double value)
+{
+	if (!idf || (!term && len) || len > UINT32_MAX || !isfinite(value))
+		return SIMHASH_EINVAL;
+	return idf_store(idf, term, len, value);
+}
+
+double sh_idf_get_key(const simhash_idf *idf, uint64_t key)
+{
+	const struct idf_slot *s = slot_find(idf, key);
+
+	if (s && (s->flags & SLOT_VALUED))
+		return s->idf;
+	return idf_default(idf);
+}
+
+double simhash_idf_get(const simhash_idf *idf, const char *term, size_t len)
+{
+	if (!idf || (!term && len))
+		return EMPTY_DEFAULT;
+	return sh_idf_get_key(idf, sh_key_inline(term, len));
+}
+
+size_t simhash_idf_size(const simhash_idf *idf)
+{
+	return idf ? idf->n_valued : 0;
+}
+
+simhash_err simhash_idf_finish(simhash_idf *idf)
+{
+	if (!idf)
+		return SIMHASH_EINVAL;
+	for (size_t i = 0; i < idf->cap; i++) {
+		struct idf_slot *s = &idf->slots[i];
+
+		if (!s->df || (s->flags & SLOT_SET))
+			continue;
+		if (!(s->flags & SLOT_VALUED))
+			idf->n_valued++;
+		s->flags |= SLOT_VALUED;
+		s->idf = log((1.0 + (double)idf->n_docs) / (1.0 + (double)s->df)) + 1.0;
+	}
+	idf_refresh_median(idf);
+	return SIMHASH_OK;
+}
+
+/* ---------------------------------------------------------------- add_document */
+
+/* Feature callback: copies the feature aside. Counting waits until the whole
+ * document is known, so that a failure counts nothing (no half documents). */
+static int collect_feature(const char *data, size_t len, uint32_t count, void *arg)
+{
+	simhash_idf *idf = arg;
+	struct doc_feature *f;
+	simhash_err err;
+
+	if (len > UINT32_MAX || len > SIZE_MAX - idf->doc_len) {
+		idf->doc_err = SIMHASH_EINVAL;
+		return 1;
+	}
+	err = sh_buf_reserve(&idf->doc_features, (idf->doc_n + 1) * sizeof *f);
+	if (!err)
+		err = sh_buf_reserve(&idf->doc_bytes, idf->doc_len + len);
+	if (err) {
+		idf->doc_err = err;
+		return 1;
+	}
+	f = (struct doc_feature *)idf->doc_features.p + idf->doc_n++;
+	f->key = sh_key_inline(data, len);
+	f->off = idf->doc_len;
+	f->len = len;
+	if (len)
+		memcpy((char *)idf->doc_bytes.p + idf->doc_len, data, len);
+	idf->doc_len += len;
+	return 0;
+}
+
+/* simhash_features_each() reports each distinct feature once, so one
+ * increment per feature is one per document. */
+simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *ctx, const char *text,
+				     size_t len)
+{
+	const struct doc_feature *f;
+	simhash_err err;
+
+	if (!idf || !ctx || (!text && len))
+		return SIMHASH_EINVAL;
+	idf->doc_n = 0;
+	idf->doc_len = 0;
+	idf->doc_err = SIMHASH_OK;
+	err = simhash_features_each(ctx, text, len, collect_feature, idf);
+	if (!err)
+		err = idf->doc_err;
+	if (!err)
+		err = idf_reserve(idf, idf->doc_n, idf->doc_len);
+	if (err)
+		return err;
+	f = idf->doc_features.p;
+	for (size_t i = 0; i < idf->doc_n; i++) {
+		const char *term = buf_at(&idf->doc_bytes, f[i].off);
+
+		slot_claim(idf, f[i].key, term, f[i].len)->df++;
+	}
+	idf->n_docs++;
+	return SIMHASH_OK;
+}
+
+/* ---------------------------------------------------------------- digest */
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Order-independent by construction: each (term, idf) pair is hashed on its
+ * own (XXH3 of the term bytes, seeded with the idf's bits) and the hashes are
+ * summed, twice with different mixing, so insertion order and table layout
+ * cannot matter and no sorting (no allocation, no failure) is needed. */
+uint64_t simhash_idf_digest(const simhash_idf *idf)
+{
+	uint64_t sum1 = 0, sum2 = 0, bits;
+	uint8_t buf[32];
+
+	if (!idf)
+		return 0;
+	for (size_t i = 0; i < idf->cap; i++) {
+		const struct idf_slot *s = &idf->slots[i];
+		uint64_t h;
+
+		if (!(s->flags & SLOT_VALUED))
+			continue;
+		memcpy(&bits, &s->idf, sizeof bits);
+		h = XXH3_64bits_withSeed(slot_term(idf, s), s->len, bits);
+		sum1 += h;
+		sum2 += mix64(h ^ 0x9e3779b97f4a7c15ull);
+	}
+	memcpy(buf, "idf1", 4);
+	memset(buf + 4, 0, 4);
+	put_le64(buf + 8, idf->n_valued);
+	put_le64(buf + 16, sum1);
+	put_le64(buf + 24, sum2);
+	return XXH3_64bits(buf, sizeof buf);
+}
+
+/* ---------------------------------------------------------------- load */
+
+static int is_blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t')
+			return 0;
+	return 1;
+}
+
+/* Splits `term<TAB>idf` (at the last tab) or `term idf` (at the last space,
+ * as jieba does) and reads the number, which must fill its field and be
+ * finite. line is NUL-terminated at len. 0 if malformed. */
+static int parse_line(char *line, size_t len, locale_t c_locale, size_t *term_len,
+		      double *value)
+{
+	char *sep = memrchr(line, '\t', len), *end;
+
+	if (!sep)
+		sep = memrchr(line, ' ', len);
+	if (!sep || sep + 1 == line + len)
+		return 0;
+	*value = strtod_l(sep + 1, &end, c_locale);
+	if (end != line + len || !isfinite(*value))
+		return 0;
+	*term_len = (size_t)(sep - line);
+	return 1;
+}
+
+static simhash_err load_lines(simhash_idf *idf, sh_textfile *tf, locale_t c_locale,
+			      size_t *err_line)
+{
+	size_t len, term_len;
+	simhash_err err;
+	double value;
+	char *line;
+
+	while (sh_textfile_next(tf, &line, &len)) {
+		if (is_blank(line, len) || line[0] == '#')
+			continue;
+		if (!parse_line(line, len, c_locale, &term_len, &value) || term_len > UINT32_MAX) {
+			if (err_line)
+				*err_line = tf->line;
+			return SIMHASH_ECORRUPT;
+		}
+		err = idf_store(idf, line, term_len, value);
+		if (err)
+			return err;
+	}
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_line)
+{
+	simhash_idf *idf = NULL;
+	sh_textfile tf;
+	locale_t c_locale;
+	simhash_err err;
+
+	if (err_line)
+		*err_line = 0;
+	if (!path || !out)
+		return SIMHASH_EINVAL;
+	err = sh_textfile_read(&tf, path);
+	if (err)
+		return err;
+	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	if (!c_locale) {
+		err = SIMHASH_ENOMEM;
+		goto out_free_file;
+	}
+	err = simhash_idf_new(&idf);
+	if (!err) /* one allocation for the table and the terms, not 20 regrowths */
+		err = idf_reserve(idf, sh_textfile_count_lines(&tf), tf.len);
+	if (!err)
+		err = load_lines(idf, &tf, c_locale, err_line);
+	if (err)
+		goto out_free_idf;
+	idf_refresh_median(idf);
+	*out = idf;
+	idf = NULL;
+out_free_idf:
+	simhash_idf_free(idf);
+	freelocale(c_locale);
+out_free_file:
+	sh_textfile_free(&tf);
+	return err;
+}
+
+/* ---------------------------------------------------------------- save */
+
+/* Terms that would not read back as themselves are left out: a tab or newline
+ * would split the line, a leading '#' makes a comment, and a leading byte
+ * order mark on the first line would be dropped. */
+static int term_saveable(const char *t, size_t len)
+{
+	if (memchr(t, '\t', len) || memchr(t, '\n', len))
+		return 0;
+	if (len && t[0] == '#')
+		return 0;
+	return !(len >= 3 && memcmp(t, "\xef\xbb\xbf", 3) == 0);
+}
+
+static int cmp_term(const void *a, const void *b, void *arg)
+{
+	const simhash_idf *idf = arg;
+	const struct idf_slot *x = *(const struct idf_slot *const *)a;
+	const struct idf_slot *y = *(const struct idf_slot *const *)b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = n ? memcmp(slot_term(idf, x), slot_term(idf, y), n) : 0;
+
+	if (c)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+/* The valued slots, sorted by term bytes; *out is freed by the caller. */
+static simhash_err sorted_slots(const simhash_idf *idf, const struct idf_slot ***out, size_t *n)
+{
+	const struct idf_slot **v;
+	size_t k = 0;
+
+	v = malloc((idf->n_valued ? idf->n_valued : 1) * sizeof *v);
+	if (!v)
+		return SIMHASH_ENOMEM;
+	for (size_t i = 0; i < idf->cap; i++)
+		if (idf->slots[i].flags & SLOT_VALUED)
+			v[k++] = &idf->slots[i];
+	assert(k == idf->n_valued);
+	qsort_r(v, k, sizeof *v, cmp_term, (void *)idf);
+	*out = v;
+	*n = k;
+	return SIMHASH_OK;
+}
+
+static simhash_err write_lines(const simhash_idf *idf, FILE *f, locale_t c_locale)
+{
+	const struct idf_slot **v;
+	simhash_err err;
+	locale_t old;
+	size_t n;
+
+	err = sorted_slots(idf, &v, &n);
+	if (err)
+		return err;
+	old = uselocale(c_locale); /* %.17g must write '.', whatever the caller's locale */
+	for (size_t i = 0; i < n && !err; i++) {
+		const char *t = slot_term(idf, v[i]);
+
+		if (!term_saveable(t, v[i]->len))
+			continue;
+		if (fwrite(t, 1, v[i]->len, f) != v[i]->len ||
+		    fprintf(f, "\t%.17g\n", v[i]->idf) < 0)
+			err = SIMHASH_EIO;
+	}
+	uselocale(old);
+	free(v);
+	return err;
+}
+
+/* Makes the rename itself durable. Best effort: the new file is already in
+ * place, so a failure here is not worth reporting as a failed save. */
+static void sync_parent_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	int fd;
+
+	if (!dir)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+/* Writes to a temporary file next to path, then renames it over path, so a
+ * reader sees the old table or the new one, never a part. The temporary file
+ * gets mode 0644 (mkstemp makes 0600), as a data file a user would expect to
+ * share. */
+simhash_err simhash_idf_save(const simhash_idf *idf, const char *path)
+{
+	locale_t c_locale;
+	simhash_err err;
+	char *tmp;
+	FILE *f;
+	int fd;
+
+	if (!idf || !path || !*path)
+		return SIMHASH_EINVAL;
+	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	if (!c_locale)
+		return SIMHASH_ENOMEM;
+	err = SIMHASH_ENOMEM;
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+		goto out_free_locale;
+	err = SIMHASH_EIO;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		goto out_free_tmp;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		goto out_unlink;
+	}
+	err = write_lines(idf, f, c_locale);
+	if (!err && (fflush(f) || fchmod(fd, 0644) || fsync(fd)))
+		err = SIMHASH_EIO;
+	if (fclose(f) && !err)
+		err = SIMHASH_EIO;
+	if (!err && rename(tmp, path))
+		err = SIMHASH_EIO;
+	if (!err) {
+		sync_parent_dir(path);
+		goto out_free_tmp;
+	}
+out_unlink:
+	unlink(tmp);
+out_free_tmp:
+	free(tmp);
+out_free_locale:
+	freelocale(c_locale);
+	return err;
+}

@@ -1,0 +1,500 @@
+/* compat.c - bit-exact compatibility with the Python package `simhash` 2.1.2
+ * (Simhash(x, f=64 or 128).value; docs/compat.md says what it computes).
+ *
+ * Text: Python's str.lower(), then only the code points that Python's `\w`
+ * matches (isalnum() or '_'), joined; the features are its 4-code-point windows
+ * (a string of 3 or fewer is one feature, itself), each weighing its number of
+ * occurrences; MD5 of the feature's UTF-8, the last f/8 digest bytes read
+ * big-endian; bit j is 1 iff the weight voting for it is > total / 2.
+ *
+ * Python 3.11 (which made the reference vectors) has Unicode 14 and ICU has a
+ * newer one, so a code point newer than 14.0 is treated as Python sees it:
+ * unassigned, not a word character, no case mapping, neither cased nor
+ * case-ignorable. The lowercase mapping is written out as CPython's
+ * lower_ucs4() is (full mapping, Final_Sigma by its handle_capital_sigma() rule)
+ * on ICU's per-character data: no UTF-16 copy and no int32_t length limit.
+ *
+ * Workload: whole documents, up to hundreds of MB. Text weights are integers,
+ * so the vote is a sum and the order of the windows does not matter: a window
+ * goes into a direct-mapped cache of (4-gram, count); a 4-gram votes with its
+ * count when it is evicted or at the end. A repeated 4-gram is hashed about
+ * once, memory stays bounded, time is linear.
+ *
+ * Features: build_by_features() goes through numpy, and float weights make the
+ * order of additions visible. We replay it: a weight <= 50 that is a Python int
+ * joins a batch (a batch of 200 becomes one integer row of the list `sums`); any
+ * other weight appends its own row (uint64 or float64); whenever `sums` reaches
+ * 200 rows it is summed into one; the final np.sum adds the rows in list order,
+ * in float64 if any row is float. The threshold count / 2 follows Python's own
+ * arithmetic: an exact int until the first float weight, a double after it.
+ *
+ * Invariants: between calls every cache slot is empty (count 0); the handle
+ * holds no result of a previous call.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unicode/uchar.h>
+#include "../common/internal.h"
+
+#define PY_UNICODE_MAJOR 14     /* unicodedata.unidata_version of Python 3.11 */
+#define GRAM_WIDTH 4            /* Simhash._slide(width=4) */
+#define LARGE_WEIGHT_CUTOFF 50  /* Simhash.large_weight_cutoff */
+#define BATCH_SIZE 200          /* Simhash.batch_size */
+#define CACHE_MAX_SHIFT 16      /* 64 Ki slots, 1 MiB: stays in L2 */
+#define CACHE_MIN_SHIFT 6
+#define MAX_BITS 128
+
+/* A 4-gram of code points (21 bits each): k0 holds the first three, k1 the
+ * last. count == 0 marks an empty slot. */
+struct gram_slot {
+	uint64_t k0;
+	uint32_t k1;
+	uint32_t count;
+};
+
+/* One entry of the Python list `sums`: a numpy row of f integers (uint64 once
+ * summed) or of f doubles. Indexed by the bit of the value it votes for. */
+struct sums_row {
+	int is_float;
+	union {
+		uint64_t u[MAX_BITS];
+		double d[MAX_BITS];
+	} v;
+};
+
+struct sh_compat {
+	sh_buf cache;          /* struct gram_slot[] */
+	size_t cache_zeroed;   /* slots [0, cache_zeroed) are initialised */
+	sh_buf rows;           /* struct sums_row[BATCH_SIZE] */
+	uint64_t votes[MAX_BITS];
+};
+
+/* ---------------------------------------------------------------- Unicode as Python 3.11 sees it */
+
+static int py_unassigned(UChar32 c)
+{
+	UVersionInfo age;
+
+	u_charAge(c, age);
+	return age[0] > PY_UNICODE_MAJOR;
+}
+
+/* `\w` of Python's re for str patterns: str.isalnum() or '_'; isalnum() is
+ * isalpha() (L*) or isnumeric() (any Numeric_Type, which includes Nd, Nl, No and
+ * Unihan numerals). The pattern's extra range U+4E00..U+9FCC is all Lo. */
+static int py_is_word(UChar32 c)
+{
+	if (c < 0x80)
+		return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		       (c >= '0' && c <= '9') || c == '_';
+	if (c >= 0x4E00 && c <= 0x9FCC)
+		return 1;
+	if (py_unassigned(c))
+		return 0;
+	if (U_GET_GC_MASK(c) & U_GC_L_MASK)
+		return 1;
+	return u_getIntPropertyValue(c, UCHAR_NUMERIC_TYPE) != U_NT_NONE;
+}
+
+static int py_is_case_ignorable(UChar32 c)
+{
+	return !py_unassigned(c) && u_hasBinaryProperty(c, UCHAR_CASE_IGNORABLE);
+}
+
+static int py_is_cased(UChar32 c)
+{
+	return !py_unassigned(c) && u_hasBinaryProperty(c, UCHAR_CASED);
+}
+
+/* CPython's handle_capital_sigma(): U+03A3 at i lowercases to final sigma iff
+ * \p{cased} \p{case-ignorable}* U+03A3 !(\p{case-ignorable}* \p{cased}).
+ * Each scan stops at the first code point that is not case-ignorable, so every
+ * run of them is read at most twice by its neighbouring sigmas: linear. */
+static int py_final_sigma(const uint32_t *cps, size_t n, size_t i)
+{
+	size_t j;
+
+	for (j = i; j > 0; j--)
+		if (!py_is_case_ignorable((UChar32)cps[j - 1]))
+			break;
+	if (j == 0 || !py_is_cased((UChar32)cps[j - 1]))
+		return 0;
+	for (j = i + 1; j < n; j++)
+		if (!py_is_case_ignorable((UChar32)cps[j]))
+			break;
+	return j == n || !py_is_cased((UChar32)cps[j]);
+}
+
+/* str.lower() of the code point at i, into out; returns how many (1 or 2).
+ * The only unconditional multi-code-point lowercase mapping of SpecialCasing
+ * is U+0130; every other one is the simple mapping. */
+static size_t py_lower(const uint32_t *cps, size_t n, size_t i, uint32_t out[2])
+{
+	UChar32 c = (UChar32)cps[i];
+
+	if (c < 0x80) {
+		out[0] = (uint32_t)((c >= 'A' && c <= 'Z') ? c + 32 : c);
+		return 1;
+	}
+	if (c == 0x130) {
+		out[0] = 'i';
+		out[1] = 0x307;
+		return 2;
+	}
+	if (c == 0x3A3) {
+		out[0] = py_final_sigma(cps, n, i) ? 0x3C2 : 0x3C3;
+		return 1;
+	}
+	if ((c >= 0x4E00 && c <= 0x9FFF) || c > 0x10FFFF || py_unassigned(c)) {
+		out[0] = (uint32_t)c;
+		return 1;
+	}
+	out[0] = (uint32_t)u_tolower(c);
+	return 1;
+}
+
+/* ---------------------------------------------------------------- hashing and the bit vote */
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t x = 0;
+
+	for (int k = 0; k < 8; k++)
+		x = x << 8 | p[k];
+	return x;
+}
+
+/* hashfunc(f.encode('utf-8'))[-f_bytes:] as an integer: h[0] bits 0..63. */
+static void md5_value(const void *data, size_t len, unsigned bits, uint64_t h[2])
+{
+	uint8_t dig[16];
+
+	sh_md5(data, len, dig);
+	h[0] = be64(dig + 8);
+	h[1] = bits == 128 ? be64(dig) : 0;
+}
+
+static int hash_bit(const uint64_t h[2], unsigned j)
+{
+	return (int)(h[j >> 6] >> (j & 63) & 1);
+}
+
+static void fp_set(simhash_fp *out, unsigned j)
+{
+	out->w[j >> 6] |= 1ULL << (j & 63);
+}
+
+/* ---------------------------------------------------------------- text */
+
+struct scan {
+	sh_compat *c;
+	struct gram_slot *slots;
+	unsigned shift;       /* log2 of the slots in use */
+	unsigned bits;
+	uint32_t last[GRAM_WIDTH]; /* the last code points kept, oldest first */
+	size_t n_kept;
+};
+
+static void gram_vote(struct scan *s, const struct gram_slot *g)
+{
+	uint32_t cps[GRAM_WIDTH] = { (uint32_t)(g->k0 & 0x1FFFFF), (uint32_t)(g->k0 >> 21 & 0x1FFFFF),
+				     (uint32_t)(g->k0 >> 42 & 0x1FFFFF), g->k1 };
+	uint8_t utf8[4 * GRAM_WIDTH];
+	uint64_t h[2];
+	size_t len = 0;
+
+	for (int k = 0; k < GRAM_WIDTH; k++)
+		len += sh_utf8_put(utf8 + len, cps[k]);
+	md5_value(utf8, len, s->bits, h);
+	for (unsigned j = 0; j < s->bits; j++)
+		s->c->votes[j] += (uint64_t)hash_bit(h, j) * g->count;
+}
+
+static void gram_add(struct scan *s)
+{
+	uint64_t k0 = s->last[0] | (uint64_t)s->last[1] << 21 | (uint64_t)s->last[2] << 42;
+	uint32_t k1 = s->last[3];
+	uint64_t x = (k0 ^ (uint64_t)k1 * 0xC2B2AE3D27D4EB4FULL) * 0x9E3779B97F4A7C15ULL;
+	struct gram_slot *g = &s->slots[x >> (64 - s->shift)];
+
+	if (g->count && g->k0 == k0 && g->k1 == k1 && g->count < UINT32_MAX) {
+		g->count++;
+		return;
+	}
+	if (g->count)
+		gram_vote(s, g);
+	g->k0 = k0;
+	g->k1 = k1;
+	g->count = 1;
+}
+
+static void keep(struct scan *s, uint32_t cp)
+{
+	if (!py_is_word((UChar32)cp))
+		return;
+	memmove(s->last, s->last + 1, (GRAM_WIDTH - 1) * sizeof s->last[0]);
+	s->last[GRAM_WIDTH - 1] = cp;
+	if (++s->n_kept >= GRAM_WIDTH)
+		gram_add(s);
+}
+
+/* Makes 2^shift empty slots ready, enough for n code points (at most n windows). */
+static simhash_err cache_prepare(sh_compat *c, size_t n, unsigned *shift)
+{
+	size_t slots;
+	simhash_err err;
+
+	*shift = CACHE_MIN_SHIFT;
+	while (*shift < CACHE_MAX_SHIFT && ((size_t)1 << *shift) < n)
+		(*shift)++;
+	slots = (size_t)1 << *shift;
+	err = sh_buf_reserve(&c->cache, slots * sizeof(struct gram_slot));
+	if (err)
+		return err;
+	if (c->cache_zeroed < slots) {
+		memset((struct gram_slot *)c->cache.p + c->cache_zeroed, 0,
+		       (slots - c->cache_zeroed) * sizeof(struct gram_slot));
+		c->cache_zeroed = slots;
+	}
+	return SIMHASH_OK;
+}
+
+simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned bits,
+			   simhash_fp *out)
+{
+	struct scan s = { .c = c, .bits = bits };
+	uint32_t low[2];
+	simhash_fp fp = { .bits = bits };
+	uint64_t h[2];
+	double half;
+	simhash_err err;
+
+	if (!c || !out || (!cps && n) || (bits != 64 && bits != 128))
+		return SIMHASH_EINVAL;
+	err = cache_prepare(c, n, &s.shift);
+	if (err)
+		return err;
+	s.slots = c->cache.p;
+	memset(c->votes, 0, sizeof c->votes);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = py_lower(cps, n, i, low);
+
+		keep(&s, low[0]);
+		if (k == 2)
+			keep(&s, low[1]);
+	}
+
+	if (s.n_kept < GRAM_WIDTH) {
+		/* One feature, the whole string, weight 1 of 1: the value is its hash. */
+		uint8_t utf8[4 * GRAM_WIDTH];
+		size_t len = 0;
+
+		for (size_t k = GRAM_WIDTH - s.n_kept; k < GRAM_WIDTH; k++)
+			len += sh_utf8_put(utf8 + len, s.last[k]);
+		md5_value(utf8, len, bits, h);
+		fp.w[0] = h[0];
+		fp.w[1] = h[1];
+		*out = fp;
+		return SIMHASH_OK;
+	}
+
+	for (size_t k = 0; k < (size_t)1 << s.shift; k++) {
+		if (s.slots[k].count) {
+			gram_vote(&s, &s.slots[k]);
+			s.slots[k].count = 0;
+		}
+	}
+	/* numpy compares the uint64 sums with the float count / 2 in float64. */
+	half = (double)(s.n_kept - GRAM_WIDTH + 1) / 2;
+	for (unsigned j = 0; j < bits; j++)
+		if ((double)c->votes[j] > half)
+			fp_set(&fp, j);
+	*out = fp;
+	return SIMHASH_OK;
+}
+
+/* ---------------------------------------------------------------- features */
+
+/* Python's `count += w`: an int while every weight was an int, then a float. */
+struct py_count {
+	int is_float;
+	__int128 i;
+	double d;
+};
+
+static void count_add(struct py_count *cnt, int w_is_int, int64_t iw, double w)
+{
+	if (w_is_int) {
+		if (cnt->is_float)
+			cnt->d += (double)iw;
+		else
+			cnt->i += iw;
+	} else {
+		if (!cnt->is_float)
+			cnt->d = (double)cnt->i; /* int + float converts the int, rounding once */
+		cnt->is_float = 1;
+		cnt->d += w;
+	}
+}
+
+/* The contract: an integral weight within +-2^53 is a Python int. */
+static int weight_as_int(double w, int64_t *iw)
+{
+	if (w != floor(w) || fabs(w) > 9007199254740992.0)
+		return 0;
+	*iw = (int64_t)w;
+	return 1;
+}
+
+static double row_get(const struct sums_row *r, unsigned j)
+{
+	return r->is_float ? r->v.d[j] : (double)r->v.u[j];
+}
+
+/* np.sum(sums, 0) into rows[0]: np.array() promotes the list to float64 if any
+ * row is float, then the rows are added one after another, in list order
+ * (axis 0 of a C-contiguous array is not summed pairwise). Integer rows are
+ * unsigned and wrap like numpy's uint64. */
+static void rows_sum(struct sums_row *rows, size_t n_rows, unsigned bits)
+{
+	int any_float = 0;
+
+	for (size_t r = 0; r < n_rows; r++)
+		any_float |= rows[r].is_float;
+	if (any_float) {
+		for (unsigned j = 0; j < bits; j++) {
+			double acc = row_get(&rows[0], j);
+
+			for (size_t r = 1; r < n_rows; r++)
+				acc += row_get(&rows[r], j);
+			rows[0].v.d[j] = acc;
+		}
+	} else {
+		for (size_t r = 1; r < n_rows; r++)
+			for (unsigned j = 0; j < bits; j++)
+				rows[0].v.u[j] += rows[r].v.u[j];
+	}
+	rows[0].is_float = any_float;
+}
+
+/* sums.append(bitarray(h) * w): uint8 bits times a Python int gives an
+ * unsigned row, times a float a float64 row (0 * w keeps w's sign of zero). */
+static void row_from_hash(struct sums_row *r, const uint64_t h[2], unsigned bits, int w_is_int,
+			  int64_t iw, double w)
+{
+	r->is_float = !w_is_int;
+	for (unsigned j = 0; j < bits; j++) {
+		if (w_is_int)
+			r->v.u[j] = hash_bit(h, j) ? (uint64_t)iw : 0;
+		else
+			r->v.d[j] = (double)hash_bit(h, j) * w;
+	}
+}
+
+static simhash_err features_check(const simhash_feature *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((!f[i].data && f[i].len) || !isfinite(f[i].weight))
+			return SIMHASH_EINVAL;
+	return SIMHASH_OK;
+}
+
+simhash_err sh_compat_features(sh_compat *c, const simhash_feature *f, size_t n, unsigned bits,
+			       simhash_fp *out)
+{
+	struct py_count cnt = { 0 };
+	struct sums_row *rows;
+	size_t n_rows = 0, batch_len = 0;
+	simhash_fp fp = { .bits = bits };
+	double half;
+	simhash_err err;
+
+	if (!c || !out || (!f && n) || (bits != 64 && bits != 128))
+		return SIMHASH_EINVAL;
+	err = features_check(f, n);
+	if (err)
+		return err;
+	if (n == 0) {
+		/* np.sum([]) is 0.0, not above 0 / 2: the value is 0. */
+		*out = fp;
+		return SIMHASH_OK;
+	}
+	err = sh_buf_reserve(&c->rows, BATCH_SIZE * sizeof(struct sums_row));
+	if (err)
+		return err;
+	rows = c->rows.p;
+	memset(c->votes, 0, sizeof c->votes); /* the pending batch */
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h[2];
+		int64_t iw = 0;
+		int w_is_int = weight_as_int(f[i].weight, &iw);
+
+		count_add(&cnt, w_is_int, iw, f[i].weight);
+		md5_value(f[i].data, f[i].len, bits, h);
+		if (!w_is_int || iw > LARGE_WEIGHT_CUTOFF) {
+			row_from_hash(&rows[n_rows++], h, bits, w_is_int, iw, f[i].weight);
+		} else {
+			/* batch.append(h * w): bytes repeated w times, nothing if w <= 0,
+			 * but the entry still counts towards the batch size. */
+			for (unsigned j = 0; iw > 0 && j < bits; j++)
+				c->votes[j] += (uint64_t)hash_bit(h, j) * (uint64_t)iw;
+			if (++batch_len >= BATCH_SIZE) {
+				rows[n_rows].is_float = 0;
+				memcpy(rows[n_rows++].v.u, c->votes, sizeof c->votes);
+				memset(c->votes, 0, sizeof c->votes);
+				batch_len = 0;
+			}
+		}
+		if (n_rows >= BATCH_SIZE) {
+			rows_sum(rows, n_rows, bits);
+			n_rows = 1;
+		}
+	}
+	if (batch_len) {
+		rows[n_rows].is_float = 0;
+		memcpy(rows[n_rows++].v.u, c->votes, sizeof c->votes);
+	}
+	rows_sum(rows, n_rows, bits);
+
+	/* combined_sums > count / 2, compared in float64. */
+	half = cnt.is_float ? cnt.d / 2 : (double)cnt.i / 2;
+	for (unsigned j = 0; j < bits; j++)
+		if (row_get(&rows[0], j) > half)
+			fp_set(&fp, j);
+	*out = fp;
+	return SIMHASH_OK;
+}
+
+/* ---------------------------------------------------------------- handle */
+
+simhash_err sh_compat_new(sh_compat **out)
+{
+	/* MD5(""): sh_md5() answers zeros when OpenSSL offers no MD5 (FIPS only). */
+	static const uint8_t md5_empty[16] = { 0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04,
+					       0xe9, 0x80, 0x09, 0x98, 0xec, 0xf8, 0x42, 0x7e };
+	uint8_t dig[16];
+	sh_compat *c;
+
+	if (!out)
+		return SIMHASH_EINVAL;
+	sh_md5("", 0, dig);
+	if (memcmp(dig, md5_empty, sizeof dig) != 0)
+		return SIMHASH_EDEP;
+	c = calloc(1, sizeof *c);
+	if (!c)
+		return SIMHASH_ENOMEM;
+	*out = c;
+	return SIMHASH_OK;
+}
+
+void sh_compat_free(sh_compat *c)
+{
+	if (!c)
+		return;
+	sh_buf_free(&c->cache);
+	sh_buf_free(&c->rows);
+	free(c);
+}

@@ -1,0 +1,242 @@
+/* fingerprint.c - the context and the fingerprint of a text or of features.
+ *
+ * Pipeline: normalize (normalize.c) -> features (features.c) -> bit vote
+ * (vote.h). With the default tf weighting and no tf cap every occurrence is a
+ * unit vote, counted bit-sliced straight from the normalized text; every
+ * other weighting first collects the distinct features (sh_dedup) and votes
+ * once per distinct feature with its weight. Both give the same bits for the
+ * same weights: a unit vote per occurrence is a vote of weight tf.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../common/internal.h"
+#include "../hash/hash_inline.h"
+#include "vote.h"
+#include "ctx.h"
+
+simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out)
+{
+	simhash_ctx *ctx;
+	simhash_err err;
+
+	if (!out || simhash_config_check(cfg) != SIMHASH_OK)
+		return SIMHASH_EINVAL;
+	ctx = calloc(1, sizeof *ctx);
+	if (!ctx)
+		return SIMHASH_ENOMEM;
+	ctx->cfg = *cfg;
+	err = sh_norm_new(cfg, &ctx->norm);
+	if (!err)
+		err = sh_feats_new(cfg, &ctx->feats);
+	if (!err)
+		err = sh_dedup_new(&ctx->dedup);
+	if (!err && cfg->compat == SIMHASH_COMPAT_PYTHON_SIMHASH)
+		err = sh_compat_new(&ctx->compat);
+	if (err) {
+		simhash_ctx_free(ctx);
+		return err;
+	}
+	*out = ctx;
+	return SIMHASH_OK;
+}
+
+void simhash_ctx_free(simhash_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	sh_norm_free(ctx->norm);
+	sh_feats_free(ctx->feats);
+	sh_dedup_free(ctx->dedup);
+	sh_compat_free(ctx->compat);
+	sh_buf_free(&ctx->pairs);
+	free(ctx);
+}
+
+const simhash_config *simhash_ctx_config(const simhash_ctx *ctx)
+{
+	return &ctx->cfg;
+}
+
+size_t simhash_ctx_error_offset(const simhash_ctx *ctx)
+{
+	return ctx->bad_offset;
+}
+
+/* The default path: one unit vote per feature occurrence. */
+static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
+{
+	const simhash_config *cfg = &ctx->cfg;
+	const sh_text *t;
+	unsigned ng = sh_feats_char_ngrams(ctx->feats, &t);
+	sh_vote v;
+
+	sh_vote_init(&v, cfg->bits);
+	if (ng && cfg->hash == SIMHASH_HASH_XXH3 && cfg->bits <= 64) {
+		/* The hot loop: n-grams read in place, XXH3 inlined. */
+		const uint8_t *s = t->s;
+		const uint32_t *off = t->off;
+		size_t i = 0;
+		for (; i + 8 <= n; i += 8) {
+			uint64_t h[8];
+			for (unsigned k = 0; k < 8; k++)
+				h[k] = sh_key_inline(s + off[i + k], off[i + k + ng] - off[i + k]);
+			sh_lane_add8(&v.lane[0], h, 1);
+			v.n += 8;
+		}
+		for (; i < n; i++)
+			sh_vote_add(&v, sh_key_inline(s + off[i], off[i + ng] - off[i]), 0);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *p;
+			size_t len;
+			uint64_t h[2];
+			sh_feats_get(ctx->feats, i, &p, &len);
+			sh_hash(cfg->hash, cfg->bits, p, len, h);
+			sh_vote_add(&v, h[0], h[1]);
+		}
+	}
+	sh_vote_finish(&v, cfg->bits, out);
+}
+
+static simhash_err weighted_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
+{
+	const sh_uniq *u;
+	size_t n_uniq;
+	sh_wvote v;
+	simhash_err err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
+
+	if (err)
+		return err;
+	sh_wvote_init(&v, ctx->cfg.bits);
+	for (size_t i = 0; i < n_uniq; i++) {
+		const uint8_t *p;
+		size_t len;
+		uint64_t h[2];
+		sh_feats_get(ctx->feats, u[i].first, &p, &len);
+		sh_hash(ctx->cfg.hash, ctx->cfg.bits, p, len, h);
+		sh_wvote_add(&v, h, sh_weight(&ctx->cfg, &u[i]));
+	}
+	sh_wvote_finish(&v, out);
+	return SIMHASH_OK;
+}
+
+simhash_err sh_ctx_features(simhash_ctx *ctx, const char *text, size_t len, size_t *n)
+{
+	sh_text t;
+	simhash_err err;
+
+	if (!text && len)
+		return SIMHASH_EINVAL;
+	err = sh_norm_run(ctx->norm, (const uint8_t *)(text ? text : ""), len, &t,
+			  &ctx->bad_offset);
+	if (err)
+		return err;
+	ctx->text = t;
+	return sh_feats_prepare(ctx->feats, &ctx->text, n);
+}
+
+static simhash_err compat_text(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out)
+{
+	const uint32_t *cps;
+	size_t n;
+	simhash_err err;
+
+	if (ctx->cfg.utf8 == SIMHASH_UTF8_REJECT) {
+		size_t bad = sh_utf8_validate((const uint8_t *)text, len);
+		if (bad < len) {
+			ctx->bad_offset = bad;
+			return SIMHASH_EUTF8;
+		}
+	}
+	err = sh_norm_decode(ctx->norm, (const uint8_t *)text, len, &cps, &n);
+	if (err)
+		return err;
+	return sh_compat_text(ctx->compat, cps, n, ctx->cfg.bits, out);
+}
+
+simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out)
+{
+	const simhash_config *cfg;
+	simhash_fp fp;
+	simhash_err err;
+	size_t n;
+
+	if (!ctx || !out || (!text && len))
+		return SIMHASH_EINVAL;
+	if (!text)
+		text = "";
+	cfg = &ctx->cfg;
+	if (cfg->compat == SIMHASH_COMPAT_PYTHON_SIMHASH) {
+		err = compat_text(ctx, text, len, &fp);
+		if (!err)
+			*out = fp;
+		return err;
+	}
+	err = sh_ctx_features(ctx, text, len, &n);
+	if (err)
+		return err;
+	if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0) {
+		unit_votes(ctx, n, &fp);
+	} else {
+		err = weighted_votes(ctx, n, &fp);
+		if (err)
+			return err;
+	}
+	*out = fp;
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_fingerprint_features(simhash_ctx *ctx, const simhash_feature *features,
+					 size_t n, simhash_fp *out)
+{
+	sh_wvote v;
+	simhash_fp fp;
+
+	if (!ctx || !out || (!features && n))
+		return SIMHASH_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if ((!features[i].data && features[i].len) || !isfinite(features[i].weight))
+			return SIMHASH_EINVAL;
+	if (ctx->cfg.compat == SIMHASH_COMPAT_PYTHON_SIMHASH) {
+		simhash_err err = sh_compat_features(ctx->compat, features, n, ctx->cfg.bits, &fp);
+		if (!err)
+			*out = fp;
+		return err;
+	}
+	sh_wvote_init(&v, ctx->cfg.bits);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h[2];
+		sh_hash(ctx->cfg.hash, ctx->cfg.bits, features[i].data ? features[i].data : "",
+			features[i].len, h);
+		sh_wvote_add(&v, h, features[i].weight);
+	}
+	sh_wvote_finish(&v, out);
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len,
+				  simhash_feature_fn fn, void *arg)
+{
+	const sh_uniq *u;
+	size_t n, n_uniq;
+	simhash_err err;
+
+	if (!ctx || !fn || (!text && len))
+		return SIMHASH_EINVAL;
+	if (ctx->cfg.compat != SIMHASH_COMPAT_NONE)
+		return SIMHASH_EINVAL;
+	err = sh_ctx_features(ctx, text, len, &n);
+	if (!err)
+		err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n_uniq; i++) {
+		const uint8_t *p;
+		size_t flen;
+		sh_feats_get(ctx->feats, u[i].first, &p, &flen);
+		if (fn((const char *)p, flen, u[i].count, arg))
+			break;
+	}
+	return SIMHASH_OK;
+}

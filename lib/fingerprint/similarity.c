@@ -1,0 +1,99 @@
+/* similarity.c - exact similarity of two texts, to verify what fingerprints
+ * suggest: cosine of the weighted feature vectors and Jaccard of the feature
+ * sets, under the ctx's normalization and features.
+ *
+ * Each text's distinct features become (key, weight) pairs sorted by key; one
+ * merge walk then gives the dot product, both norms, the intersection and the
+ * union. Features are identified by their 64-bit XXH3 key, like everywhere in
+ * the library (a collision among a text's features is astronomically rare).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include "../common/internal.h"
+#include "ctx.h"
+
+typedef struct pair {
+	uint64_t key;
+	double w;
+} pair;
+
+static int by_key(const void *a, const void *b)
+{
+	uint64_t x = ((const pair *)a)->key, y = ((const pair *)b)->key;
+	return x < y ? -1 : x > y;
+}
+
+/* The sorted (key, weight) pairs of text, written at *buf from index at. */
+static simhash_err collect(simhash_ctx *ctx, const char *text, size_t len, sh_buf *buf,
+			   size_t at, size_t *n_out)
+{
+	simhash_config cfg = ctx->cfg;
+	const sh_uniq *u;
+	size_t n, n_uniq;
+	pair *p;
+	simhash_err err = sh_ctx_features(ctx, text, len, &n);
+
+	if (!err)
+		err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
+	if (err)
+		return err;
+	/* A text without features has none here (not the empty feature). */
+	if (n == 1 && ctx->text.n_chars == 0)
+		n_uniq = 0;
+	if (sh_buf_reserve(buf, (at + n_uniq + 1) * sizeof(pair)))
+		return SIMHASH_ENOMEM;
+	p = (pair *)buf->p + at;
+	if (cfg.idf)
+		cfg.weight = SIMHASH_WEIGHT_TFIDF;
+	for (size_t i = 0; i < n_uniq; i++) {
+		p[i].key = u[i].key;
+		p[i].w = sh_weight(&cfg, &u[i]);
+	}
+	qsort(p, n_uniq, sizeof *p, by_key);
+	*n_out = n_uniq;
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_len, const char *b,
+				    size_t b_len, double *cosine, double *jaccard)
+{
+	size_t na, nb, i = 0, j = 0, inter = 0;
+	double dot = 0, wa = 0, wb = 0;
+	const pair *pa, *pb;
+	simhash_err err;
+
+	if (!ctx || (!a && a_len) || (!b && b_len) || ctx->cfg.compat != SIMHASH_COMPAT_NONE)
+		return SIMHASH_EINVAL;
+	err = collect(ctx, a ? a : "", a_len, &ctx->pairs, 0, &na);
+	if (!err)
+		err = collect(ctx, b ? b : "", b_len, &ctx->pairs, na, &nb);
+	if (err)
+		return err;
+	pa = ctx->pairs.p;
+	pb = pa + na;
+	while (i < na && j < nb) {
+		if (pa[i].key == pb[j].key) {
+			dot += pa[i].w * pb[j].w;
+			wa += pa[i].w * pa[i].w;
+			wb += pb[j].w * pb[j].w;
+			inter++, i++, j++;
+		} else if (pa[i].key < pb[j].key) {
+			wa += pa[i].w * pa[i].w;
+			i++;
+		} else {
+			wb += pb[j].w * pb[j].w;
+			j++;
+		}
+	}
+	for (; i < na; i++)
+		wa += pa[i].w * pa[i].w;
+	for (; j < nb; j++)
+		wb += pb[j].w * pb[j].w;
+	if (cosine)
+		*cosine = (na == 0 && nb == 0) ? 1.0
+			  : (wa > 0 && wb > 0)   ? fmin(1.0, dot / (sqrt(wa) * sqrt(wb)))
+						 : 0.0;
+	if (jaccard)
+		*jaccard = (na == 0 && nb == 0) ? 1.0 : (double)inter / (double)(na + nb - inter);
+	return SIMHASH_OK;
+}

@@ -1,0 +1,92 @@
+/* vote.h - the bit vote: every feature adds its weight to the counters of the
+ * bits set in its hash, and a bit of the fingerprint is 1 iff its counter is
+ * more than half the total weight (a tie gives 0).
+ *
+ * Unit votes (weight 1 per occurrence, the default tf weighting) are counted
+ * bit-sliced: 64 counters live in the bits of a few 64-bit words, and eight
+ * hashes at a time go through a carry-save adder tree (Harley and Seal's
+ * popcount), so a feature costs about six word operations instead of 64
+ * additions. The counts are exact integers, so the result is the same on every
+ * platform and equals a plain per-bit count (tests compare both).
+ *
+ * Weighted votes keep one double per bit: counter += hash bit ? w : -w, and a
+ * bit is 1 iff its counter is > 0. Features are added in a fixed order (first
+ * occurrence), so the floating-point sums never depend on the run.
+ */
+#ifndef SH_VOTE_H
+#define SH_VOTE_H
+
+#include <string.h>
+#include "../common/internal.h"
+
+typedef struct sh_lane {
+	uint64_t ones, twos, fours;
+	uint64_t plane[48]; /* plane k counts 8 * 2^k */
+} sh_lane;
+
+typedef struct sh_vote {
+	sh_lane lane[2];
+	uint64_t pend[8][2];
+	unsigned n_pend;
+	unsigned lanes;
+	uint64_t n;
+} sh_vote;
+
+static inline void sh_vote_init(sh_vote *v, unsigned bits)
+{
+	memset(v, 0, sizeof *v);
+	v->lanes = bits > 64 ? 2 : 1;
+}
+
+static inline void sh_csa(uint64_t *h, uint64_t *l, uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t u = a ^ b;
+	*h = (a & b) | (u & c);
+	*l = u ^ c;
+}
+
+/* Adds eight words d[0], d[stride], ... to the lane's counters. */
+static inline void sh_lane_add8(sh_lane *L, const uint64_t *d, size_t stride)
+{
+	uint64_t twos_a, twos_b, fours_a, fours_b, eights, t;
+	unsigned k;
+
+	sh_csa(&twos_a, &L->ones, L->ones, d[0], d[stride]);
+	sh_csa(&twos_b, &L->ones, L->ones, d[2 * stride], d[3 * stride]);
+	sh_csa(&fours_a, &L->twos, L->twos, twos_a, twos_b);
+	sh_csa(&twos_a, &L->ones, L->ones, d[4 * stride], d[5 * stride]);
+	sh_csa(&twos_b, &L->ones, L->ones, d[6 * stride], d[7 * stride]);
+	sh_csa(&fours_b, &L->twos, L->twos, twos_a, twos_b);
+	sh_csa(&eights, &L->fours, L->fours, fours_a, fours_b);
+	for (k = 0; eights; k++) {
+		t = L->plane[k] & eights;
+		L->plane[k] ^= eights;
+		eights = t;
+	}
+}
+
+static inline void sh_vote_add(sh_vote *v, uint64_t lo, uint64_t hi)
+{
+	v->pend[v->n_pend][0] = lo;
+	v->pend[v->n_pend][1] = hi;
+	if (++v->n_pend == 8) {
+		sh_lane_add8(&v->lane[0], &v->pend[0][0], 2);
+		if (v->lanes == 2)
+			sh_lane_add8(&v->lane[1], &v->pend[0][1], 2);
+		v->n_pend = 0;
+		v->n += 8;
+	}
+}
+
+void sh_vote_finish(sh_vote *v, unsigned bits, simhash_fp *out);
+
+typedef struct sh_wvote {
+	double acc[128];
+	unsigned bits;
+} sh_wvote;
+
+void sh_wvote_init(sh_wvote *v, unsigned bits);
+void sh_wvote_add(sh_wvote *v, const uint64_t h[2], double w);
+void sh_wvote_finish(const sh_wvote *v, simhash_fp *out);
+
+#endif

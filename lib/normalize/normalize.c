@@ -1,0 +1,403 @@
+/* normalize.c - UTF-8 text -> normalized characters with classes.
+ *
+ * Steps, in order: optional HTML cleaning; UTF-8 decoding (each maximal invalid
+ * subsequence becomes U+FFFD, or the text is rejected); Unicode NFKC_Casefold
+ * (NFKC + full case folding, ICU's "nfkc_cf"); optional traditional ->
+ * simplified Chinese folding per character; classification into word
+ * characters, CJK characters (Han, Hiragana, Katakana: each a word of its own),
+ * punctuation/symbols and spaces; space and punctuation handling; optional
+ * cutting of long runs of one character.
+ *
+ * Workload: mostly-ASCII English at hundreds of MB/s, so ASCII bytes take a
+ * table-driven path with no ICU call. A run of non-ASCII bytes goes through ICU
+ * in one call, together with the ASCII character just before it, because a
+ * combining mark composes with the character it follows (e + U+0301 -> é). No
+ * character composes with the one before an ASCII byte, so ASCII bytes never
+ * need ICU. The output is identical to normalizing the whole text at once.
+ *
+ * Invariants of the output (sh_text): no space at either end, never two
+ * spaces in a row, off[] strictly increasing, off[n_chars] == len.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unicode/unorm2.h>
+#include <unicode/uchar.h>
+#include <unicode/uscript.h>
+#include <unicode/utf16.h>
+#include "../common/internal.h"
+
+struct sh_norm {
+	simhash_config cfg;
+	const UNormalizer2 *nfkc_cf; /* owned by ICU, not to be closed */
+	sh_t2s *t2s;
+	sh_buf html;  /* HTML-cleaned input */
+	sh_buf u16in, u16out;
+	sh_buf s, off, cls; /* the output arrays */
+	sh_buf cps;   /* decoded code points, for the compat mode */
+	/* state of one run */
+	uint8_t *o;
+	uint32_t *oo;
+	uint8_t *oc;
+	size_t len, n_chars;
+	int pending_space;
+	uint32_t last_cp;
+	unsigned repeat;
+};
+
+/* ASCII classes: letters and digits are word characters, the C0 controls and
+ * whitespace are spaces, the rest punctuation. */
+static const uint8_t ascii_class[128] = {
+#define S SH_C_SPACE
+#define P SH_C_PUNCT
+#define W SH_C_WORD
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, /* 0x00 */
+	S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, S, /* 0x10 */
+	S, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, /* 0x20  !"#$%&'()*+,-./ */
+	W, W, W, W, W, W, W, W, W, W, P, P, P, P, P, P, /* 0x30 0-9 :;<=>? */
+	P, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, /* 0x40 @A-O */
+	W, W, W, W, W, W, W, W, W, W, W, P, P, P, P, P, /* 0x50 P-Z [\]^_ */
+	P, W, W, W, W, W, W, W, W, W, W, W, W, W, W, W, /* 0x60 `a-o */
+	W, W, W, W, W, W, W, W, W, W, W, P, P, P, P, S, /* 0x70 p-z {|}~ DEL */
+#undef S
+#undef P
+#undef W
+};
+
+simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	sh_norm *n = calloc(1, sizeof *n);
+	simhash_err err;
+
+	if (!n)
+		return SIMHASH_ENOMEM;
+	n->cfg = *cfg;
+	n->nfkc_cf = unorm2_getNFKCCasefoldInstance(&st);
+	if (U_FAILURE(st)) {
+		err = SIMHASH_EDEP;
+		goto out_free;
+	}
+	if (cfg->t2s && cfg->compat == SIMHASH_COMPAT_NONE) {
+		err = sh_t2s_new(&n->t2s);
+		if (err)
+			goto out_free;
+	}
+	*out = n;
+	return SIMHASH_OK;
+out_free:
+	free(n);
+	return err;
+}
+
+void sh_norm_free(sh_norm *n)
+{
+	if (!n)
+		return;
+	sh_t2s_free(n->t2s);
+	sh_buf_free(&n->html);
+	sh_buf_free(&n->u16in);
+	sh_buf_free(&n->u16out);
+	sh_buf_free(&n->s);
+	sh_buf_free(&n->off);
+	sh_buf_free(&n->cls);
+	sh_buf_free(&n->cps);
+	free(n);
+}
+
+static int is_cjk(uint32_t c)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	UScriptCode sc;
+
+	if (c < 0x2E80)
+		return 0;
+	sc = uscript_getScript((UChar32)c, &st);
+	return sc == USCRIPT_HAN || sc == USCRIPT_HIRAGANA || sc == USCRIPT_KATAKANA ||
+	       c == 0x30FC || c == 0x3005; /* prolonged sound mark, iteration mark */
+}
+
+/* Class of a non-ASCII code point after normalization; -1 drops it (format
+ * characters such as joiners, which separate nothing). */
+static int classify(uint32_t c)
+{
+	int8_t t = u_charType((UChar32)c);
+
+	switch (t) {
+	case U_UPPERCASE_LETTER:
+	case U_LOWERCASE_LETTER:
+	case U_TITLECASE_LETTER:
+	case U_MODIFIER_LETTER:
+	case U_OTHER_LETTER:
+		return is_cjk(c) ? SH_C_CJK : SH_C_WORD;
+	case U_DECIMAL_DIGIT_NUMBER:
+	case U_LETTER_NUMBER:
+	case U_OTHER_NUMBER:
+	case U_NON_SPACING_MARK:
+	case U_ENCLOSING_MARK:
+	case U_COMBINING_SPACING_MARK:
+		return SH_C_WORD;
+	case U_SPACE_SEPARATOR:
+	case U_LINE_SEPARATOR:
+	case U_PARAGRAPH_SEPARATOR:
+	case U_CONTROL_CHAR:
+		return SH_C_SPACE;
+	case U_FORMAT_CHAR:
+	case U_UNASSIGNED:
+	case U_SURROGATE:
+	case U_PRIVATE_USE_CHAR:
+		return t == U_FORMAT_CHAR ? -1 : SH_C_PUNCT;
+	default:
+		return SH_C_PUNCT;
+	}
+}
+
+/* Appends one normalized character of class cls, applying the space,
+ * punctuation and repeat rules. The output arrays have room (reserved by the
+ * caller for the worst case). */
+static void emit(sh_norm *n, uint32_t c, int cls)
+{
+	const simhash_config *cfg = &n->cfg;
+
+	if (cls == SH_C_SPACE || (cls == SH_C_PUNCT && cfg->punct == SIMHASH_PUNCT_DROP)) {
+		n->pending_space = 1;
+		n->last_cp = 0;
+		return;
+	}
+	if (cfg->max_repeat) {
+		if (c == n->last_cp && !n->pending_space) {
+			if (++n->repeat > cfg->max_repeat)
+				return;
+		} else {
+			n->repeat = 1;
+		}
+	}
+	n->last_cp = c;
+	if (n->pending_space) {
+		n->pending_space = 0;
+		if (n->n_chars > 0) {
+			int space = cfg->space == SIMHASH_SPACE_COLLAPSE ||
+				    (cfg->space == SIMHASH_SPACE_AUTO && cls != SH_C_CJK &&
+				     n->oc[n->n_chars - 1] != SH_C_CJK);
+			if (space) {
+				n->oo[n->n_chars] = (uint32_t)n->len;
+				n->oc[n->n_chars++] = SH_C_SPACE;
+				n->o[n->len++] = ' ';
+			}
+		}
+	}
+	n->oo[n->n_chars] = (uint32_t)n->len;
+	n->oc[n->n_chars++] = (uint8_t)cls;
+	if (c < 0x80)
+		n->o[n->len++] = (uint8_t)c;
+	else
+		n->len += sh_utf8_put(n->o + n->len, c);
+}
+
+static uint32_t fold_ascii(uint32_t c)
+{
+	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
+
+/* Makes room for `chars` more characters and `bytes` more bytes of output.
+ * Offsets are 32-bit: a normalized text is limited to 4 GiB. */
+static simhash_err room(sh_norm *n, size_t chars, size_t bytes)
+{
+	if (bytes > UINT32_MAX - 1 - n->len)
+		return SIMHASH_EINVAL;
+	if (sh_buf_reserve(&n->s, n->len + bytes) ||
+	    sh_buf_reserve(&n->off, (n->n_chars + chars + 1) * sizeof(uint32_t)) ||
+	    sh_buf_reserve(&n->cls, n->n_chars + chars + 1))
+		return SIMHASH_ENOMEM;
+	n->o = n->s.p;
+	n->oo = n->off.p;
+	n->oc = n->cls.p;
+	return SIMHASH_OK;
+}
+
+/* Normalizes the UTF-16 units u[0..m) and emits the characters. */
+static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	const UChar *src = u;
+	int32_t k = 0, len = m;
+	simhash_err err;
+
+	if (n->cfg.casefold) {
+		if (sh_buf_reserve(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64))
+			return SIMHASH_ENOMEM;
+		len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
+				       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
+		if (st == U_BUFFER_OVERFLOW_ERROR) {
+			st = U_ZERO_ERROR;
+			if (sh_buf_reserve(&n->u16out, (size_t)len * sizeof(UChar) + 64))
+				return SIMHASH_ENOMEM;
+			len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
+					       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
+		}
+		if (U_FAILURE(st))
+			return SIMHASH_EDEP;
+		src = n->u16out.p;
+	}
+	/* Each unit gives at most one character and a space before it. */
+	err = room(n, 2 * (size_t)len, 4 * (size_t)len);
+	if (err)
+		return err;
+	while (k < len) {
+		UChar32 c;
+		int cls;
+		U16_NEXT(src, k, len, c);
+		if (c < 0x80) {
+			emit(n, n->cfg.casefold ? fold_ascii((uint32_t)c) : (uint32_t)c,
+			     ascii_class[c]);
+			continue;
+		}
+		cls = classify((uint32_t)c);
+		if (cls < 0)
+			continue;
+		if (cls == SH_C_CJK && n->t2s)
+			c = (UChar32)sh_t2s_map(n->t2s, (uint32_t)c);
+		emit(n, (uint32_t)c, cls);
+	}
+	return SIMHASH_OK;
+}
+
+/* The common case, letters and digits inside a word: copies the ASCII word
+ * characters from in[i] on, stopping before `stop` or before any byte that
+ * needs the general path. Locals instead of n's fields, since the byte stores
+ * could alias them. Returns the index after the copied run. */
+static size_t ascii_word(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
+{
+	uint8_t *o = n->o + n->len, *oc = n->oc + n->n_chars;
+	uint32_t *oo = n->oo + n->n_chars;
+	uint32_t pos = (uint32_t)n->len;
+	size_t start = i;
+	const int fold = n->cfg.casefold;
+
+	while (i < stop && in[i] < 0x80 && ascii_class[in[i]] == SH_C_WORD && in[i + 1] < 0x80) {
+		uint8_t b = in[i++];
+		*o++ = fold ? (uint8_t)fold_ascii(b) : b;
+		*oo++ = pos++;
+		*oc++ = SH_C_WORD;
+	}
+	if (i > start) {
+		n->len += i - start;
+		n->n_chars += i - start;
+		n->last_cp = in[i - 1];
+	}
+	return i;
+}
+
+/* Handles in[i..j): an optional ASCII character followed by a run of
+ * non-ASCII bytes, through ICU in one call. */
+static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size_t *pi)
+{
+	size_t i = *pi, j;
+	UChar *u;
+	int32_t m = 0;
+
+	for (j = i + 1; j < len && in[j] >= 0x80; j++)
+		;
+	/* UTF-16 needs at most one unit per input byte. */
+	if (j - i > INT32_MAX / 4)
+		return SIMHASH_EINVAL;
+	if (sh_buf_reserve(&n->u16in, (j - i + 1) * sizeof(UChar)))
+		return SIMHASH_ENOMEM;
+	u = n->u16in.p;
+	while (i < j) {
+		uint32_t cp;
+		int bad;
+		i += sh_utf8_next(in, j, i, &cp, &bad);
+		if (cp >= 0x10000) {
+			u[m++] = U16_LEAD(cp);
+			u[m++] = U16_TRAIL(cp);
+		} else {
+			u[m++] = (UChar)cp;
+		}
+	}
+	*pi = j;
+	return emit_u16(n, u, m);
+}
+
+simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
+			size_t *bad_offset)
+{
+	simhash_err err;
+	size_t i = 0;
+
+	if (n->cfg.utf8 == SIMHASH_UTF8_REJECT) {
+		size_t bad = sh_utf8_validate(in, len);
+		if (bad < len) {
+			*bad_offset = bad;
+			return SIMHASH_EUTF8;
+		}
+	}
+	if (n->cfg.html) {
+		size_t hlen;
+		err = sh_html_strip(&n->html, in, len, &hlen);
+		if (err)
+			return err;
+		in = n->html.p;
+		len = hlen;
+	}
+	n->len = n->n_chars = 0;
+	n->pending_space = 0;
+	n->last_cp = 0;
+	n->repeat = 0;
+	err = room(n, 1, 1);
+	while (!err && i < len) {
+		/* A block of ASCII bytes, each giving at most two characters (a
+		 * space and itself); a byte followed by a non-ASCII byte goes with
+		 * the run, since a combining mark may compose with it. */
+		size_t end = len - i > 65536 ? i + 65536 : len;
+		err = room(n, 2 * (end - i), 2 * (end - i));
+		while (!err && i < end) {
+			uint8_t b = in[i];
+			if (SH_LIKELY(b < 0x80) && (i + 1 == len || in[i + 1] < 0x80)) {
+				if (ascii_class[b] == SH_C_WORD && !n->pending_space &&
+				    !n->cfg.max_repeat && i + 1 < end) {
+					size_t next = ascii_word(n, in, i, end - 1);
+					if (next > i) {
+						i = next;
+						continue;
+					}
+				}
+				emit(n, n->cfg.casefold ? fold_ascii(b) : b, ascii_class[b]);
+				i++;
+				continue;
+			}
+			err = non_ascii_run(n, in, len, &i);
+			break;
+		}
+	}
+	if (err)
+		return err;
+	n->oo[n->n_chars] = (uint32_t)n->len;
+	out->s = n->o;
+	out->len = n->len;
+	out->off = n->oo;
+	out->cls = n->oc;
+	out->n_chars = n->n_chars;
+	return SIMHASH_OK;
+}
+
+simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
+			   size_t *n_cps)
+{
+	size_t i = 0, k = 0;
+	uint32_t *o;
+
+	if (sh_buf_reserve(&n->cps, (len + 1) * sizeof(uint32_t)))
+		return SIMHASH_ENOMEM;
+	o = n->cps.p;
+	while (i < len) {
+		int bad;
+		if (in[i] < 0x80) {
+			o[k++] = in[i++];
+			continue;
+		}
+		i += sh_utf8_next(in, len, i, &o[k++], &bad);
+	}
+	*cps = o;
+	*n_cps = k;
+	return SIMHASH_OK;
+}

@@ -1,0 +1,299 @@
+/* simhash.h - the public API of libsimhash: SimHash fingerprints of texts.
+ *
+ * A text is normalized (Unicode NFKC + case folding, optional HTML cleaning and
+ * traditional-to-simplified Chinese folding), split into features (character
+ * n-grams, words, or word shingles), each feature is hashed to the fingerprint
+ * width and votes with its weight on every bit; a bit is 1 iff the weight of the
+ * features whose hash has that bit set is strictly greater than half the total
+ * weight (a tie gives 0).
+ *
+ * Conventions: every function that can fail returns simhash_err and writes its
+ * results through out-parameters; every _free accepts NULL; nothing here prints,
+ * exits or reads the environment. Fingerprints are a contract: the same text and
+ * scheme give the same fingerprint in every version with the same scheme string.
+ */
+#ifndef SIMHASH_H
+#define SIMHASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SIMHASH_API __attribute__((visibility("default")))
+#else
+#define SIMHASH_API
+#endif
+
+#define SIMHASH_VERSION_MAJOR 0
+#define SIMHASH_VERSION_MINOR 1
+#define SIMHASH_VERSION_PATCH 0
+
+/* "MAJOR.MINOR.PATCH" of the library linked at run time. Thread safety: safe. */
+SIMHASH_API const char *simhash_version(void);
+
+/* Error codes. Released values never change; new ones are appended. */
+typedef enum simhash_err {
+	SIMHASH_OK = 0,
+	SIMHASH_EINVAL = 1,   /* bad argument or configuration */
+	SIMHASH_ENOMEM = 2,   /* out of memory */
+	SIMHASH_EIO = 3,      /* a file could not be read or written */
+	SIMHASH_EUTF8 = 4,    /* invalid UTF-8 and the config rejects it */
+	SIMHASH_ECORRUPT = 5, /* a file or string is malformed */
+	SIMHASH_EDEP = 6,     /* a library we rely on (ICU, OpenCC, OpenSSL) failed */
+	SIMHASH_ESCHEME = 7,  /* fingerprints made under different schemes */
+} simhash_err;
+
+/* A static, lowercase description of err; never NULL. Thread safety: safe. */
+SIMHASH_API const char *simhash_strerror(simhash_err err);
+
+/* ---------------------------------------------------------------- fingerprints */
+
+/* A fingerprint of 32, 64 or 128 bits. w[0] holds bits 0..63 (bit 0 is the
+ * least significant), w[1] bits 64..127; unused bits are zero. */
+typedef struct simhash_fp {
+	uint64_t w[2];
+	unsigned bits;
+} simhash_fp;
+
+#define SIMHASH_HEX_MAX 33 /* 32 hex digits and a NUL */
+
+/* Writes fp as 8, 16 or 32 lowercase hex digits, most significant first, and a
+ * NUL into buf (at least SIMHASH_HEX_MAX bytes). Returns the number of digits,
+ * 0 if fp->bits is not 32, 64 or 128. Thread safety: safe. */
+SIMHASH_API size_t simhash_fp_format(const simhash_fp *fp, char *buf);
+
+/* Parses exactly len bytes of hex digits (either case; 8, 16 or 32 of them, the
+ * count giving the width) into *out. SIMHASH_ECORRUPT on anything else; *out is
+ * then untouched. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_fp_parse(const char *hex, size_t len, simhash_fp *out);
+
+#define SIMHASH_DIST_INVALID 0xffffffffu
+
+/* Hamming distance of two fingerprints of the same width;
+ * SIMHASH_DIST_INVALID if the widths differ. Thread safety: safe. */
+SIMHASH_API unsigned simhash_hamming(const simhash_fp *a, const simhash_fp *b);
+
+/* 1 - distance / width, in [0, 1]; -1 if the widths differ. Thread safety: safe. */
+SIMHASH_API double simhash_similarity(const simhash_fp *a, const simhash_fp *b);
+
+static inline unsigned simhash_hamming64(uint64_t a, uint64_t b)
+{
+	return (unsigned)__builtin_popcountll(a ^ b);
+}
+
+/* ---------------------------------------------------------------- configuration */
+
+typedef enum simhash_features {
+	SIMHASH_FEATURES_CHAR = 0,    /* overlapping n-grams of code points */
+	SIMHASH_FEATURES_WORD = 1,    /* words (see simhash_tokenizer) */
+	SIMHASH_FEATURES_SHINGLE = 2, /* n consecutive words, joined by a space */
+} simhash_features;
+
+typedef enum simhash_tokenizer {
+	/* Fast: a word is a maximal run of letters, digits and combining marks;
+	 * every Han, Hiragana or Katakana character is a word by itself. */
+	SIMHASH_TOKENIZER_SIMPLE = 0,
+	/* ICU's word break iterator, with its dictionaries for Chinese, Japanese,
+	 * Thai, Lao, Khmer and Burmese; only segments of letters, digits or
+	 * ideographs are words. */
+	SIMHASH_TOKENIZER_ICU = 1,
+} simhash_tokenizer;
+
+typedef enum simhash_hash {
+	SIMHASH_HASH_XXH3 = 0,    /* XXH3 (64 or 128 bit, seed 0); 32 bit: low half */
+	SIMHASH_HASH_FNV1 = 1,    /* FNV-1 of the fingerprint's width */
+	SIMHASH_HASH_FNV1A = 2,   /* FNV-1a of the fingerprint's width */
+	SIMHASH_HASH_MD5 = 3,     /* the last 4, 8 or all 16 digest bytes, big-endian */
+} simhash_hash;
+
+typedef enum simhash_weight {
+	SIMHASH_WEIGHT_TF = 0,     /* occurrences */
+	SIMHASH_WEIGHT_BINARY = 1, /* 1 per distinct feature */
+	SIMHASH_WEIGHT_LOGTF = 2,  /* 1 + ln(occurrences) */
+	SIMHASH_WEIGHT_TFIDF = 3,  /* occurrences * idf (needs config.idf) */
+} simhash_weight;
+
+typedef enum simhash_space {
+	/* Whitespace (and dropped punctuation) between two non-CJK characters
+	 * becomes one space; next to a Han, Kana or Hangul character it vanishes. */
+	SIMHASH_SPACE_AUTO = 0,
+	SIMHASH_SPACE_COLLAPSE = 1, /* every run becomes one space */
+	SIMHASH_SPACE_DROP = 2,     /* removed altogether */
+} simhash_space;
+
+typedef enum simhash_punct {
+	SIMHASH_PUNCT_DROP = 0, /* punctuation and symbols separate words, like spaces */
+	SIMHASH_PUNCT_KEEP = 1, /* kept as characters (char n-grams only) */
+} simhash_punct;
+
+typedef enum simhash_utf8 {
+	SIMHASH_UTF8_REPLACE = 0, /* each maximal invalid subsequence -> U+FFFD */
+	SIMHASH_UTF8_REJECT = 1,  /* SIMHASH_EUTF8, offset in simhash_ctx_error_offset() */
+} simhash_utf8;
+
+typedef enum simhash_compat {
+	SIMHASH_COMPAT_NONE = 0,
+	/* Bit-exact with the Python package `simhash` 2.1.2: lowercase, keep
+	 * [\w\u4e00-\u9fcc]+ runs joined, 4-code-point windows, count weights, MD5.
+	 * Every other feature option is ignored; bits is 64 or 128. */
+	SIMHASH_COMPAT_PYTHON_SIMHASH = 1,
+} simhash_compat;
+
+typedef struct simhash_idf simhash_idf;
+typedef struct simhash_stopwords simhash_stopwords;
+
+/* The one public struct that grows: fill with simhash_config_init(), then set
+ * fields. New fields are appended; `size` tells the library which exist. */
+typedef struct simhash_config {
+	size_t size;
+	unsigned bits;              /* 32, 64 (default) or 128 */
+	simhash_compat compat;      /* SIMHASH_COMPAT_NONE */
+	/* normalization */
+	int casefold;               /* 1: Unicode NFKC + case folding (NFKC_Casefold) */
+	int html;                   /* 0: 1 drops tags, comments, script/style, decodes entities */
+	int t2s;                    /* 1: fold traditional Chinese characters to simplified */
+	simhash_space space;        /* SIMHASH_SPACE_AUTO */
+	simhash_punct punct;        /* SIMHASH_PUNCT_DROP */
+	unsigned max_repeat;        /* 0: off; n: a run of one character longer than n is cut to n */
+	simhash_utf8 utf8;          /* SIMHASH_UTF8_REPLACE */
+	/* features */
+	simhash_features features;  /* SIMHASH_FEATURES_CHAR */
+	unsigned ngram;             /* n of char n-grams and word shingles */
+	simhash_tokenizer tokenizer; /* words for WORD and SHINGLE */
+	/* feature hash and weights */
+	simhash_hash hash;          /* SIMHASH_HASH_XXH3 */
+	simhash_weight weight;      /* SIMHASH_WEIGHT_TF */
+	unsigned tf_cap;            /* 0: off; n: occurrences above n are ignored */
+	const simhash_stopwords *stopwords; /* NULL; borrowed, must outlive the ctx */
+	const simhash_idf *idf;     /* NULL; borrowed, required by TFIDF */
+} simhash_config;
+
+/* Fills *cfg with the defaults. Thread safety: safe. */
+SIMHASH_API void simhash_config_init(simhash_config *cfg);
+
+/* SIMHASH_OK if *cfg is consistent; else SIMHASH_EINVAL. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_config_check(const simhash_config *cfg);
+
+#define SIMHASH_SCHEME_MAX 256
+
+/* Writes the canonical scheme string of cfg, for example "v1/f64/char3/xxh3/tf/nfkc-cf+t2s/sp-auto",
+ * NUL-terminated, into buf (SIMHASH_SCHEME_MAX bytes). Two configs with the
+ * same scheme give the same fingerprints. SIMHASH_EINVAL if cfg is invalid.
+ * Thread safety: safe. */
+SIMHASH_API simhash_err simhash_config_scheme(const simhash_config *cfg, char *buf, size_t cap);
+
+/* ---------------------------------------------------------------- fingerprinting */
+
+typedef struct simhash_ctx simhash_ctx;
+
+/* Creates a context for cfg (copied; its idf and stopwords are borrowed).
+ * Holds ICU and OpenCC objects and scratch buffers reused across calls.
+ * Thread safety: safe; the ctx then is one handle per thread. */
+SIMHASH_API simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out);
+SIMHASH_API void simhash_ctx_free(simhash_ctx *ctx);
+
+/* The config the ctx was made with. Thread safety: one ctx per thread. */
+SIMHASH_API const simhash_config *simhash_ctx_config(const simhash_ctx *ctx);
+
+/* Byte offset of the first invalid UTF-8 sequence found by the last call that
+ * returned SIMHASH_EUTF8. Thread safety: one ctx per thread. */
+SIMHASH_API size_t simhash_ctx_error_offset(const simhash_ctx *ctx);
+
+/* Fingerprints len bytes of UTF-8 text. A text with no feature (empty, or only
+ * spaces and punctuation) is fingerprinted as one empty feature; a text shorter
+ * than one n-gram or shingle is one feature, the whole text. SIMHASH_EUTF8 if
+ * the text is invalid UTF-8 and the config rejects it; *out is then untouched.
+ * Thread safety: one ctx per thread. */
+SIMHASH_API simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len,
+					    simhash_fp *out);
+
+/* A caller-supplied feature: len bytes (any bytes) and a finite weight. */
+typedef struct simhash_feature {
+	const char *data;
+	size_t len;
+	double weight;
+} simhash_feature;
+
+/* Fingerprints n features, each hashed with the ctx's hash and width and voting
+ * with its weight. n == 0 gives the all-zero fingerprint. Under the Python
+ * compatibility mode this equals Simhash([(feature, weight), ...]).
+ * Thread safety: one ctx per thread. */
+SIMHASH_API simhash_err simhash_fingerprint_features(simhash_ctx *ctx,
+						     const simhash_feature *features, size_t n,
+						     simhash_fp *out);
+
+/* Calls fn(data, len, count, arg) for each distinct feature of text, in order of
+ * first occurrence, with its number of occurrences (after stop words and before
+ * weighting). The bytes are valid during the call only. fn returns nonzero to
+ * stop early. Thread safety: one ctx per thread. */
+typedef int (*simhash_feature_fn)(const char *data, size_t len, uint32_t count, void *arg);
+SIMHASH_API simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len,
+					      simhash_feature_fn fn, void *arg);
+
+/* Exact similarity of two texts under the ctx's features: the cosine of their
+ * weighted feature vectors (tf-idf when the config has an IDF table, else the
+ * config's weights) and the Jaccard index of their feature sets. Either output
+ * may be NULL. Two texts without features have cosine and Jaccard 1.
+ * Thread safety: one ctx per thread. */
+SIMHASH_API simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_len,
+						const char *b, size_t b_len, double *cosine,
+						double *jaccard);
+
+/* ---------------------------------------------------------------- IDF tables */
+
+/* An IDF table maps a term (a feature's bytes) to its inverse document
+ * frequency. Unknown terms get the median idf of the table (jieba's rule). */
+SIMHASH_API simhash_err simhash_idf_new(simhash_idf **out);
+SIMHASH_API void simhash_idf_free(simhash_idf *idf);
+
+/* Counts the distinct features of one document (with ctx's features) towards
+ * document frequencies. Thread safety: one idf and one ctx per thread. */
+SIMHASH_API simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *ctx,
+						 const char *text, size_t len);
+
+/* Turns counted document frequencies into idf = ln((1 + N) / (1 + df)) + 1
+ * (smoothed, always > 0). Call once after the last add_document. */
+SIMHASH_API simhash_err simhash_idf_finish(simhash_idf *idf);
+
+/* Adds or replaces one term. Thread safety: one writer. */
+SIMHASH_API simhash_err simhash_idf_set(simhash_idf *idf, const char *term, size_t len, double value);
+
+/* The idf of a term; the table's default (median) if absent.
+ * Thread safety: many readers once filled. */
+SIMHASH_API double simhash_idf_get(const simhash_idf *idf, const char *term, size_t len);
+SIMHASH_API size_t simhash_idf_size(const simhash_idf *idf);
+
+/* Loads `term<TAB>idf` lines, or jieba's idf.txt (`term idf`, split at the
+ * last space). Blank lines and lines starting with '#' are skipped. On
+ * SIMHASH_ECORRUPT, *err_line (may be NULL) gets the 1-based bad line.
+ * Thread safety: safe. */
+SIMHASH_API simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_line);
+
+/* Writes `term<TAB>idf` lines sorted by term, atomically (temp file, fsync,
+ * rename). Terms holding a tab or newline are skipped. Thread safety: many readers. */
+SIMHASH_API simhash_err simhash_idf_save(const simhash_idf *idf, const char *path);
+
+/* A 64-bit digest of the table's contents, part of the scheme string. */
+SIMHASH_API uint64_t simhash_idf_digest(const simhash_idf *idf);
+
+/* ---------------------------------------------------------------- stop words */
+
+SIMHASH_API simhash_err simhash_stopwords_new(simhash_stopwords **out);
+SIMHASH_API void simhash_stopwords_free(simhash_stopwords *sw);
+/* Adds a word; compared with features (words) after normalization, so add
+ * them normalized (lowercase). */
+SIMHASH_API simhash_err simhash_stopwords_add(simhash_stopwords *sw, const char *word, size_t len);
+SIMHASH_API int simhash_stopwords_has(const simhash_stopwords *sw, const char *word, size_t len);
+/* One word per line; blank lines and '#' comments skipped. */
+SIMHASH_API simhash_err simhash_stopwords_load(const char *path, simhash_stopwords **out,
+					       size_t *err_line);
+SIMHASH_API uint64_t simhash_stopwords_digest(const simhash_stopwords *sw);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SIMHASH_H */
