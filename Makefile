@@ -33,7 +33,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 .PHONY: all check asan bench install uninstall clean tests fuzz-replay
 all: $(BUILD)/simhash $(BUILD)/libsimhash.a $(BUILD)/libsimhash.so
 
-$(BUILD)/%.o: %.c lib/simhash.h lib/common/internal.h $(wildcard cli/*.h)
+$(BUILD)/%.o: %.c lib/simhash.h $(wildcard lib/*/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 

@@ -59,31 +59,31 @@ struct cfg_opt {
 static const struct cfg_opt cfg_opts[C_COUNT] = {
 	[C_BITS] = { { "bits", 0, "32|64|128", "fingerprint width" }, bits_names },
 	[C_COMPAT] = { { "compat", 0, "python-simhash",
-			 "be bit-exact with the Python package simhash 2.1.2 (the feature flags are then ignored)" },
+			 "match Python's simhash 2.1.2 (ignores feature flags)" },
 		       compat_names },
 	[C_FEATURES] = { { "features", 0, "char|word|shingle", "what a feature is" }, features_names },
-	[C_NGRAM] = { { "ngram", 'n', "N", "n of character n-grams and word shingles" }, NULL },
+	[C_NGRAM] = { { "ngram", 'n', "N", "n of char n-grams and word shingles" }, NULL },
 	[C_TOKENIZER] = { { "tokenizer", 0, "simple|icu", "how words are found" }, tokenizer_names },
 	[C_HASH] = { { "hash", 0, "xxh3|fnv1|fnv1a|md5", "feature hash" }, hash_names },
 	[C_WEIGHT] = { { "weight", 0, "tf|binary|logtf|tfidf", "feature weight (tfidf needs --idf)" },
 		       weight_names },
-	[C_TF_CAP] = { { "tf-cap", 0, "N", "count at most N occurrences of a feature (0: no cap)" }, NULL },
+	[C_TF_CAP] = { { "tf-cap", 0, "N", "count a feature at most N times, 0: all" }, NULL },
 	[C_STOPWORDS] = { { "stopwords", 0, "FILE", "drop the words listed in FILE, one a line" }, NULL },
 	[C_IDF] = { { "idf", 0, "FILE|jieba",
-		      "IDF table (term<TAB>idf lines, or jieba's idf.txt; 'jieba' names python3-jieba's)" },
+		      "IDF table; 'jieba': python3-jieba's idf.txt" },
 		    NULL },
-	[C_CASEFOLD] = { { "casefold", 0, NULL, "NFKC normalization and case folding" }, NULL },
+	[C_CASEFOLD] = { { "casefold", 0, NULL, "NFKC and case folding" }, NULL },
 	[C_NO_CASEFOLD] = { { "no-casefold", 0, NULL, "keep case and compatibility forms" }, NULL },
-	[C_HTML] = { { "html", 0, NULL, "drop HTML tags, comments, scripts and styles; decode entities" },
+	[C_HTML] = { { "html", 0, NULL, "strip HTML markup, decode entities" },
 		     NULL },
-	[C_NO_HTML] = { { "no-html", 0, NULL, "take the text as it is" }, NULL },
-	[C_T2S] = { { "t2s", 0, NULL, "fold traditional Chinese characters to simplified" }, NULL },
-	[C_NO_T2S] = { { "no-t2s", 0, NULL, "keep traditional Chinese characters" }, NULL },
+	[C_NO_HTML] = { { "no-html", 0, NULL, "do not strip HTML" }, NULL },
+	[C_T2S] = { { "t2s", 0, NULL, "fold traditional Chinese to simplified" }, NULL },
+	[C_NO_T2S] = { { "no-t2s", 0, NULL, "keep traditional Chinese" }, NULL },
 	[C_SPACE] = { { "space", 0, "auto|collapse|drop", "what runs of white space become" }, space_names },
-	[C_PUNCT] = { { "punct", 0, "drop|keep", "drop punctuation, or keep it (char features)" },
+	[C_PUNCT] = { { "punct", 0, "drop|keep", "drop punctuation, or keep it" },
 		      punct_names },
-	[C_MAX_REPEAT] = { { "max-repeat", 0, "N", "cut runs of one character to N (0: off)" }, NULL },
-	[C_UTF8] = { { "utf8", 0, "replace|reject", "invalid UTF-8: replace by U+FFFD, or fail" },
+	[C_MAX_REPEAT] = { { "max-repeat", 0, "N", "cut runs of a character to N (0: off)" }, NULL },
+	[C_UTF8] = { { "utf8", 0, "replace|reject", "invalid UTF-8: U+FFFD, or fail" },
 		     utf8_names },
 };
 
@@ -370,10 +370,10 @@ static void help_line(FILE *f, const struct cli_opt *o, const char *dflt)
 	else
 		snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "",
 			 o->arg ? o->arg : "");
-	if (strlen(left) > 28)
-		fprintf(f, "  %s\n  %-28s  ", left, "");
+	if (strlen(left) > 24)
+		fprintf(f, "  %s\n  %-24s  ", left, "");
 	else
-		fprintf(f, "  %-28s  ", left);
+		fprintf(f, "  %-24s  ", left);
 	fputs(o->help, f);
 	if (dflt)
 		fprintf(f, " (default: %s)", dflt);

@@ -97,6 +97,17 @@ static json_t *parse(const char *s, size_t len, json_error_t *jerr)
 	return root;
 }
 
+/* jansson quotes the input near an error: keep the message on one line. */
+static void json_error(char *err, size_t errcap, const json_error_t *jerr)
+{
+	char *p;
+
+	snprintf(err, errcap, "invalid JSON: %s", jerr->text);
+	for (p = err; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+}
+
 /* After a failed parse: repairs invalid UTF-8 and parses again, or says why not. */
 static json_t *parse_repaired(struct jsonl_rec *out, const char *line, size_t len,
 			      unsigned flags, json_error_t *jerr, char *err, size_t errcap)
@@ -105,7 +116,7 @@ static json_t *parse_repaired(struct jsonl_rec *out, const char *line, size_t le
 	json_t *root;
 
 	if (bad == len) {
-		snprintf(err, errcap, "invalid JSON: %s", jerr->text);
+		json_error(err, errcap, jerr);
 		return NULL;
 	}
 	if (!(flags & JSONL_REPLACE_UTF8)) {
@@ -119,7 +130,7 @@ static json_t *parse_repaired(struct jsonl_rec *out, const char *line, size_t le
 	}
 	root = parse(out->fixed.p, out->fixed.len, jerr);
 	if (!root)
-		snprintf(err, errcap, "invalid JSON: %s", jerr->text);
+		json_error(err, errcap, jerr);
 	return root;
 }
 

@@ -179,3 +179,26 @@ int reader_next(struct reader *r, size_t max_bytes, size_t max_lines, struct sbu
 			short_read = 1;
 	}
 }
+
+int chunk_next_line(const struct chunk *c, size_t *pos, const char **s, size_t *len)
+{
+	const char *p = c->data + *pos, *nl;
+	size_t n;
+
+	if (*pos >= c->len)
+		return 0;
+	nl = memchr(p, '\n', c->len - *pos);
+	if (!nl) {
+		*s = p;
+		*len = c->len - *pos;
+		*pos = c->len;
+		return 1;
+	}
+	n = (size_t)(nl - p);
+	*pos += n + 1;
+	if (n && p[n - 1] == '\r')
+		n--;
+	*s = p;
+	*len = n;
+	return 1;
+}

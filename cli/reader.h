@@ -51,4 +51,9 @@ void reader_close(struct reader *r);
 int reader_next(struct reader *r, size_t max_bytes, size_t max_lines, struct sbuf *dst,
 		struct chunk *c);
 
+/* Steps through the lines of c: start with *pos = 0; each call sets *s and
+ * *len to the next line without its '\n' and a '\r' just before it (an
+ * unterminated last line keeps a final '\r') and returns 1; 0 after the last. */
+int chunk_next_line(const struct chunk *c, size_t *pos, const char **s, size_t *len);
+
 #endif /* CLI_READER_H */

@@ -18,7 +18,8 @@
  *     the same fingerprint as the text;
  *  5. simhash_text_similarity of the two halves gives cosine and Jaccard in
  *     [0, 1], symmetric, and 1 for a text with itself.
- * Everything is created and freed per input: no state survives a call. */
+ * Under libFuzzer a config's ctx is reused across inputs (see struct slot);
+ * the replay driver makes a fresh one per input. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -334,46 +335,114 @@ out_free:
 	check_similarity(ctx, cfg, text, len);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Contexts by config. Making a ctx with t2s converts every CJK ideograph
+ * through OpenCC (a quarter of a second), which would leave the fuzzer a few
+ * runs a second; so under libFuzzer each config's ctx is made once and reused,
+ * which also checks that a ctx gives the same answers after other texts. A
+ * slot is replaced when another config hashes to it. The replay driver
+ * (SIMHASH_LIBFUZZER undefined) makes a fresh ctx for every input, so a
+ * corpus file always reproduces on its own. */
+struct slot {
+	uint32_t key; /* config bytes, or NO_CONFIG_BYTES; 0 in an empty slot's ctx */
+	simhash_config cfg;
+	simhash_stopwords *sw;
+	simhash_ctx *ctx;
+};
+#define NO_CONFIG_BYTES 0x1000000u
+#ifdef SIMHASH_LIBFUZZER
+#define N_SLOTS 512 /* a power of two */
+static struct slot slots[N_SLOTS];
+
+static void free_slots(void)
+{
+	for (size_t i = 0; i < N_SLOTS; i++) {
+		simhash_ctx_free(slots[i].ctx);
+		simhash_stopwords_free(slots[i].sw);
+		slots[i].ctx = NULL;
+		slots[i].sw = NULL;
+	}
+}
+#endif
+
+static void slot_clear(struct slot *s)
+{
+	simhash_ctx_free(s->ctx);
+	simhash_stopwords_free(s->sw);
+	s->ctx = NULL;
+	s->sw = NULL;
+}
+
+/* Fills s with a ctx for the config bytes c (NULL: the defaults); returns 0
+ * if the config is invalid (checked to be refused) or memory ran out. */
+static int slot_fill(struct slot *s, uint32_t key, const uint8_t *c)
 {
 	static const char *const stop[] = {"the", "a", "of", "的", "了", "是"};
-	simhash_config cfg;
-	simhash_stopwords *sw = NULL;
-	simhash_ctx *ctx = NULL;
 	simhash_err check, err;
 	int use_stopwords = 0;
 
-	simhash_config_init(&cfg);
-	if (size >= 3) {
-		pick_config(data, &cfg, &use_stopwords);
-		data += 3;
-		size -= 3;
-	}
+	s->key = key;
+	simhash_config_init(&s->cfg);
+	if (c)
+		pick_config(c, &s->cfg, &use_stopwords);
 	if (use_stopwords) {
-		if (simhash_stopwords_new(&sw) != SIMHASH_OK)
+		if (simhash_stopwords_new(&s->sw) != SIMHASH_OK)
 			return 0;
 		for (size_t i = 0; i < sizeof stop / sizeof stop[0]; i++)
-			if (simhash_stopwords_add(sw, stop[i], strlen(stop[i])) != SIMHASH_OK)
-				goto out_free_sw;
-		cfg.stopwords = sw;
+			if (simhash_stopwords_add(s->sw, stop[i], strlen(stop[i])) != SIMHASH_OK)
+				return 0;
+		s->cfg.stopwords = s->sw;
 	}
-	check = simhash_config_check(&cfg);
-	err = simhash_ctx_new(&cfg, &ctx);
+	check = simhash_config_check(&s->cfg);
+	err = simhash_ctx_new(&s->cfg, &s->ctx);
 	if (check != SIMHASH_OK) {
 		if (err == SIMHASH_OK)
 			FAIL("ctx made for a config that config_check rejects: %s",
 			     simhash_strerror(check));
-		goto out_free_sw;
+		s->ctx = NULL;
+		return 0;
 	}
-	if (err == SIMHASH_ENOMEM)
-		goto out_free_sw;
-	if (err != SIMHASH_OK || !ctx)
+	if (err == SIMHASH_ENOMEM) {
+		s->ctx = NULL;
+		return 0;
+	}
+	if (err != SIMHASH_OK || !s->ctx)
 		FAIL("no ctx for a config that config_check accepts: %s", simhash_strerror(err));
+	if (simhash_ctx_config(s->ctx)->bits != s->cfg.bits ||
+	    simhash_ctx_config(s->ctx)->features != s->cfg.features)
+		FAIL("simhash_ctx_config differs from the config given");
+	return 1;
+}
 
-	check_text(ctx, &cfg, (const char *)data, size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const uint8_t *c = size >= 3 ? data : NULL;
+	uint32_t key = c ? (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16
+			 : NO_CONFIG_BYTES;
+	struct slot *s;
 
-	simhash_ctx_free(ctx);
-out_free_sw:
-	simhash_stopwords_free(sw);
+	if (c) {
+		data += 3;
+		size -= 3;
+	}
+#ifdef SIMHASH_LIBFUZZER
+	static int registered;
+	if (!registered && atexit(free_slots) == 0)
+		registered = 1;
+	s = &slots[(key * 2654435761u) >> (32 - __builtin_ctz(N_SLOTS))];
+	if (!s->ctx || s->key != key) {
+		slot_clear(s);
+		if (!slot_fill(s, key, c)) {
+			slot_clear(s);
+			return 0;
+		}
+	}
+	check_text(s->ctx, &s->cfg, (const char *)data, size);
+#else
+	struct slot fresh = {0};
+	s = &fresh;
+	if (slot_fill(s, key, c))
+		check_text(s->ctx, &s->cfg, (const char *)data, size);
+	slot_clear(s);
+#endif
 	return 0;
 }

@@ -163,6 +163,8 @@ typedef struct simhash_config {
 	/* features */
 	simhash_features features;  /* SIMHASH_FEATURES_CHAR */
 	unsigned ngram;             /* n of char n-grams and word shingles */
+	unsigned ngram_cjk;         /* n of char n-grams that start at a Han, Kana
+				     * character (these carry a syllable each); 0: ngram */
 	simhash_tokenizer tokenizer; /* words for WORD and SHINGLE */
 	/* feature hash and weights */
 	simhash_hash hash;          /* SIMHASH_HASH_XXH3 */

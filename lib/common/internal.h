@@ -129,11 +129,14 @@ void sh_feats_free(sh_feats *f);
  * text without features has one, the empty feature; a text shorter than one
  * n-gram or shingle has one, the whole text. */
 simhash_err sh_feats_prepare(sh_feats *f, const sh_text *t, size_t *n);
-/* The bytes of feature i < n of the prepared text, valid until the next call. */
-void sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len);
+/* The bytes of feature i < n of the prepared text, valid until the next call;
+ * returns 0 (and sets nothing) for a char n-gram position whose window does
+ * not fit before the end of the text, which is no feature. */
+int sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len);
 /* When the features are the overlapping n-grams of the text's characters,
- * returns n and sets *t; else 0. Lets the hot loop read them in place. */
-unsigned sh_feats_char_ngrams(const sh_feats *f, const sh_text **t);
+ * returns n, sets *t and *ngc (n at CJK characters); else 0. Lets the hot
+ * loop read them in place. */
+unsigned sh_feats_char_ngrams(const sh_feats *f, const sh_text **t, unsigned *ngc);
 
 /* Distinct features with their occurrence counts, in order of first occurrence. */
 typedef struct sh_uniq {

@@ -2,7 +2,10 @@
  * shingles), and their distinct set with counts and weights.
  *
  * A feature is a byte string: a char n-gram is n consecutive characters of the
- * normalized text (spaces included), a word is a span from words.c, a shingle
+ * normalized text (spaces included), starting at each character; n is
+ * ngram_cjk when that character is CJK (one character there is a syllable,
+ * worth several letters), else ngram; windows that would run past the end
+ * are dropped; a word is a span from words.c, a shingle
  * is n consecutive words joined by one space. Stop words are removed before
  * shingling. Features are produced by index, so the hot loop can read char
  * n-grams in place and the dedup table can store an index instead of a copy.
@@ -22,6 +25,7 @@ struct sh_feats {
 	const sh_span *w;
 	size_t n_words;
 	size_t n;      /* features of the prepared text */
+	unsigned ngc;  /* n of char n-grams starting at a CJK character */
 	unsigned mode; /* 0 empty, 1 whole text, 2 n-grams, 3 words, 4 shingles, 5 all words */
 };
 
@@ -33,6 +37,7 @@ simhash_err sh_feats_new(const simhash_config *cfg, sh_feats **out)
 	if (!f)
 		return SIMHASH_ENOMEM;
 	f->cfg = *cfg;
+	f->ngc = cfg->ngram_cjk ? cfg->ngram_cjk : cfg->ngram;
 	if (cfg->features != SIMHASH_FEATURES_CHAR) {
 		err = sh_words_new(cfg->tokenizer, &f->words);
 		if (err) {
@@ -76,6 +81,12 @@ static simhash_err drop_stopwords(sh_feats *f, const sh_text *t, const sh_span *
 	return SIMHASH_OK;
 }
 
+/* Whether the char n-gram window at position i fits in the text. */
+static int window_fits(const sh_feats *f, const sh_text *t, size_t i)
+{
+	return i + (t->cls[i] == SH_C_CJK ? f->ngc : f->cfg.ngram) <= t->n_chars;
+}
+
 simhash_err sh_feats_prepare(sh_feats *f, const sh_text *t, size_t *n)
 {
 	unsigned ng = f->cfg.ngram;
@@ -83,12 +94,22 @@ simhash_err sh_feats_prepare(sh_feats *f, const sh_text *t, size_t *n)
 
 	f->t = t;
 	if (f->cfg.features == SIMHASH_FEATURES_CHAR) {
+		unsigned lo = f->ngc < ng ? f->ngc : ng;
+		size_t full = 0;
+		if (t->n_chars >= lo) {
+			/* Windows start at positions 0 .. n_chars - lo; near the end
+			 * some are too long to fit and are dropped. */
+			f->n = t->n_chars - lo + 1;
+			for (size_t i = f->n > 64 ? f->n - 64 : 0; i < f->n; i++)
+				full += window_fits(f, t, i);
+			full += f->n > 64 ? f->n - 64 : 0;
+		}
 		if (t->n_chars == 0)
 			f->mode = 0, f->n = 1;
-		else if (t->n_chars < ng)
+		else if (full == 0)
 			f->mode = 1, f->n = 1;
 		else
-			f->mode = 2, f->n = t->n_chars - ng + 1;
+			f->mode = 2;
 		*n = f->n;
 		return SIMHASH_OK;
 	}
@@ -141,7 +162,7 @@ static void join(sh_feats *f, size_t i, size_t k, const uint8_t **p, size_t *len
 	*len = total - 1;
 }
 
-void sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len)
+int sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len)
 {
 	const sh_text *t = f->t;
 	unsigned ng = f->cfg.ngram;
@@ -150,19 +171,23 @@ void sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len)
 	case 0:
 		*p = (const uint8_t *)"";
 		*len = 0;
-		return;
+		return 1;
 	case 1:
 		*p = t->s;
 		*len = t->len;
-		return;
-	case 2:
+		return 1;
+	case 2: {
+		size_t end = i + (t->cls[i] == SH_C_CJK ? f->ngc : ng);
+		if (end > t->n_chars)
+			return 0;
 		*p = t->s + t->off[i];
-		*len = t->off[i + ng] - t->off[i];
-		return;
+		*len = t->off[end] - t->off[i];
+		return 1;
+	}
 	case 3:
 		*p = t->s + f->w[i].start;
 		*len = f->w[i].len;
-		return;
+		return 1;
 	default: {
 		size_t k = f->mode == 5 ? f->n_words : ng;
 		size_t need = 0;
@@ -175,18 +200,20 @@ void sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len)
 			 * which keeps the result defined. */
 			*p = t->s + f->w[i].start;
 			*len = f->w[i].len;
-			return;
+			return 1;
 		}
 		join(f, i, k, p, len);
+		return 1;
 	}
 	}
 }
 
-unsigned sh_feats_char_ngrams(const sh_feats *f, const sh_text **t)
+unsigned sh_feats_char_ngrams(const sh_feats *f, const sh_text **t, unsigned *ngc)
 {
 	if (f->mode != 2)
 		return 0;
 	*t = f->t;
+	*ngc = f->ngc;
 	return f->cfg.ngram;
 }
 
@@ -233,7 +260,8 @@ simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, 
 		size_t len;
 		uint64_t key;
 		size_t h;
-		sh_feats_get(f, i, &p, &len);
+		if (!sh_feats_get(f, i, &p, &len))
+			continue;
 		key = sh_key_inline(p, len);
 		for (h = key & (cap - 1); slots[h]; h = (h + 1) & (cap - 1))
 			if (uq[slots[h] - 1].key == key)

@@ -15,10 +15,11 @@
  * on ICU's per-character data: no UTF-16 copy and no int32_t length limit.
  *
  * Workload: whole documents, up to hundreds of MB. Text weights are integers,
- * so the vote is a sum and the order of the windows does not matter: a window
- * goes into a direct-mapped cache of (4-gram, count); a 4-gram votes with its
- * count when it is evicted or at the end. A repeated 4-gram is hashed about
- * once, memory stays bounded, time is linear.
+ * so the vote is a sum and the order of the windows does not matter: windows
+ * are counted in a hash table of (4-gram, count) and each distinct 4-gram is
+ * hashed once (MD5 is the cost: English text has about 40 windows per distinct
+ * 4-gram). The table grows to a limit; a full table votes and starts empty, so
+ * memory stays bounded and time linear.
  *
  * Features: build_by_features() goes through numpy, and float weights make the
  * order of additions visible. We replay it: a weight <= 50 that is a Python int
@@ -28,7 +29,7 @@
  * in float64 if any row is float. The threshold count / 2 follows Python's own
  * arithmetic: an exact int until the first float weight, a double after it.
  *
- * Invariants: between calls every cache slot is empty (count 0); the handle
+ * Invariants: between calls every table slot is empty (count 0); the handle
  * holds no result of a previous call.
  */
 #include <math.h>
@@ -41,8 +42,10 @@
 #define GRAM_WIDTH 4            /* Simhash._slide(width=4) */
 #define LARGE_WEIGHT_CUTOFF 50  /* Simhash.large_weight_cutoff */
 #define BATCH_SIZE 200          /* Simhash.batch_size */
-#define CACHE_MAX_SHIFT 16      /* 64 Ki slots, 1 MiB: stays in L2 */
-#define CACHE_MIN_SHIFT 6
+#define TABLE_MIN_SHIFT 6       /* 4-gram table: 64 slots at least, */
+#define TABLE_START_SHIFT 16    /* sized for the text up to 64 Ki slots at first, */
+#define TABLE_MAX_SHIFT 22      /* grown up to 4 Mi slots (64 MiB) */
+#define PENDING_MAX 16
 #define MAX_BITS 128
 
 /* A 4-gram of code points (21 bits each): k0 holds the first three, k1 the
@@ -64,8 +67,8 @@ struct sums_row {
 };
 
 struct sh_compat {
-	sh_buf cache;          /* struct gram_slot[] */
-	size_t cache_zeroed;   /* slots [0, cache_zeroed) are initialised */
+	sh_buf table[2];       /* struct gram_slot[]: in use, and the spare to grow into */
+	size_t zeroed[2];      /* slots [0, zeroed[t]) of table[t] are initialised */
 	sh_buf rows;           /* struct sums_row[BATCH_SIZE] */
 	uint64_t votes[MAX_BITS];
 };
@@ -187,13 +190,25 @@ static void fp_set(simhash_fp *out, unsigned j)
 
 /* ---------------------------------------------------------------- text */
 
+/* A window waiting for its table lookup: lookups go in groups of PENDING_MAX,
+ * their slots prefetched first, so that a table larger than the caches costs
+ * one memory latency per group rather than per window. */
+struct pending {
+	uint64_t k0, x;
+	uint32_t k1;
+};
+
 struct scan {
 	sh_compat *c;
+	int cur;              /* which of c->table is in use */
 	struct gram_slot *slots;
 	unsigned shift;       /* log2 of the slots in use */
+	size_t used;
 	unsigned bits;
 	uint32_t last[GRAM_WIDTH]; /* the last code points kept, oldest first */
 	size_t n_kept;
+	struct pending pend[PENDING_MAX];
+	size_t n_pend;
 };
 
 static void gram_vote(struct scan *s, const struct gram_slot *g)
@@ -211,59 +226,134 @@ static void gram_vote(struct scan *s, const struct gram_slot *g)
 		s->c->votes[j] += (uint64_t)hash_bit(h, j) * g->count;
 }
 
-static void gram_add(struct scan *s)
+/* Makes table t hold 2^shift empty slots. */
+static simhash_err table_ready(sh_compat *c, int t, unsigned shift)
 {
-	uint64_t k0 = s->last[0] | (uint64_t)s->last[1] << 21 | (uint64_t)s->last[2] << 42;
-	uint32_t k1 = s->last[3];
-	uint64_t x = (k0 ^ (uint64_t)k1 * 0xC2B2AE3D27D4EB4FULL) * 0x9E3779B97F4A7C15ULL;
-	struct gram_slot *g = &s->slots[x >> (64 - s->shift)];
+	size_t slots = (size_t)1 << shift;
+	simhash_err err;
 
-	if (g->count && g->k0 == k0 && g->k1 == k1 && g->count < UINT32_MAX) {
+	err = sh_buf_reserve(&c->table[t], slots * sizeof(struct gram_slot));
+	if (err)
+		return err;
+	if (c->zeroed[t] < slots) {
+		memset((struct gram_slot *)c->table[t].p + c->zeroed[t], 0,
+		       (slots - c->zeroed[t]) * sizeof(struct gram_slot));
+		c->zeroed[t] = slots;
+	}
+	return SIMHASH_OK;
+}
+
+static uint64_t gram_hash(uint64_t k0, uint32_t k1)
+{
+	return (k0 ^ (uint64_t)k1 * 0xC2B2AE3D27D4EB4FULL) * 0x9E3779B97F4A7C15ULL;
+}
+
+/* The slot of 4-gram (k0, k1) of hash x, or the empty slot where it belongs
+ * (linear probing; the top bits of x pick the first slot). */
+static struct gram_slot *table_find(struct gram_slot *slots, unsigned shift, uint64_t k0,
+				    uint32_t k1, uint64_t x)
+{
+	size_t mask = ((size_t)1 << shift) - 1;
+	size_t i = (size_t)(x >> (64 - shift));
+
+	while (slots[i].count && (slots[i].k0 != k0 || slots[i].k1 != k1))
+		i = (i + 1) & mask;
+	return &slots[i];
+}
+
+/* Every 4-gram in the table votes with its count; the table is left empty. */
+static void table_flush(struct scan *s)
+{
+	for (size_t k = 0; k < (size_t)1 << s->shift; k++) {
+		if (s->slots[k].count) {
+			gram_vote(s, &s->slots[k]);
+			s->slots[k].count = 0;
+		}
+	}
+	s->used = 0;
+}
+
+/* Doubles the table into the spare buffer; at the size limit, or without
+ * memory, votes with what the table holds and empties it instead. Counts add
+ * up, so a 4-gram voting in two parts votes the same: the result stays exact
+ * and memory stays bounded. */
+static void table_make_room(struct scan *s)
+{
+	int t = !s->cur;
+	unsigned shift = s->shift + 1;
+	struct gram_slot *old = s->slots, *slots;
+
+	if (shift > TABLE_MAX_SHIFT || table_ready(s->c, t, shift) != SIMHASH_OK) {
+		table_flush(s);
+		return;
+	}
+	slots = s->c->table[t].p;
+	for (size_t k = 0; k < (size_t)1 << s->shift; k++) {
+		if (old[k].count) {
+			*table_find(slots, shift, old[k].k0, old[k].k1,
+				    gram_hash(old[k].k0, old[k].k1)) = old[k];
+			old[k].count = 0;
+		}
+	}
+	s->cur = t;
+	s->slots = slots;
+	s->shift = shift;
+}
+
+static void gram_count(struct scan *s, const struct pending *p)
+{
+	struct gram_slot *g = table_find(s->slots, s->shift, p->k0, p->k1, p->x);
+
+	if (g->count) {
+		if (SH_UNLIKELY(g->count == UINT32_MAX)) {
+			gram_vote(s, g);
+			g->count = 0;
+		}
 		g->count++;
 		return;
 	}
-	if (g->count)
-		gram_vote(s, g);
-	g->k0 = k0;
-	g->k1 = k1;
+	g->k0 = p->k0;
+	g->k1 = p->k1;
 	g->count = 1;
+	if (++s->used > ((size_t)1 << s->shift) / 2)
+		table_make_room(s);
+}
+
+static void pending_run(struct scan *s)
+{
+	for (size_t k = 0; k < s->n_pend; k++)
+		gram_count(s, &s->pend[k]);
+	s->n_pend = 0;
+}
+
+static void gram_add(struct scan *s)
+{
+	struct pending *p = &s->pend[s->n_pend++];
+
+	p->k0 = s->last[0] | (uint64_t)s->last[1] << 21 | (uint64_t)s->last[2] << 42;
+	p->k1 = s->last[3];
+	p->x = gram_hash(p->k0, p->k1);
+	__builtin_prefetch(&s->slots[p->x >> (64 - s->shift)], 1);
+	if (s->n_pend == PENDING_MAX)
+		pending_run(s);
 }
 
 static void keep(struct scan *s, uint32_t cp)
 {
 	if (!py_is_word((UChar32)cp))
 		return;
-	memmove(s->last, s->last + 1, (GRAM_WIDTH - 1) * sizeof s->last[0]);
-	s->last[GRAM_WIDTH - 1] = cp;
+	s->last[0] = s->last[1];
+	s->last[1] = s->last[2];
+	s->last[2] = s->last[3];
+	s->last[3] = cp;
 	if (++s->n_kept >= GRAM_WIDTH)
 		gram_add(s);
-}
-
-/* Makes 2^shift empty slots ready, enough for n code points (at most n windows). */
-static simhash_err cache_prepare(sh_compat *c, size_t n, unsigned *shift)
-{
-	size_t slots;
-	simhash_err err;
-
-	*shift = CACHE_MIN_SHIFT;
-	while (*shift < CACHE_MAX_SHIFT && ((size_t)1 << *shift) < n)
-		(*shift)++;
-	slots = (size_t)1 << *shift;
-	err = sh_buf_reserve(&c->cache, slots * sizeof(struct gram_slot));
-	if (err)
-		return err;
-	if (c->cache_zeroed < slots) {
-		memset((struct gram_slot *)c->cache.p + c->cache_zeroed, 0,
-		       (slots - c->cache_zeroed) * sizeof(struct gram_slot));
-		c->cache_zeroed = slots;
-	}
-	return SIMHASH_OK;
 }
 
 simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned bits,
 			   simhash_fp *out)
 {
-	struct scan s = { .c = c, .bits = bits };
+	struct scan s = { .c = c, .bits = bits, .shift = TABLE_MIN_SHIFT };
 	uint32_t low[2];
 	simhash_fp fp = { .bits = bits };
 	uint64_t h[2];
@@ -272,10 +362,13 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 
 	if (!c || !out || (!cps && n) || (bits != 64 && bits != 128))
 		return SIMHASH_EINVAL;
-	err = cache_prepare(c, n, &s.shift);
+	/* Start with room for every window of a short text; long ones grow. */
+	while (s.shift < TABLE_START_SHIFT && ((size_t)1 << s.shift) < 2 * n)
+		s.shift++;
+	err = table_ready(c, 0, s.shift);
 	if (err)
 		return err;
-	s.slots = c->cache.p;
+	s.slots = c->table[0].p;
 	memset(c->votes, 0, sizeof c->votes);
 
 	for (size_t i = 0; i < n; i++) {
@@ -300,12 +393,8 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 		return SIMHASH_OK;
 	}
 
-	for (size_t k = 0; k < (size_t)1 << s.shift; k++) {
-		if (s.slots[k].count) {
-			gram_vote(&s, &s.slots[k]);
-			s.slots[k].count = 0;
-		}
-	}
+	pending_run(&s);
+	table_flush(&s);
 	/* numpy compares the uint64 sums with the float count / 2 in float64. */
 	half = (double)(s.n_kept - GRAM_WIDTH + 1) / 2;
 	for (unsigned j = 0; j < bits; j++)
@@ -494,7 +583,8 @@ void sh_compat_free(sh_compat *c)
 {
 	if (!c)
 		return;
-	sh_buf_free(&c->cache);
+	sh_buf_free(&c->table[0]);
+	sh_buf_free(&c->table[1]);
 	sh_buf_free(&c->rows);
 	free(c);
 }

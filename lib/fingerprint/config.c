@@ -26,6 +26,7 @@ void simhash_config_init(simhash_config *cfg)
 	cfg->utf8 = SIMHASH_UTF8_REPLACE;
 	cfg->features = SIMHASH_FEATURES_CHAR;
 	cfg->ngram = 3;
+	cfg->ngram_cjk = 2;
 	cfg->tokenizer = SIMHASH_TOKENIZER_SIMPLE;
 	cfg->hash = SIMHASH_HASH_XXH3;
 	cfg->weight = SIMHASH_WEIGHT_TF;
@@ -52,6 +53,8 @@ simhash_err simhash_config_check(const simhash_config *cfg)
 		return SIMHASH_EINVAL;
 	if (cfg->features != SIMHASH_FEATURES_WORD && (cfg->ngram < 1 || cfg->ngram > 64))
 		return SIMHASH_EINVAL;
+	if (cfg->features == SIMHASH_FEATURES_CHAR && cfg->ngram_cjk > 64)
+		return SIMHASH_EINVAL;
 	if (cfg->weight == SIMHASH_WEIGHT_TFIDF && !cfg->idf)
 		return SIMHASH_EINVAL;
 	return SIMHASH_OK;
@@ -74,7 +77,9 @@ simhash_err simhash_config_scheme(const simhash_config *cfg, char *buf, size_t c
 		n = snprintf(buf, cap, "v1/f%u/python-simhash-2.1.2", cfg->bits);
 		return n > 0 && (size_t)n < cap ? SIMHASH_OK : SIMHASH_EINVAL;
 	}
-	if (cfg->features == SIMHASH_FEATURES_CHAR)
+	if (cfg->features == SIMHASH_FEATURES_CHAR && cfg->ngram_cjk && cfg->ngram_cjk != cfg->ngram)
+		snprintf(feat, sizeof feat, "char%u-cjk%u", cfg->ngram, cfg->ngram_cjk);
+	else if (cfg->features == SIMHASH_FEATURES_CHAR)
 		snprintf(feat, sizeof feat, "char%u", cfg->ngram);
 	else if (cfg->features == SIMHASH_FEATURES_WORD)
 		snprintf(feat, sizeof feat, "word-%s", tok_names[cfg->tokenizer]);

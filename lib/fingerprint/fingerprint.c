@@ -64,34 +64,49 @@ size_t simhash_ctx_error_offset(const simhash_ctx *ctx)
 }
 
 /* The default path: one unit vote per feature occurrence. */
+/* The key of char n-gram i: ng characters, ngc at a CJK character.
+ * Mirrors sh_feats_get() for the hot loop; the caller checks the window fits. */
+static inline __attribute__((always_inline)) uint64_t ngram_key(const sh_text *t, size_t i,
+								unsigned ng, unsigned ngc)
+{
+	size_t end = i + (t->cls[i] == SH_C_CJK ? ngc : ng);
+	return sh_key_inline(t->s + t->off[i], t->off[end] - t->off[i]);
+}
+
 static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 {
 	const simhash_config *cfg = &ctx->cfg;
 	const sh_text *t;
-	unsigned ng = sh_feats_char_ngrams(ctx->feats, &t);
+	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
 	sh_vote v;
 
 	sh_vote_init(&v, cfg->bits);
 	if (ng && cfg->hash == SIMHASH_HASH_XXH3 && cfg->bits <= 64) {
-		/* The hot loop: n-grams read in place, XXH3 inlined. */
-		const uint8_t *s = t->s;
-		const uint32_t *off = t->off;
+		/* The hot loop: n-grams read in place, XXH3 inlined, eight
+		 * hashes at a time into the carry-save adders. Every window
+		 * starting before `safe` fits; the rest are checked. */
+		unsigned hi = ng > ngc ? ng : ngc;
+		size_t safe = t->n_chars >= hi ? t->n_chars - hi + 1 : 0;
 		size_t i = 0;
-		for (; i + 8 <= n; i += 8) {
+		if (safe > n)
+			safe = n;
+		for (; i + 8 <= safe; i += 8) {
 			uint64_t h[8];
 			for (unsigned k = 0; k < 8; k++)
-				h[k] = sh_key_inline(s + off[i + k], off[i + k + ng] - off[i + k]);
+				h[k] = ngram_key(t, i + k, ng, ngc);
 			sh_lane_add8(&v.lane[0], h, 1);
 			v.n += 8;
 		}
 		for (; i < n; i++)
-			sh_vote_add(&v, sh_key_inline(s + off[i], off[i + ng] - off[i]), 0);
+			if (i + (t->cls[i] == SH_C_CJK ? ngc : ng) <= t->n_chars)
+				sh_vote_add(&v, ngram_key(t, i, ng, ngc), 0);
 	} else {
 		for (size_t i = 0; i < n; i++) {
 			const uint8_t *p;
 			size_t len;
 			uint64_t h[2];
-			sh_feats_get(ctx->feats, i, &p, &len);
+			if (!sh_feats_get(ctx->feats, i, &p, &len))
+				continue;
 			sh_hash(cfg->hash, cfg->bits, p, len, h);
 			sh_vote_add(&v, h[0], h[1]);
 		}
@@ -113,7 +128,7 @@ static simhash_err weighted_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 		const uint8_t *p;
 		size_t len;
 		uint64_t h[2];
-		sh_feats_get(ctx->feats, u[i].first, &p, &len);
+		(void)sh_feats_get(ctx->feats, u[i].first, &p, &len);
 		sh_hash(ctx->cfg.hash, ctx->cfg.bits, p, len, h);
 		sh_wvote_add(&v, h, sh_weight(&ctx->cfg, &u[i]));
 	}
@@ -234,7 +249,7 @@ simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len
 	for (size_t i = 0; i < n_uniq; i++) {
 		const uint8_t *p;
 		size_t flen;
-		sh_feats_get(ctx->feats, u[i].first, &p, &flen);
+		(void)sh_feats_get(ctx->feats, u[i].first, &p, &flen);
 		if (fn((const char *)p, flen, u[i].count, arg))
 			break;
 	}

@@ -20,8 +20,13 @@
 #endif
 #include <xxhash.h>
 
-static inline uint64_t sh_key_inline(const void *data, size_t len)
+static inline __attribute__((always_inline)) uint64_t sh_key_inline(const void *data, size_t len)
 {
+	/* Features are mostly a few bytes long: take XXH3's own short-input
+	 * path directly (XXH3_64bits() dispatches to exactly this for len <=
+	 * 16), so it inlines into the loop instead of a call per feature. */
+	if (len <= 16)
+		return (uint64_t)XXH3_len_0to16_64b((const xxh_u8 *)data, len, XXH3_kSecret, 0);
 	return (uint64_t)XXH3_64bits(data, len);
 }
 

@@ -34,6 +34,8 @@ struct sh_norm {
 	sh_buf u16in, u16out;
 	sh_buf s, off, cls; /* the output arrays */
 	sh_buf cps;   /* decoded code points, for the compat mode */
+	uint8_t amap[128]; /* ASCII byte -> output byte (' ' for a separator) */
+	uint8_t acls[128]; /* output byte -> class */
 	/* state of one run */
 	uint8_t *o;
 	uint32_t *oo;
@@ -63,6 +65,11 @@ static const uint8_t ascii_class[128] = {
 #undef W
 };
 
+static uint32_t fold_ascii(uint32_t c)
+{
+	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
+
 simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 {
 	UErrorCode st = U_ZERO_ERROR;
@@ -72,6 +79,13 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 	if (!n)
 		return SIMHASH_ENOMEM;
 	n->cfg = *cfg;
+	for (int c = 0; c < 128; c++) {
+		int cls = ascii_class[c];
+		n->amap[c] = cls == SH_C_SPACE || (cls == SH_C_PUNCT && cfg->punct == SIMHASH_PUNCT_DROP)
+				     ? ' '
+				     : (uint8_t)(cfg->casefold ? fold_ascii((uint32_t)c) : (uint32_t)c);
+		n->acls[c] = c == ' ' ? SH_C_SPACE : (uint8_t)cls;
+	}
 	n->nfkc_cf = unorm2_getNFKCCasefoldInstance(&st);
 	if (U_FAILURE(st)) {
 		err = SIMHASH_EDEP;
@@ -193,11 +207,6 @@ static void emit(sh_norm *n, uint32_t c, int cls)
 		n->len += sh_utf8_put(n->o + n->len, c);
 }
 
-static uint32_t fold_ascii(uint32_t c)
-{
-	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
-}
-
 /* Makes room for `chars` more characters and `bytes` more bytes of output.
  * Offsets are 32-bit: a normalized text is limited to 4 GiB. */
 static simhash_err room(sh_norm *n, size_t chars, size_t bytes)
@@ -261,30 +270,64 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 	return SIMHASH_OK;
 }
 
-/* The common case, letters and digits inside a word: copies the ASCII word
- * characters from in[i] on, stopping before `stop` or before any byte that
- * needs the general path. Locals instead of n's fields, since the byte stores
- * could alias them. Returns the index after the copied run. */
-static size_t ascii_word(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
+/* Index of the first byte >= 0x80 in in[i..end), or end. */
+static size_t ascii_end(const uint8_t *in, size_t i, size_t end)
 {
-	uint8_t *o = n->o + n->len, *oc = n->oc + n->n_chars;
-	uint32_t *oo = n->oo + n->n_chars;
-	uint32_t pos = (uint32_t)n->len;
-	size_t start = i;
-	const int fold = n->cfg.casefold;
-
-	while (i < stop && in[i] < 0x80 && ascii_class[in[i]] == SH_C_WORD && in[i + 1] < 0x80) {
-		uint8_t b = in[i++];
-		*o++ = fold ? (uint8_t)fold_ascii(b) : b;
-		*oo++ = pos++;
-		*oc++ = SH_C_WORD;
+	while (i + 8 <= end) {
+		uint64_t w;
+		memcpy(&w, in + i, 8);
+		if (w & 0x8080808080808080ull)
+			break;
+		i += 8;
 	}
-	if (i > start) {
-		n->len += i - start;
-		n->n_chars += i - start;
-		n->last_cp = in[i - 1];
-	}
+	while (i < end && in[i] < 0x80)
+		i++;
 	return i;
+}
+
+/* The common case, a run of ASCII bytes: each maps through a table to one
+ * output byte (folded letter, digit, kept punctuation, or space), and a space
+ * is kept only after a non-space, without a branch per byte. It gives what
+ * emit() would: a space is written eagerly and taken back at the end of the
+ * run if nothing followed it (it becomes pending_space again). */
+static void ascii_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
+{
+	uint8_t *o = n->o;
+	uint32_t *oo = n->oo;
+	uint8_t *oc = n->oc;
+	size_t len = n->len, nc = n->n_chars;
+	const size_t keep_spaces = n->cfg.space != SIMHASH_SPACE_DROP;
+	uint8_t prev = 'x';
+	int last_cjk = nc > 0 && oc[nc - 1] == SH_C_CJK;
+
+	if (nc == 0 || (n->cfg.space == SIMHASH_SPACE_AUTO && last_cjk))
+		prev = ' ';
+	else if (n->pending_space)
+		prev = keep_spaces ? 'x' : ' ';
+	if (n->pending_space && prev != ' ') {
+		o[len] = ' ';
+		oo[nc] = (uint32_t)len++;
+		oc[nc++] = SH_C_SPACE;
+		prev = ' ';
+	}
+	for (; i < stop; i++) {
+		uint8_t c = n->amap[in[i]];
+		size_t keep = (c != ' ') | (keep_spaces & (prev != ' '));
+		o[len] = c;
+		oo[nc] = (uint32_t)len;
+		oc[nc] = n->acls[c];
+		len += keep;
+		nc += keep;
+		prev = c;
+	}
+	n->pending_space = prev == ' ';
+	if (nc > 0 && oc[nc - 1] == SH_C_SPACE) {
+		len--;
+		nc--;
+	}
+	n->len = len;
+	n->n_chars = nc;
+	n->last_cp = prev;
 }
 
 /* Handles in[i..j): an optional ASCII character followed by a run of
@@ -346,28 +389,27 @@ simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
 	err = room(n, 1, 1);
 	while (!err && i < len) {
 		/* A block of ASCII bytes, each giving at most two characters (a
-		 * space and itself); a byte followed by a non-ASCII byte goes with
-		 * the run, since a combining mark may compose with it. */
+		 * space and itself), up to the byte before a non-ASCII one: that
+		 * byte goes with the non-ASCII run, since a combining mark may
+		 * compose with it. */
 		size_t end = len - i > 65536 ? i + 65536 : len;
-		err = room(n, 2 * (end - i), 2 * (end - i));
-		while (!err && i < end) {
-			uint8_t b = in[i];
-			if (SH_LIKELY(b < 0x80) && (i + 1 == len || in[i + 1] < 0x80)) {
-				if (ascii_class[b] == SH_C_WORD && !n->pending_space &&
-				    !n->cfg.max_repeat && i + 1 < end) {
-					size_t next = ascii_word(n, in, i, end - 1);
-					if (next > i) {
-						i = next;
-						continue;
-					}
-				}
-				emit(n, n->cfg.casefold ? fold_ascii(b) : b, ascii_class[b]);
-				i++;
-				continue;
-			}
-			err = non_ascii_run(n, in, len, &i);
+		size_t stop = ascii_end(in, i, end);
+		if (stop < len && stop > i)
+			stop--;
+		err = room(n, 2 * (stop - i) + 2, 2 * (stop - i) + 2);
+		if (err)
 			break;
+		if (stop > i) {
+			if (n->cfg.max_repeat) {
+				for (; i < stop; i++)
+					emit(n, n->amap[in[i]], n->acls[n->amap[in[i]]]);
+			} else {
+				ascii_run(n, in, i, stop);
+				i = stop;
+			}
+			continue;
 		}
+		err = non_ascii_run(n, in, len, &i);
 	}
 	if (err)
 		return err;

@@ -323,6 +323,10 @@ static const struct {
 	  "92eb5ffee6ae2fec3ad71c777531578f" },
 	{ "[[\"a\", 0.1], [\"b\", 51], [\"c\", 0.2], [\"d\", -0.3]]", "3ad71c777531578f",
 	  "92eb5ffee6ae2fec3ad71c777531578f" },
+	/* weight 50 is in the batch, summed after both float rows: a row of its own
+	 * (cutoff 49) would give 7926eda3afacae1e */
+	{ "[[\"c3\", 50], [\"c98\", -1e17], [\"c74\", 50], [\"c81\", 1e17]]", "7976edb3afadae1e",
+	  "bc6ef63ab7a0ef8c7976edb3afadae1e" },
 	/* a negative int <= 50 joins the batch as b'' (nothing) but counts: all bits 0 > -0.5 */
 	{ "[[\"a\", -1]]", "ffffffffffffffff", "ffffffffffffffffffffffffffffffff" },
 	{ "[[\"a\", -60], [\"b\", 1]]", "ffffffffffffffff", "ffffffffffffffffffffffffffffffff" },
@@ -428,6 +432,67 @@ static void test_long_feature_lists_with_batches_and_collapsed_sums(void)
 		fp_hex(&fp, hex);
 		CHECK_STR(hex, cycle_cases[i].want128);
 	}
+	sh_compat_free(c);
+}
+
+/* Where the batch of 200 closes and where `sums` is collapsed decide roundings:
+ * - 250 features b<i> weighing 1, 2, 3, 50 in turn, with "F" and "G" weighing
+ *   1e17 at positions 0 and 53: the full batch row lands after both floats (a
+ *   batch of 100 would land it between them);
+ * - 200 int rows r<i> of 2^53 - 1, 2^53 - 3, 2^52 + 1 in turn, then "F" 0.5: the
+ *   200 rows are summed exactly in uint64 first (summing all 201 in float64,
+ *   without the collapse, rounds differently);
+ * - the same ints with the float as the 200th row. */
+static void test_batch_close_and_sums_collapse_positions(void)
+{
+	static const double batch_w[] = { 1, 2, 3, 50 };
+	static const double big_w[] = { 9007199254740991.0, 9007199254740989.0, 4503599627370497.0 };
+	simhash_feature f[250];
+	char names[250][8], hex[SIMHASH_HEX_MAX]; /* 206 and 250 features */
+	sh_compat *c = NULL;
+	simhash_fp fp;
+
+	CHECK(sh_compat_new(&c) == SIMHASH_OK);
+	if (!c)
+		return;
+	for (size_t i = 0; i < 250; i++) {
+		snprintf(names[i], sizeof names[i], "b%zu", i);
+		f[i] = (simhash_feature){ names[i], strlen(names[i]), batch_w[i % 4] };
+	}
+	f[0] = (simhash_feature){ "F", 1, 1e17 };
+	f[53] = (simhash_feature){ "G", 1, 1e17 };
+	CHECK(sh_compat_features(c, f, 250, 64, &fp) == SIMHASH_OK);
+	fp_hex(&fp, hex);
+	CHECK_STR(hex, "869a9c0100ce103e");
+	CHECK(sh_compat_features(c, f, 250, 128, &fp) == SIMHASH_OK);
+	fp_hex(&fp, hex);
+	CHECK_STR(hex, "9246189432252927869a9c0100ce103e");
+
+	for (size_t i = 0; i < 200; i++) {
+		snprintf(names[i], sizeof names[i], "r%zu", i);
+		f[i] = (simhash_feature){ names[i], strlen(names[i]), big_w[i % 3] };
+	}
+	f[200] = (simhash_feature){ "F", 1, 0.5 };
+	CHECK(sh_compat_features(c, f, 201, 64, &fp) == SIMHASH_OK);
+	fp_hex(&fp, hex);
+	CHECK_STR(hex, "ac55598d0f0932b5");
+	CHECK(sh_compat_features(c, f, 201, 128, &fp) == SIMHASH_OK);
+	fp_hex(&fp, hex);
+	CHECK_STR(hex, "0c3787217f29c2a4ac55598d0f0932b5");
+
+	/* 199 int rows, "F" 0.5, then r199..r204: the 200 first rows are summed in
+	 * float64 (a collapse at 199 rows or fewer would sum the ints exactly) */
+	for (size_t i = 0; i < 205; i++) {
+		snprintf(names[i], sizeof names[i], "r%zu", i);
+		f[i < 199 ? i : i + 1] = (simhash_feature){ names[i], strlen(names[i]), big_w[i % 3] };
+	}
+	f[199] = (simhash_feature){ "F", 1, 0.5 };
+	CHECK(sh_compat_features(c, f, 206, 64, &fp) == SIMHASH_OK);
+	fp_hex(&fp, hex);
+	CHECK_STR(hex, "ec55598d070932b5");
+	CHECK(sh_compat_features(c, f, 206, 128, &fp) == SIMHASH_OK);
+	fp_hex(&fp, hex);
+	CHECK_STR(hex, "0c3787a17f29c2b5ec55598d070932b5");
 	sh_compat_free(c);
 }
 
@@ -683,7 +748,7 @@ static void test_text_matches_slow_reference_on_random_texts(void)
  * short text on the same handle must not see anything of the long one. */
 static void test_long_text_matches_reference_and_scratch_is_reused(void)
 {
-	size_t n = 600000;
+	size_t n = 300000;
 	uint32_t *cps = malloc(n * sizeof *cps);
 	sh_compat *c = NULL, *fresh = NULL;
 	simhash_fp got, want;
@@ -795,6 +860,7 @@ TEST_MAIN("fingerprint/compat",
 	  TEST(test_heavy_4grams_in_text),
 	  TEST(test_derived_feature_vectors_at_64_and_128_bits),
 	  TEST(test_long_feature_lists_with_batches_and_collapsed_sums),
+	  TEST(test_batch_close_and_sums_collapse_positions),
 	  TEST(test_text_matches_slow_reference_on_random_texts),
 	  TEST(test_long_text_matches_reference_and_scratch_is_reused),
 	  TEST(test_features_match_slow_reference_on_random_lists),
