@@ -84,7 +84,9 @@ static size_t utf8_first_invalid(const uint8_t *s, size_t len)
  *       compat, 4-5 weight (tf, logtf, binary, tf), 6-7 hash (xxh3, fnv1,
  *       fnv1a, md5);
  *   c2: 0-2 ngram (1..5), 3-4 max_repeat (0, 1, 2, 5), 5 no case folding,
- *       6 tf_cap 2, 7 stop words. */
+ *       6 tf_cap 2, 7 stop words.
+ * With t2s on, only c0 bits 0-4 and c1 bits 0-2 count, the rest is as in
+ * "\0\0\2" (see canonical_bytes). */
 static void pick_config(const uint8_t c[3], simhash_config *cfg, int *use_stopwords)
 {
 	static const unsigned widths[4] = {64, 32, 128, 64};
@@ -335,32 +337,59 @@ out_free:
 	check_similarity(ctx, cfg, text, len);
 }
 
-/* Contexts by config. Making a ctx with t2s converts every CJK ideograph
- * through OpenCC (a quarter of a second), which would leave the fuzzer a few
- * runs a second; so under libFuzzer each config's ctx is made once and reused,
- * which also checks that a ctx gives the same answers after other texts. A
- * slot is replaced when another config hashes to it. The replay driver
- * (SIMHASH_LIBFUZZER undefined) makes a fresh ctx for every input, so a
- * corpus file always reproduces on its own. */
+/* Making a ctx with t2s converts every CJK ideograph through OpenCC (a
+ * quarter of a second, more under ASan), so the fuzzer is fast only if it
+ * rarely meets a new t2s config. So those are limited: with c0 bit 4 set, only
+ * features, tokenizer, html, the UTF-8 policy and the width vary. */
+static void canonical_bytes(const uint8_t *c, uint8_t out[3])
+{
+	out[0] = c[0];
+	out[1] = c[1];
+	out[2] = c[2];
+	if (c[0] & 16) {
+		out[0] = c[0] & 0x1F;
+		out[1] = c[1] & 0x07;
+		out[2] = 0x02;
+	}
+}
+
+/* A ctx and what it was made from. Under libFuzzer each config's ctx is made
+ * once and reused, which also checks that a ctx gives the same answers after
+ * other texts: t2s configs each have their own slot (128 for the config
+ * bytes, one for inputs too short to have them), the others share 512 slots by
+ * hash, a newcomer replacing the old. The replay driver (SIMHASH_LIBFUZZER
+ * undefined) makes a fresh ctx for every input, so a corpus file always
+ * reproduces on its own. */
 struct slot {
-	uint32_t key; /* config bytes, or NO_CONFIG_BYTES; 0 in an empty slot's ctx */
+	uint32_t key; /* the config bytes, or NO_CONFIG_BYTES */
 	simhash_config cfg;
 	simhash_stopwords *sw;
 	simhash_ctx *ctx;
 };
 #define NO_CONFIG_BYTES 0x1000000u
 #ifdef SIMHASH_LIBFUZZER
+#define N_T2S_SLOTS 129
 #define N_SLOTS 512 /* a power of two */
-static struct slot slots[N_SLOTS];
+static struct slot t2s_slots[N_T2S_SLOTS], slots[N_SLOTS];
 
 static void free_slots(void)
 {
-	for (size_t i = 0; i < N_SLOTS; i++) {
-		simhash_ctx_free(slots[i].ctx);
-		simhash_stopwords_free(slots[i].sw);
-		slots[i].ctx = NULL;
-		slots[i].sw = NULL;
+	for (size_t i = 0; i < N_T2S_SLOTS + N_SLOTS; i++) {
+		struct slot *s = i < N_T2S_SLOTS ? &t2s_slots[i] : &slots[i - N_T2S_SLOTS];
+		simhash_ctx_free(s->ctx);
+		simhash_stopwords_free(s->sw);
+		s->ctx = NULL;
+		s->sw = NULL;
 	}
+}
+
+static struct slot *slot_for(uint32_t key)
+{
+	if (key == NO_CONFIG_BYTES)
+		return &t2s_slots[N_T2S_SLOTS - 1];
+	if (key & 16) /* canonical: c0 bits 0-4, c1 bits 0-2 */
+		return &t2s_slots[(key & 0x0F) | (key >> 8 & 7) << 4];
+	return &slots[(key * 2654435761u) >> (32 - __builtin_ctz(N_SLOTS))];
 }
 #endif
 
@@ -415,12 +444,15 @@ static int slot_fill(struct slot *s, uint32_t key, const uint8_t *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const uint8_t *c = size >= 3 ? data : NULL;
-	uint32_t key = c ? (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16
-			 : NO_CONFIG_BYTES;
+	uint8_t cb[3];
+	const uint8_t *c = NULL;
+	uint32_t key = NO_CONFIG_BYTES;
 	struct slot *s;
 
-	if (c) {
+	if (size >= 3) {
+		canonical_bytes(data, cb);
+		c = cb;
+		key = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16;
 		data += 3;
 		size -= 3;
 	}
@@ -428,7 +460,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int registered;
 	if (!registered && atexit(free_slots) == 0)
 		registered = 1;
-	s = &slots[(key * 2654435761u) >> (32 - __builtin_ctz(N_SLOTS))];
+	s = slot_for(key);
 	if (!s->ctx || s->key != key) {
 		slot_clear(s);
 		if (!slot_fill(s, key, c)) {

@@ -398,6 +398,7 @@ static int collect_feature(const char *data, size_t len, uint32_t count, void *a
 	struct doc_feature *f;
 	simhash_err err;
 
+	SH_UNUSED(count); /* document frequency counts presence, not occurrences */
 	if (len > UINT32_MAX || len > SIZE_MAX - idf->doc_len) {
 		idf->doc_err = SIMHASH_EINVAL;
 		return 1;

@@ -249,6 +249,93 @@ static void test_median_matches_sort_reference(void)
 	CHECK(bad == 0);
 }
 
+/* ---------------------------------------------------------------- building */
+
+static simhash_ctx *word_ctx(simhash_utf8 utf8)
+{
+	simhash_config cfg;
+	simhash_ctx *ctx = NULL;
+
+	simhash_config_init(&cfg);
+	cfg.features = SIMHASH_FEATURES_WORD;
+	cfg.utf8 = utf8;
+	if (simhash_ctx_new(&cfg, &ctx))
+		abort();
+	return ctx;
+}
+
+/* Three documents: apple in 2, banana in 2, cherry in 1 (features are case
+ * folded words); idf = ln((1 + N) / (1 + df)) + 1. */
+static void test_add_document_then_finish(void)
+{
+	simhash_ctx *ctx = word_ctx(SIMHASH_UTF8_REPLACE);
+	simhash_idf *idf = NULL;
+	const double two_of_three = log(4.0 / 3.0) + 1.0, one_of_three = log(4.0 / 2.0) + 1.0;
+
+	simhash_idf_new(&idf);
+	CHECK(simhash_idf_add_document(idf, ctx, S("Apple banana apple")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("banana, CHERRY!")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("apple")) == SIMHASH_OK);
+	/* counted, not yet valued: the table still reads as empty */
+	CHECK(simhash_idf_size(idf) == 0);
+	CHECK(simhash_idf_get(idf, S("apple")) == 1.0);
+	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
+	CHECK(simhash_idf_size(idf) == 3);
+	CHECK(simhash_idf_get(idf, S("apple")) == two_of_three);
+	CHECK(simhash_idf_get(idf, S("banana")) == two_of_three);
+	CHECK(simhash_idf_get(idf, S("cherry")) == one_of_three);
+	CHECK(simhash_idf_get(idf, S("Apple")) == two_of_three); /* unknown: the median */
+	CHECK(simhash_idf_get(idf, S("durian")) == two_of_three);
+	simhash_idf_free(idf);
+	simhash_ctx_free(ctx);
+}
+
+/* Values set by hand survive finish(); more documents after a finish() count
+ * on top of the earlier ones. */
+static void test_set_values_survive_finish(void)
+{
+	simhash_ctx *ctx = word_ctx(SIMHASH_UTF8_REPLACE);
+	simhash_idf *idf = NULL;
+
+	simhash_idf_new(&idf);
+	CHECK(simhash_idf_add_document(idf, ctx, S("a b")) == SIMHASH_OK);
+	CHECK(simhash_idf_set(idf, S("a"), 9.0) == SIMHASH_OK);
+	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
+	CHECK(simhash_idf_get(idf, S("a")) == 9.0);
+	CHECK(simhash_idf_get(idf, S("b")) == log(2.0 / 2.0) + 1.0);
+	CHECK(simhash_idf_add_document(idf, ctx, S("c")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("c a")) == SIMHASH_OK);
+	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
+	CHECK(simhash_idf_size(idf) == 3);
+	CHECK(simhash_idf_get(idf, S("a")) == 9.0);
+	CHECK(simhash_idf_get(idf, S("b")) == log(4.0 / 2.0) + 1.0);
+	CHECK(simhash_idf_get(idf, S("c")) == log(4.0 / 3.0) + 1.0);
+	simhash_idf_free(idf);
+	simhash_ctx_free(ctx);
+}
+
+/* A document the ctx rejects counts for nothing: neither N nor any of its
+ * features. (Today features_each() validates before its first callback; idf.c
+ * also collects a document's features before counting any, so a failure
+ * mid-document could not leave half a document counted either.) */
+static void test_rejected_document_counts_nothing(void)
+{
+	simhash_ctx *ctx = word_ctx(SIMHASH_UTF8_REJECT);
+	simhash_idf *idf = NULL;
+
+	simhash_idf_new(&idf);
+	CHECK(simhash_idf_add_document(idf, ctx, S("x y")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("x y z \xff w")) == SIMHASH_EUTF8);
+	CHECK(simhash_idf_add_document(idf, NULL, S("x")) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_add_document(idf, ctx, NULL, 3) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_add_document(NULL, ctx, S("x")) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
+	CHECK(simhash_idf_size(idf) == 2); /* x and y; no z, no w */
+	CHECK(simhash_idf_get(idf, S("x")) == 1.0); /* ln(2/2) + 1: N is still 1 */
+	simhash_idf_free(idf);
+	simhash_ctx_free(ctx);
+}
+
 /* ---------------------------------------------------------------- digest */
 
 static void test_digest_independent_of_insertion_order(void)
@@ -701,6 +788,9 @@ TEST_MAIN("idf",
 	  TEST(test_unknown_term_gets_upper_median),
 	  TEST(test_median_follows_set_without_finish),
 	  TEST(test_median_matches_sort_reference),
+	  TEST(test_add_document_then_finish),
+	  TEST(test_set_values_survive_finish),
+	  TEST(test_rejected_document_counts_nothing),
 	  TEST(test_digest_independent_of_insertion_order),
 	  TEST(test_digest_of_empty_tables_and_null),
 	  TEST(test_save_writes_sorted_exact_lines),

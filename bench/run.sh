@@ -1,0 +1,14 @@
+#!/bin/sh
+# run.sh BUILD - `make bench`: the speed figures (speed.sh), then the quality
+# figures (quality.sh), both on ../shared/corpus (or $SIMHASH_CORPUS). Without
+# the corpus it says so and succeeds: the benchmark is optional, the tests are not.
+set -eu
+BUILD=${1:-build}
+CORPUS=${SIMHASH_CORPUS:-../shared/corpus}
+if [ ! -d "$CORPUS" ]; then
+	echo "bench: $CORPUS not found, skipped"
+	exit 0
+fi
+sh bench/speed.sh "$BUILD"
+echo
+sh bench/quality.sh "$BUILD"
