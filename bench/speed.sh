@@ -67,6 +67,8 @@ jrow() {
 
 {
 echo "speed: best of $RUNS runs; MB = 10^6 bytes of text; en $en_bytes bytes, zh $zh_bytes bytes"
+# Other work on the machine lowers every wall-clock figure and the -j 2 ratio.
+[ -r /proc/loadavg ] && echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-22s %8s %8s  %-17s %-22s %8s %7s\n' case MB/s cpu-MB/s target baseline MB/s ratio
 for lang in en zh; do
 	if [ $lang = en ]; then name=english bytes=$en_bytes min=150; else name=chinese bytes=$zh_bytes min=20; fi

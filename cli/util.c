@@ -187,19 +187,24 @@ int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned lon
 int read_fd_all(int fd, struct sbuf *b)
 {
 	struct stat st;
-	size_t want = 64 * 1024;
+	size_t want = 64 * 1024, asked;
+	int regular = 0;
 	ssize_t n;
 
-	/* A regular file is read in one call (plus one to see the end); anything
-	 * else grows the buffer geometrically. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+	/* A regular file is read in one call: asking for a byte more than its
+	 * size, a short read is its end. Anything else grows the buffer
+	 * geometrically until read() returns 0. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
 		want = (size_t)st.st_size + 1;
+		regular = 1;
+	}
 	for (;;) {
 		if (b->cap - b->len < want && sbuf_grow(b, want)) {
 			errno = ENOMEM;
 			return -1;
 		}
-		n = read(fd, b->p + b->len, b->cap - b->len);
+		asked = b->cap - b->len;
+		n = read(fd, b->p + b->len, asked);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -208,6 +213,8 @@ int read_fd_all(int fd, struct sbuf *b)
 		if (n == 0)
 			return 0;
 		b->len += (size_t)n;
+		if (regular && (size_t)n < asked)
+			return 0;
 		want = b->cap - b->len ? 1 : b->len;
 	}
 }

@@ -36,7 +36,6 @@
  */
 #define _GNU_SOURCE
 #include <assert.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <float.h>
 #include <locale.h>
@@ -349,8 +348,10 @@ simhash_err simhash_idf_set(simhash_idf *idf, const char *term, size_t len, doub
 
 double sh_idf_get_key(const simhash_idf *idf, uint64_t key)
 {
-	const struct idf_slot *s = slot_find(idf, key);
+	const struct idf_slot *s;
 
+	assert(idf);
+	s = slot_find(idf, key);
 	if (s && (s->flags & SLOT_VALUED))
 		return s->idf;
 	return idf_default(idf);
@@ -368,16 +369,21 @@ size_t simhash_idf_size(const simhash_idf *idf)
 	return idf ? idf->n_valued : 0;
 }
 
+/* Gives every counted term its idf (invariant 3: values from set() and load()
+ * stay) and refreshes the median. Idempotent, so it may also be called after
+ * set() only, or again after more documents. */
 simhash_err simhash_idf_finish(simhash_idf *idf)
 {
 	if (!idf)
 		return SIMHASH_EINVAL;
 	for (size_t i = 0; i < idf->cap; i++) {
 		struct idf_slot *s = &idf->slots[i];
-
 		uint64_t df;
 
-		if (!s->flags || (s->flags & SLOT_SET) || !(df = slot_term(idf, s)->df))
+		if (!s->flags || (s->flags & SLOT_SET))
+			continue;
+		df = slot_term(idf, s)->df;
+		if (!df)
 			continue;
 		if (!(s->flags & SLOT_VALUED))
 			idf->n_valued++;

@@ -17,8 +17,8 @@
  * Workload: whole documents, up to hundreds of MB. Text weights are integers,
  * so the vote is a sum and the order of the windows does not matter: windows
  * are counted in a hash table of (4-gram, count) and each distinct 4-gram is
- * hashed once (MD5 is the cost: English text has about 40 windows per distinct
- * 4-gram). The table grows to a limit; a full table votes and starts empty, so
+ * hashed once (MD5 is the cost: the shared English corpus has about 40 windows
+ * per distinct 4-gram). The table grows to a limit; a full table votes and starts empty, so
  * memory stays bounded and time linear.
  *
  * Features: build_by_features() goes through numpy, and float weights make the
@@ -149,6 +149,8 @@ static size_t py_lower(const uint32_t *cps, size_t n, size_t i, uint32_t out[2])
 		out[0] = py_final_sigma(cps, n, i) ? 0x3C2 : 0x3C3;
 		return 1;
 	}
+	/* CJK ideographs (the bulk of Chinese text) and code points Python does not
+	 * know have no case mapping. */
 	if ((c >= 0x4E00 && c <= 0x9FFF) || c > 0x10FFFF || py_unassigned(c)) {
 		out[0] = (uint32_t)c;
 		return 1;

@@ -736,8 +736,7 @@ static double cpu_seconds(void)
 
 /* jieba's own table (Debian python3-jieba): 270132 lines, all terms distinct;
  * Python's sorted(values)[n // 2] is 11.9547675029. Skipped without the file.
- * Speed: the best of three loads must take under 0.5 s of CPU (about 0.1 s
- * on a 2.5 GHz Xeon VM); not checked under sanitizers or valgrind. */
+ * The load time is printed, not checked: speed belongs to `make bench`. */
 static void test_load_jieba_idf_txt_fast(void)
 {
 	simhash_idf *idf = NULL;
@@ -756,11 +755,7 @@ static void test_load_jieba_idf_txt_fast(void)
 		secs = cpu_seconds() - t0;
 		best = secs < best ? secs : best;
 	}
-	if (SANITIZED || RUNNING_ON_VALGRIND)
-		best = 0; /* instrumented: speed means nothing */
-	if (best >= 0.5)
-		fprintf(stderr, "loading %s took %.3f s of CPU\n", JIEBA_IDF, best);
-	CHECK(best < 0.5);
+	printf("loading jieba's idf.txt: %.3f s of CPU (best of 3)\n", best);
 	CHECK(simhash_idf_size(idf) == 270132);
 	CHECK(simhash_idf_get(idf, S("\xe5\x8a\xb3\xe5\x8a\xa8\xe9\x98\xb2\xe6\x8a\xa4")) ==
 	      13.900677652); /* 劳动防护, line 1 */
