@@ -32,6 +32,7 @@
 #define FILES_PER_BATCH 16
 #define BATCH_BYTES ((size_t)64 << 10)
 #define BATCH_LINES 4096
+#define BIG_FILE ((size_t)64 << 20)
 #define MAX_JOBS 1024
 #define ERR_MAX 512
 
@@ -50,7 +51,8 @@ static const struct cli_opt opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
-/* What every worker reads and none writes. */
+/* Shared by the workers: read-only while they run, except that worker i
+ * owns workers[i]. */
 struct run {
 	enum mode mode;
 	int json;
@@ -123,14 +125,19 @@ static int add_text_id(struct sbuf *out, const char *id, size_t len)
  * run has several inputs. */
 static int add_line_id(const struct run *run, struct sbuf *out, const char *path, uint64_t line)
 {
-	if (run->multi) {
-		if (run->json && sbuf_addc(out, '"'))
+	if (!run->multi)
+		return sbuf_add_u64(out, line);
+	if (run->json) {
+		/* "path:line": the escaped path without its closing quote, then the rest. */
+		if (sbuf_add_json_str(out, path, strlen(path)))
 			return -1;
-		if (sbuf_adds(out, path) || sbuf_addc(out, ':') || sbuf_add_u64(out, line))
-			return -1;
-		return run->json ? sbuf_addc(out, '"') : 0;
+		out->len--;
+	} else if (add_text_id(out, path, strlen(path))) {
+		return -1;
 	}
-	return sbuf_add_u64(out, line);
+	if (sbuf_addc(out, ':') || sbuf_add_u64(out, line))
+		return -1;
+	return run->json ? sbuf_addc(out, '"') : 0;
 }
 
 /* Appends one document's output line. id NULL: use the line number. */
@@ -162,67 +169,71 @@ static int add_result(const struct run *run, struct sbuf *out, const simhash_fp 
 	return sbuf_add(out, run->scheme_tail.p, run->scheme_tail.len);
 }
 
-/* Records the batch's error; returns -1 so callers can `return fail(...)`. */
-static int fail(struct batch *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct batch *b, const char *fmt, ...)
+/* Records the batch's error, prefixed with "FILE: " or, if line is not 0,
+ * "FILE:LINE: "; returns -1 so callers can `return fail(...)`. */
+static int fail(struct batch *b, const char *path, uint64_t line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(struct batch *b, const char *path, uint64_t line, const char *fmt, ...)
 {
+	char msg[ERR_MAX / 2];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(b->err, sizeof(b->err), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (!path)
+		snprintf(b->err, sizeof(b->err), "%s", msg);
+	else if (line)
+		snprintf(b->err, sizeof(b->err), "%s:%llu: %s", display_name(path),
+			 (unsigned long long)line, msg);
+	else
+		snprintf(b->err, sizeof(b->err), "%s: %s", display_name(path), msg);
 	b->failed = 1;
 	return -1;
 }
 
-/* Fingerprints one text; where is "FILE" or "FILE:LINE" for messages. */
+/* Fingerprints one text, document `line` of path (0: the whole file). */
 static int fingerprint(struct worker *w, struct batch *b, const char *text, size_t len,
-		       simhash_fp *fp, const char *where)
+		       simhash_fp *fp, const char *path, uint64_t line)
 {
 	simhash_err err = simhash_fingerprint(w->ctx, text, len, fp);
 
 	if (err == SIMHASH_EUTF8)
-		return fail(b, "%s: invalid UTF-8 at byte %zu", where,
+		return fail(b, path, line, "invalid UTF-8 at byte %zu",
 			    simhash_ctx_error_offset(w->ctx));
 	if (err)
-		return fail(b, "%s: %s", where, simhash_strerror(err));
+		return fail(b, path, line, "%s", simhash_strerror(err));
 	b->n_docs++;
 	return 0;
 }
 
 static int out_of_memory(struct batch *b)
 {
-	return fail(b, "out of memory");
+	return fail(b, NULL, 0, "out of memory");
 }
 
 static void do_files(const struct run *run, struct worker *w, struct batch *b)
 {
-	const char *path, *name;
+	const char *path;
 	simhash_fp fp;
 	size_t i;
 
 	for (i = 0; i < b->n_files; i++) {
 		path = b->files[i];
-		name = display_name(path);
 		if (read_path_all(path, &w->file)) {
-			fail(b, "%s: %s", name, strerror(errno));
+			fail(b, path, 0, "%s", strerror(errno));
 			return;
 		}
 		b->n_bytes += w->file.len;
-		if (fingerprint(w, b, w->file.p, w->file.len, &fp, name))
+		if (fingerprint(w, b, w->file.p, w->file.len, &fp, path, 0))
 			return;
 		if (add_result(run, &b->out, &fp, path, strlen(path), 0, path, 0)) {
 			out_of_memory(b);
 			return;
 		}
+		if (w->file.cap > BIG_FILE)
+			sbuf_free(&w->file); /* do not keep a huge buffer per thread */
 	}
-}
-
-/* Where line n of the batch's input is, for messages. */
-static const char *where_line(const struct batch *b, uint64_t line, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%s:%llu", display_name(b->path), (unsigned long long)line);
-	return buf;
 }
 
 /* Handles one line (without its line break) of --lines or --jsonl input. */
@@ -230,12 +241,12 @@ static int do_line(const struct run *run, struct worker *w, struct batch *b, con
 		   size_t len, uint64_t line)
 {
 	struct jsonl_rec *rec = &w->rec;
-	char where[ERR_MAX / 2], err[ERR_MAX / 2];
+	char err[ERR_MAX / 2];
 	simhash_fp fp;
 	int ret;
 
 	if (run->mode == MODE_LINES) {
-		if (fingerprint(w, b, s, len, &fp, where_line(b, line, where, sizeof(where))))
+		if (fingerprint(w, b, s, len, &fp, b->path, line))
 			return -1;
 		if (add_result(run, &b->out, &fp, NULL, 0, 0, b->path, line))
 			return out_of_memory(b);
@@ -246,9 +257,8 @@ static int do_line(const struct run *run, struct worker *w, struct batch *b, con
 	if (ret == JSONL_BLANK)
 		return 0;
 	if (ret == JSONL_ERROR)
-		return fail(b, "%s: %s", where_line(b, line, where, sizeof(where)), err);
-	if (fingerprint(w, b, rec->text, rec->text_len, &fp,
-			where_line(b, line, where, sizeof(where))))
+		return fail(b, b->path, line, "%s", err);
+	if (fingerprint(w, b, rec->text, rec->text_len, &fp, b->path, line))
 		return -1;
 	if (add_result(run, &b->out, &fp, rec->id, rec->id_len, rec->id_is_number, b->path, line))
 		return out_of_memory(b);
@@ -277,7 +287,7 @@ static void work(void *job, unsigned index, void *arg)
 	if (!w->ctx) {
 		err = simhash_ctx_new(run->cfg, &w->ctx);
 		if (err) {
-			fail(b, "%s", simhash_strerror(err));
+			fail(b, NULL, 0, "%s", simhash_strerror(err));
 			return;
 		}
 	}
@@ -322,7 +332,7 @@ static struct batch *get_batch(struct state *st)
 	b->n_docs = 0;
 	b->n_bytes = 0;
 	b->failed = 0;
-	if (b->in.cap > 4 * BATCH_BYTES && b->in.cap > 16u << 20)
+	if (b->in.cap > BIG_FILE)
 		sbuf_free(&b->in); /* it held a huge line: give the memory back */
 	return b;
 }
