@@ -34,6 +34,7 @@ struct sh_norm {
 	sh_buf u16in, u16out;
 	sh_buf s, off, cls; /* the output arrays */
 	sh_buf cps;   /* decoded code points, for the compat mode */
+	uint32_t *bmp;     /* BMP code point -> SH_INERT | class << 24 | output */
 	uint8_t amap[128]; /* ASCII byte -> output byte (' ' for a separator) */
 	uint8_t acls[128]; /* output byte -> class */
 	/* state of one run */
@@ -70,6 +71,8 @@ static uint32_t fold_ascii(uint32_t c)
 	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
 }
 
+static simhash_err build_bmp(sh_norm *n);
+
 simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 {
 	UErrorCode st = U_ZERO_ERROR;
@@ -96,10 +99,15 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 		if (err)
 			goto out_free;
 	}
+	if (cfg->compat == SIMHASH_COMPAT_NONE) {
+		err = build_bmp(n);
+		if (err)
+			goto out_free;
+	}
 	*out = n;
 	return SIMHASH_OK;
 out_free:
-	free(n);
+	sh_norm_free(n);
 	return err;
 }
 
@@ -108,6 +116,7 @@ void sh_norm_free(sh_norm *n)
 	if (!n)
 		return;
 	sh_t2s_free(n->t2s);
+	free(n->bmp);
 	sh_buf_free(&n->html);
 	sh_buf_free(&n->u16in);
 	sh_buf_free(&n->u16out);
@@ -165,6 +174,39 @@ static int classify(uint32_t c)
 	}
 }
 
+/* Entries of n->bmp. */
+#define SH_INERT (1u << 30) /* NFKC_Casefold leaves it and its neighbours alone */
+#define SH_DROP (1u << 29)  /* a format character: vanishes */
+
+
+/* Fills n->bmp: for every BMP code point whether it is inert, and if so its
+ * class and output (after t2s). About 10 ms per context. */
+static simhash_err build_bmp(sh_norm *n)
+{
+	uint32_t *t = malloc(0x10000 * sizeof *t);
+
+	if (!t)
+		return SIMHASH_ENOMEM;
+	for (uint32_t c = 0; c < 0x10000; c++) {
+		int cls;
+		t[c] = 0;
+		if (c >= 0xD800 && c <= 0xDFFF)
+			continue;
+		if (n->cfg.casefold && !unorm2_isInert(n->nfkc_cf, (UChar32)c))
+			continue;
+		cls = c < 0x80 ? ascii_class[c] : classify(c);
+		if (cls < 0) {
+			t[c] = SH_INERT | SH_DROP;
+			continue;
+		}
+		t[c] = SH_INERT | (uint32_t)cls << 24 |
+		       (cls == SH_C_CJK && n->t2s ? sh_t2s_map(n->t2s, c) : c);
+	}
+	n->bmp = t;
+	return SIMHASH_OK;
+}
+
+
 /* Appends one normalized character of class cls, applying the space,
  * punctuation and repeat rules. The output arrays have room (reserved by the
  * caller for the worst case). */
@@ -209,8 +251,12 @@ static void emit(sh_norm *n, uint32_t c, int cls)
 
 /* Makes room for `chars` more characters and `bytes` more bytes of output.
  * Offsets are 32-bit: a normalized text is limited to 4 GiB. */
-static simhash_err room(sh_norm *n, size_t chars, size_t bytes)
+static inline simhash_err room(sh_norm *n, size_t chars, size_t bytes)
 {
+	if (SH_LIKELY(n->len + bytes <= n->s.cap &&
+		      (n->n_chars + chars + 1) * sizeof(uint32_t) <= n->off.cap &&
+		      n->n_chars + chars + 1 <= n->cls.cap && n->len + bytes < UINT32_MAX))
+		return SIMHASH_OK;
 	if (bytes > UINT32_MAX - 1 - n->len)
 		return SIMHASH_EINVAL;
 	if (sh_buf_reserve(&n->s, n->len + bytes) ||
@@ -330,13 +376,45 @@ static void ascii_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
 	n->last_cp = prev;
 }
 
+/* Decodes the code point at in[i] (i < j): valid 3-byte sequences, the
+ * bulk of CJK text, inline; the rest through sh_utf8_next(). */
+static inline size_t decode(const uint8_t *in, size_t j, size_t i, uint32_t *cp)
+{
+	int bad;
+	if ((in[i] & 0xF0) == 0xE0 && i + 2 < j && (in[i + 1] & 0xC0) == 0x80 &&
+	    (in[i + 2] & 0xC0) == 0x80) {
+		uint32_t c = (uint32_t)(in[i] & 0x0F) << 12 | (uint32_t)(in[i + 1] & 0x3F) << 6 |
+			     (in[i + 2] & 0x3F);
+		if (c >= 0x800 && (c < 0xD800 || c > 0xDFFF)) {
+			*cp = c;
+			return 3;
+		}
+	}
+	return sh_utf8_next(in, j, i, cp, &bad);
+}
+
+/* Normalizes and emits the UTF-16 segment collected so far, if any. */
+static simhash_err flush(sh_norm *n, int32_t *m)
+{
+	simhash_err err = SIMHASH_OK;
+	if (*m) {
+		err = emit_u16(n, n->u16in.p, *m);
+		*m = 0;
+	}
+	return err;
+}
+
 /* Handles in[i..j): an optional ASCII character followed by a run of
- * non-ASCII bytes, through ICU in one call. */
+ * non-ASCII bytes. A BMP character that is normalization-inert (unchanged by
+ * NFKC_Casefold, and never combining with a neighbour) is emitted straight
+ * from the table; the others are collected into segments that ICU normalizes,
+ * and an inert character ends a segment, since nothing composes across it. */
 static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size_t *pi)
 {
 	size_t i = *pi, j;
 	UChar *u;
 	int32_t m = 0;
+	simhash_err err;
 
 	for (j = i + 1; j < len && in[j] >= 0x80; j++)
 		;
@@ -345,11 +423,22 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 		return SIMHASH_EINVAL;
 	if (sh_buf_reserve(&n->u16in, (j - i + 1) * sizeof(UChar)))
 		return SIMHASH_ENOMEM;
+	/* Inert characters keep their UTF-8 length; a space may precede each. */
+	err = room(n, 2 * (j - i), 2 * (j - i));
+	if (err)
+		return err;
 	u = n->u16in.p;
 	while (i < j) {
-		uint32_t cp;
-		int bad;
-		i += sh_utf8_next(in, j, i, &cp, &bad);
+		uint32_t cp, e;
+		i += decode(in, j, i, &cp);
+		if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
+			err = flush(n, &m);
+			if (err)
+				return err;
+			if (!(e & SH_DROP))
+				emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
+			continue;
+		}
 		if (cp >= 0x10000) {
 			u[m++] = U16_LEAD(cp);
 			u[m++] = U16_TRAIL(cp);
@@ -358,7 +447,7 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 		}
 	}
 	*pi = j;
-	return emit_u16(n, u, m);
+	return flush(n, &m);
 }
 
 simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
