@@ -9,8 +9,8 @@ PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-PKGS    := icu-uc icu-i18n opencc libxxhash libcrypto jansson
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGS    := icu-uc icu-i18n libxxhash libcrypto jansson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) opencc 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS  = -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fPIC \
               -fvisibility=hidden -Ilib $(PKG_CFLAGS) $(CFLAGS)
@@ -36,6 +36,18 @@ all: $(BUILD)/simhash $(BUILD)/libsimhash.a $(BUILD)/libsimhash.so
 $(BUILD)/%.o: %.c lib/simhash.h $(wildcard lib/*/*.h) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The traditional -> simplified table, generated from OpenCC's data.
+$(BUILD)/gen/gen_t2s: tools/gen_t2s.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(shell pkg-config --libs opencc)
+
+$(BUILD)/gen/t2s_table.h: $(BUILD)/gen/gen_t2s
+	$(BUILD)/gen/gen_t2s > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/lib/normalize/t2s.o: lib/normalize/t2s.c $(BUILD)/gen/t2s_table.h lib/common/internal.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I$(BUILD)/gen -c $< -o $@
 
 $(BUILD)/libsimhash.a: $(LIB_OBJ)
 	@rm -f $@

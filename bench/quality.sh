@@ -95,6 +95,7 @@ configs | while IFS='|' read -r name opts; do
 		esac
 	done
 	if [ $ok = 1 ]; then
+		# shellcheck disable=SC2086 # opts is a list of words
 		printf '%s|%s|%s\n' "$name" "$opts" "$("$BUILD/simhash" scheme $opts)" >> "$OUT/configs.txt"
 	else
 		echo "quality: $name skipped: this simhash has no option among: $opts" >&2

@@ -29,7 +29,8 @@ if [ ! -f "$CORPUS/en.jsonl" ] || [ ! -f "$CORPUS/zh.jsonl" ]; then
 	exit 0
 fi
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
 mkdir -p "$OUT"
 
 # One document per file; the byte counts are the MB of every case below.
@@ -38,6 +39,7 @@ zh_bytes=$(python3 bench/split_docs.py "$CORPUS/zh.jsonl" "$tmp/zh")
 
 # timed CMD...: sets wall and cpu (seconds) of the best of RUNS runs.
 timed() {
+	# shellcheck disable=SC2046 # "WALL CPU" splits into two words on purpose
 	set -- $("$B/timeit" "$RUNS" "$@")
 	wall=$1 cpu=$2
 }
