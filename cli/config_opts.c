@@ -21,6 +21,7 @@ enum {
 	C_COMPAT,
 	C_FEATURES,
 	C_NGRAM,
+	C_NGRAM_CJK,
 	C_TOKENIZER,
 	C_HASH,
 	C_WEIGHT,
@@ -63,6 +64,9 @@ static const struct cfg_opt cfg_opts[C_COUNT] = {
 		       compat_names },
 	[C_FEATURES] = { { "features", 0, "char|word|shingle", "what a feature is" }, features_names },
 	[C_NGRAM] = { { "ngram", 'n', "N", "n of char n-grams and word shingles" }, NULL },
+	[C_NGRAM_CJK] = { { "ngram-cjk", 0, "N",
+			    "n of char n-grams starting at a CJK character (0: as --ngram)" },
+			  NULL },
 	[C_TOKENIZER] = { { "tokenizer", 0, "simple|icu", "how words are found" }, tokenizer_names },
 	[C_HASH] = { { "hash", 0, "xxh3|fnv1|fnv1a|md5", "feature hash" }, hash_names },
 	[C_WEIGHT] = { { "weight", 0, "tf|binary|logtf|tfidf", "feature weight (tfidf needs --idf)" },
@@ -138,7 +142,9 @@ static int apply(struct cli_parse *p, int id, const char *arg)
 		if (e < 0)
 			return bad_value(p, id, arg);
 	} else if (cfg_opts[id].o.arg && !strcmp(cfg_opts[id].o.arg, "N")) {
-		if (parse_uint(arg, id == C_NGRAM ? 1 : 0, id == C_NGRAM ? 1000 : UINT_MAX, &v))
+		unsigned long lo = id == C_NGRAM ? 1 : 0;
+		unsigned long hi = id == C_NGRAM || id == C_NGRAM_CJK ? 64 : UINT_MAX;
+		if (parse_uint(arg, lo, hi, &v))
 			return bad_value(p, id, arg);
 	}
 	switch (id) {
@@ -146,6 +152,7 @@ static int apply(struct cli_parse *p, int id, const char *arg)
 	case C_COMPAT: cfg->compat = (simhash_compat)e; break;
 	case C_FEATURES: cfg->features = (simhash_features)e; break;
 	case C_NGRAM: cfg->ngram = (unsigned)v; break;
+	case C_NGRAM_CJK: cfg->ngram_cjk = (unsigned)v; break;
 	case C_TOKENIZER: cfg->tokenizer = (simhash_tokenizer)e; break;
 	case C_HASH: cfg->hash = (simhash_hash)e; break;
 	case C_WEIGHT: cfg->weight = (simhash_weight)e; break;
@@ -342,6 +349,7 @@ static const char *default_of(int id, const simhash_config *d, char *buf, size_t
 	case C_BITS: snprintf(buf, cap, "%u", d->bits); return buf;
 	case C_FEATURES: return name_of(features_names, d->features);
 	case C_NGRAM: snprintf(buf, cap, "%u", d->ngram); return buf;
+	case C_NGRAM_CJK: snprintf(buf, cap, "%u", d->ngram_cjk); return buf;
 	case C_TOKENIZER: return name_of(tokenizer_names, d->tokenizer);
 	case C_HASH: return name_of(hash_names, d->hash);
 	case C_WEIGHT: return name_of(weight_names, d->weight);
