@@ -73,6 +73,14 @@ static inline __attribute__((always_inline)) uint64_t ngram_key(const sh_text *t
 	return sh_key_inline(t->s + t->off[i], t->off[end] - t->off[i]);
 }
 
+/* Whether the eight classes at c are all SH_C_CJK. */
+static inline int all_cjk(const uint8_t *c)
+{
+	uint64_t w;
+	memcpy(&w, c, 8);
+	return w == 0x0101010101010101ull * SH_C_CJK;
+}
+
 static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 {
 	const simhash_config *cfg = &ctx->cfg;
@@ -92,8 +100,21 @@ static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 			safe = n;
 		for (; i + 8 <= safe; i += 8) {
 			uint64_t h[8];
-			for (unsigned k = 0; k < 8; k++)
-				h[k] = ngram_key(t, i + k, ng, ngc);
+			if (ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng) {
+				/* eight windows of one-byte characters */
+				const uint8_t *p = t->s + t->off[i];
+				for (unsigned k = 0; k < 8; k++)
+					h[k] = sh_key_1to3(p + k, ng);
+			} else if (ngc == 2 && t->off[i + 9] - t->off[i] == 27 &&
+				   all_cjk(t->cls + i)) {
+				/* eight bigrams of three-byte CJK characters */
+				const uint8_t *p = t->s + t->off[i];
+				for (unsigned k = 0; k < 8; k++)
+					h[k] = sh_key_4to8(p + 3 * k, 6);
+			} else {
+				for (unsigned k = 0; k < 8; k++)
+					h[k] = ngram_key(t, i + k, ng, ngc);
+			}
 			sh_lane_add8(&v.lane[0], h, 1);
 			v.n += 8;
 		}

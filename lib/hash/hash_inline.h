@@ -30,4 +30,17 @@ static inline __attribute__((always_inline)) uint64_t sh_key_inline(const void *
 	return (uint64_t)XXH3_64bits(data, len);
 }
 
+/* XXH3_64bits(data, len) for 1 <= len <= 3, without the length dispatch:
+ * XXH3's own short-input function, called directly. */
+static inline __attribute__((always_inline)) uint64_t sh_key_1to3(const uint8_t *data, size_t len)
+{
+	return (uint64_t)XXH3_len_1to3_64b(data, len, XXH3_kSecret, 0);
+}
+
+/* XXH3_64bits(data, len) for 4 <= len <= 8, likewise. */
+static inline __attribute__((always_inline)) uint64_t sh_key_4to8(const uint8_t *data, size_t len)
+{
+	return (uint64_t)XXH3_len_4to8_64b(data, len, XXH3_kSecret, 0);
+}
+
 #endif

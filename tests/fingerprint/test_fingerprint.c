@@ -180,23 +180,6 @@ static void test_unit_votes_match_reference(void)
 	}
 }
 
-static void test_tf_paths_agree(void)
-{
-	/* tf through the bit-sliced unit votes and through the weighted path
-	 * (a tf cap that never bites) must give the same bits */
-	static char buf[20000];
-	for (int trial = 0; trial < 30; trial++) {
-		simhash_config cfg;
-		size_t len = random_text(buf, 1 + rnd() % 1500);
-		simhash_config_init(&cfg);
-		cfg.bits = trial % 2 ? 128 : 64;
-		simhash_fp a = fp_cfg(&cfg, buf, len);
-		cfg.tf_cap = 1000000;
-		simhash_fp b = fp_cfg(&cfg, buf, len);
-		CHECK(same(a, b));
-	}
-}
-
 static size_t random_doc(char *buf, size_t words, uint64_t seed)
 {
 	size_t k = 0;
@@ -212,6 +195,48 @@ static size_t random_doc(char *buf, size_t words, uint64_t seed)
 	buf[k] = 0;
 	rng_state = save;
 	return k;
+}
+
+static void test_fast_blocks_match_reference(void)
+{
+	/* long runs of ASCII and of CJK take the block paths of the hot loop */
+	static char buf[60000];
+	static const char *const cjk[] = {"中", "文", "數", "据", "测", "試", "的", "了", "。", "a"};
+	for (int trial = 0; trial < 24; trial++) {
+		simhash_config cfg;
+		size_t k = 0, words = 200 + rnd() % 3000;
+		for (size_t i = 0; i < words; i++) {
+			const char *w = cjk[rnd() % (trial % 2 ? 10 : 8)];
+			memcpy(buf + k, w, strlen(w));
+			k += strlen(w);
+			if (trial % 3 == 0 && rnd() % 50 == 0)
+				buf[k++] = (char)('A' + rnd() % 26);
+		}
+		buf[k] = 0;
+		simhash_config_init(&cfg);
+		cfg.ngram = 1 + (unsigned)(trial % 4);
+		cfg.ngram_cjk = 1 + (unsigned)(trial % 3);
+		CHECK(same(fp_cfg(&cfg, buf, k), reference(&cfg, buf, k)));
+		k = random_doc(buf, 1 + rnd() % 3000, rnd());
+		CHECK(same(fp_cfg(&cfg, buf, k), reference(&cfg, buf, k)));
+	}
+}
+
+static void test_tf_paths_agree(void)
+{
+	/* tf through the bit-sliced unit votes and through the weighted path
+	 * (a tf cap that never bites) must give the same bits */
+	static char buf[20000];
+	for (int trial = 0; trial < 30; trial++) {
+		simhash_config cfg;
+		size_t len = random_text(buf, 1 + rnd() % 1500);
+		simhash_config_init(&cfg);
+		cfg.bits = trial % 2 ? 128 : 64;
+		simhash_fp a = fp_cfg(&cfg, buf, len);
+		cfg.tf_cap = 1000000;
+		simhash_fp b = fp_cfg(&cfg, buf, len);
+		CHECK(same(a, b));
+	}
 }
 
 static void test_one_word_edit_moves_few_bits(void)
@@ -441,7 +466,8 @@ TEST_MAIN("fingerprint", TEST(test_same_text_gives_same_fingerprint),
 	  TEST(test_traditional_folds_to_simplified), TEST(test_spaces_and_punctuation_rules),
 	  TEST(test_empty_text_is_the_empty_feature),
 	  TEST(test_text_shorter_than_an_ngram_is_one_feature),
-	  TEST(test_unit_votes_match_reference), TEST(test_tf_paths_agree),
+	  TEST(test_unit_votes_match_reference), TEST(test_fast_blocks_match_reference),
+	  TEST(test_tf_paths_agree),
 	  TEST(test_one_word_edit_moves_few_bits),
 	  TEST(test_unrelated_documents_are_half_the_bits_apart), TEST(test_html_mode_drops_markup),
 	  TEST(test_invalid_utf8_replaced_or_rejected), TEST(test_nul_bytes_are_spaces),
