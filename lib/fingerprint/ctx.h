@@ -12,7 +12,11 @@ struct simhash_ctx {
 	sh_text text;      /* the last normalized text */
 	size_t bad_offset; /* of the last SIMHASH_EUTF8 */
 	sh_buf pairs;      /* similarity: (key, weight) of the first text */
+	int simd;          /* use vote_avx512.c */
 };
+
+/* For tests: turns the vector path off (0) or back on where the CPU has it. */
+void sh_ctx_set_simd(simhash_ctx *ctx, int on);
 
 /* Normalizes text and prepares its features; *n gets their number. */
 simhash_err sh_ctx_features(simhash_ctx *ctx, const char *text, size_t len, size_t *n);

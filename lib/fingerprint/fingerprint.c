@@ -26,6 +26,7 @@ simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out)
 	if (!ctx)
 		return SIMHASH_ENOMEM;
 	ctx->cfg = *cfg;
+	ctx->simd = sh_cpu_has_avx512();
 	err = sh_norm_new(cfg, &ctx->norm);
 	if (!err)
 		err = sh_feats_new(cfg, &ctx->feats);
@@ -56,6 +57,11 @@ void simhash_ctx_free(simhash_ctx *ctx)
 const simhash_config *simhash_ctx_config(const simhash_ctx *ctx)
 {
 	return &ctx->cfg;
+}
+
+void sh_ctx_set_simd(simhash_ctx *ctx, int on)
+{
+	ctx->simd = on && sh_cpu_has_avx512();
 }
 
 size_t simhash_ctx_error_offset(const simhash_ctx *ctx)
@@ -98,8 +104,14 @@ static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 		size_t i = 0;
 		if (safe > n)
 			safe = n;
-		for (; i + 8 <= safe; i += 8) {
+		while (i + 8 <= safe) {
 			uint64_t h[8];
+			if (ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng && ctx->simd &&
+			    safe - i >= 64) {
+				/* a run of one-byte windows, eight per vector */
+				i = sh_votes_ascii_avx512(&v, t, i, safe, ng);
+				continue;
+			}
 			if (ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng) {
 				/* eight windows of one-byte characters */
 				const uint8_t *p = t->s + t->off[i];
@@ -117,6 +129,7 @@ static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 			}
 			sh_lane_add8(&v.lane[0], h, 1);
 			v.n += 8;
+			i += 8;
 		}
 		for (; i < n; i++)
 			if (i + (t->cls[i] == SH_C_CJK ? ngc : ng) <= t->n_chars)

@@ -22,9 +22,27 @@ static uint64_t lane_bits(const sh_lane *L, const uint64_t (*pend)[2], unsigned 
 	return out;
 }
 
+/* Adds the word x at level k of the lane's counters (ones, twos, fours,
+ * then plane[k - 3]), carrying upwards. */
+static void lane_add_level(sh_lane *L, uint64_t x, unsigned k)
+{
+	while (x) {
+		uint64_t *p = k == 0 ? &L->ones : k == 1 ? &L->twos : k == 2 ? &L->fours
+									    : &L->plane[k - 3];
+		uint64_t c = *p & x;
+		*p ^= x;
+		x = c;
+		k++;
+	}
+}
+
 void sh_vote_finish(sh_vote *v, unsigned bits, simhash_fp *out)
 {
 	uint64_t n = v->n + v->n_pend;
+
+	for (unsigned k = 0; k < v->vtop; k++)
+		for (unsigned lane = 0; lane < 8; lane++)
+			lane_add_level(&v->lane[0], v->vplane[k][lane], k);
 
 	out->bits = bits;
 	out->w[0] = lane_bits(&v->lane[0], (const uint64_t(*)[2])v->pend, v->n_pend, 0, n);

@@ -16,6 +16,7 @@
 #ifndef SH_VOTE_H
 #define SH_VOTE_H
 
+#include <stddef.h>
 #include <string.h>
 #include "../common/internal.h"
 
@@ -30,11 +31,15 @@ typedef struct sh_vote {
 	unsigned n_pend;
 	unsigned lanes;
 	uint64_t n;
+	/* Vector votes of vote_avx512.c: plane k counts 2^k in each of eight
+	 * lanes; planes [0, vtop) exist. Folded into lane[0] at the finish. */
+	unsigned vtop;
+	uint64_t vplane[48][8];
 } sh_vote;
 
 static inline void sh_vote_init(sh_vote *v, unsigned bits)
 {
-	memset(v, 0, sizeof *v);
+	memset(v, 0, offsetof(sh_vote, vplane));
 	v->lanes = bits > 64 ? 2 : 1;
 }
 
@@ -79,6 +84,13 @@ static inline void sh_vote_add(sh_vote *v, uint64_t lo, uint64_t hi)
 }
 
 void sh_vote_finish(sh_vote *v, unsigned bits, simhash_fp *out);
+
+/* vote_avx512.c: whether this CPU runs it; and the unit votes of the
+ * one-byte ng-gram windows (ng <= 3) from i on, eight at a time, while a
+ * block of eight windows before `safe` is all one-byte characters. Returns
+ * the first window not counted. Bits 0..63 only. */
+int sh_cpu_has_avx512(void);
+size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, size_t safe, unsigned ng);
 
 typedef struct sh_wvote {
 	double acc[128];

@@ -222,6 +222,33 @@ static void test_fast_blocks_match_reference(void)
 	}
 }
 
+/* Internal: the vector path of the hot loop off (0) or on where the CPU has it. */
+void sh_ctx_set_simd(simhash_ctx *ctx, int on);
+
+static void test_vector_and_scalar_paths_agree(void)
+{
+	static char buf[60000];
+	simhash_ctx *vec = NULL, *sca = NULL;
+	simhash_config cfg;
+	for (int trial = 0; trial < 40; trial++) {
+		simhash_fp a, b;
+		size_t len = trial % 2 ? random_doc(buf, 1 + rnd() % 5000, rnd())
+				       : random_text(buf, 1 + rnd() % 2500);
+		simhash_config_init(&cfg);
+		cfg.ngram = 1 + (unsigned)(trial % 3);
+		cfg.bits = trial % 5 == 4 ? 32 : 64;
+		CHECK(simhash_ctx_new(&cfg, &vec) == SIMHASH_OK);
+		CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
+		sh_ctx_set_simd(sca, 0);
+		CHECK(simhash_fingerprint(vec, buf, len, &a) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(sca, buf, len, &b) == SIMHASH_OK);
+		CHECK(same(a, b));
+		CHECK(same(a, reference(&cfg, buf, len)) || cfg.bits == 32);
+		simhash_ctx_free(vec);
+		simhash_ctx_free(sca);
+	}
+}
+
 static void test_tf_paths_agree(void)
 {
 	/* tf through the bit-sliced unit votes and through the weighted path
@@ -467,7 +494,7 @@ TEST_MAIN("fingerprint", TEST(test_same_text_gives_same_fingerprint),
 	  TEST(test_empty_text_is_the_empty_feature),
 	  TEST(test_text_shorter_than_an_ngram_is_one_feature),
 	  TEST(test_unit_votes_match_reference), TEST(test_fast_blocks_match_reference),
-	  TEST(test_tf_paths_agree),
+	  TEST(test_vector_and_scalar_paths_agree), TEST(test_tf_paths_agree),
 	  TEST(test_one_word_edit_moves_few_bits),
 	  TEST(test_unrelated_documents_are_half_the_bits_apart), TEST(test_html_mode_drops_markup),
 	  TEST(test_invalid_utf8_replaced_or_rejected), TEST(test_nul_bytes_are_spaces),

@@ -1,0 +1,132 @@
+/* vote_avx512.c - the unit votes of runs of one-byte 1-to-3-grams, eight
+ * windows per vector, on CPUs with AVX-512 (F, DQ, BW).
+ *
+ * The scalar loop in fingerprint.c is the reference; this gives the same
+ * counts, so the same fingerprints (tests run both on the same texts). Lane k
+ * of every vector holds window i + k: its XXH3 (the 1-3 byte path of
+ * XXH3_64bits, computed for eight lanes: the three bytes, the length, the
+ * secret's bitflip and XXH64's avalanche with 64-bit multiplies) and its
+ * vote, counted bit-sliced per lane in vote planes (plane k counts 2^k) that
+ * sh_vote_finish() folds into the scalar counters. Eight vectors at a time go
+ * through a carry-save adder tree, where ternary logic does a full adder in
+ * two instructions.
+ */
+#include "vote.h"
+#include "../hash/hash_inline.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SH_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw")))
+
+int sh_cpu_has_avx512(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+	       __builtin_cpu_supports("avx512bw");
+}
+
+/* Makes planes [0, k] exist (zeroed when new). */
+static void planes_upto(sh_vote *v, unsigned k)
+{
+	while (v->vtop <= k)
+		memset(v->vplane[v->vtop++], 0, sizeof v->vplane[0]);
+}
+
+/* Adds the eight lane words x at plane k, carrying upwards. */
+SH_AVX512 static void ripple(sh_vote *v, __m512i x, unsigned k)
+{
+	for (;; k++) {
+		__m512i p, c;
+		planes_upto(v, k);
+		p = _mm512_loadu_si512(v->vplane[k]);
+		c = _mm512_and_si512(p, x);
+		_mm512_storeu_si512(v->vplane[k], _mm512_xor_si512(p, x));
+		x = c;
+		if (!_mm512_test_epi64_mask(x, x))
+			return;
+	}
+}
+
+/* Full adder of three vectors: *h gets the carries, the return the sums. */
+SH_AVX512 static inline __m512i csa(__m512i *h, __m512i a, __m512i b, __m512i c)
+{
+	*h = _mm512_ternarylogic_epi64(a, b, c, 0xE8); /* majority */
+	return _mm512_ternarylogic_epi64(a, b, c, 0x96); /* a ^ b ^ c */
+}
+
+/* XXH3_64bits of the eight windows p[k .. k+ng), 1 <= ng <= 3. */
+SH_AVX512 static inline __m512i hash8(const uint8_t *p, unsigned ng, __m512i key, __m512i p2,
+				      __m512i p3)
+{
+	__m512i c1 = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)p));
+	__m512i c2 = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(p + (ng >> 1))));
+	__m512i c3 = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(p + ng - 1)));
+	__m512i h = _mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24));
+
+	h = _mm512_ternarylogic_epi64(h, c3, key, 0x56); /* (h | c3) ^ key */
+	h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 33));
+	h = _mm512_mullo_epi64(h, p2);
+	h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 29));
+	h = _mm512_mullo_epi64(h, p3);
+	return _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+}
+
+SH_AVX512 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, size_t safe,
+				       unsigned ng)
+{
+	/* XXH3 1-3 bytes: combined ^ bitflip, where the length sits in
+	 * combined's second byte; both are the same for every window here. */
+	const uint64_t bitflip = (uint64_t)(XXH_readLE32(XXH3_kSecret) ^
+					    XXH_readLE32(XXH3_kSecret + 4));
+	const __m512i key = _mm512_set1_epi64((long long)(bitflip ^ ((uint64_t)ng << 8)));
+	const __m512i p2 = _mm512_set1_epi64((long long)XXH_PRIME64_2);
+	const __m512i p3 = _mm512_set1_epi64((long long)XXH_PRIME64_3);
+	__m512i ones, twos, fours, d[8];
+	unsigned nd = 0;
+
+	planes_upto(v, 2);
+	ones = _mm512_loadu_si512(v->vplane[0]);
+	twos = _mm512_loadu_si512(v->vplane[1]);
+	fours = _mm512_loadu_si512(v->vplane[2]);
+	while (i + 8 <= safe && t->off[i + 7 + ng] - t->off[i] == 7 + ng) {
+		d[nd++] = hash8(t->s + t->off[i], ng, key, p2, p3);
+		i += 8;
+		v->n += 8;
+		if (nd == 8) {
+			__m512i twos_a, twos_b, fours_a, fours_b, eights;
+			ones = csa(&twos_a, ones, d[0], d[1]);
+			ones = csa(&twos_b, ones, d[2], d[3]);
+			twos = csa(&fours_a, twos, twos_a, twos_b);
+			ones = csa(&twos_a, ones, d[4], d[5]);
+			ones = csa(&twos_b, ones, d[6], d[7]);
+			twos = csa(&fours_b, twos, twos_a, twos_b);
+			fours = csa(&eights, fours, fours_a, fours_b);
+			ripple(v, eights, 3);
+			nd = 0;
+		}
+	}
+	_mm512_storeu_si512(v->vplane[0], ones);
+	_mm512_storeu_si512(v->vplane[1], twos);
+	_mm512_storeu_si512(v->vplane[2], fours);
+	for (unsigned k = 0; k < nd; k++)
+		ripple(v, d[k], 0);
+	return i;
+}
+
+#else
+
+int sh_cpu_has_avx512(void)
+{
+	return 0;
+}
+
+size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, size_t safe, unsigned ng)
+{
+	SH_UNUSED(v);
+	SH_UNUSED(t);
+	SH_UNUSED(safe);
+	SH_UNUSED(ng);
+	return i;
+}
+
+#endif
