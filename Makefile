@@ -9,7 +9,8 @@ PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-PKGS    := icu-uc icu-i18n libxxhash libcrypto jansson
+LIB_PKGS := icu-uc icu-i18n libxxhash libcrypto
+PKGS    := $(LIB_PKGS) jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) opencc 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS  = -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fPIC \
@@ -54,7 +55,8 @@ $(BUILD)/libsimhash.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/libsimhash.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libsimhash.so.$(SOMAJOR) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libsimhash.so.$(SOMAJOR) $(CFLAGS) -o $@ $^ \
+	  $(shell pkg-config --libs $(LIB_PKGS)) -lpthread -lm
 
 $(BUILD)/simhash: $(CLI_OBJ) $(BUILD)/libsimhash.a
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libsimhash.a $(LDLIBS)
@@ -93,7 +95,7 @@ install: all
 	ln -sf libsimhash.so.$(SOMAJOR) $(DESTDIR)$(PREFIX)/lib/libsimhash.so
 	install -m 644 lib/simhash.h $(DESTDIR)$(PREFIX)/include/simhash.h
 	install -m 644 docs/simhash.1 $(DESTDIR)$(PREFIX)/share/man/man1/simhash.1
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@PKGS@|$(PKGS)|' simhash.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@PKGS@|$(LIB_PKGS)|' simhash.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/simhash.pc
 
 uninstall:
