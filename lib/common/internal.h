@@ -97,6 +97,8 @@ void sh_norm_free(sh_norm *n);
  * the config rejects invalid UTF-8. */
 simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
 			size_t *bad_offset);
+/* For tests: the AVX2 path of ASCII runs off (0) or on where the CPU has it. */
+void sh_norm_set_simd(sh_norm *n, int on);
 /* Decodes UTF-8 into code points (invalid sequences replaced), for the compat mode. */
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps);

@@ -62,6 +62,7 @@ const simhash_config *simhash_ctx_config(const simhash_ctx *ctx)
 void sh_ctx_set_simd(simhash_ctx *ctx, int on)
 {
 	ctx->simd = on && sh_cpu_has_avx512();
+	sh_norm_set_simd(ctx->norm, on);
 }
 
 size_t simhash_ctx_error_offset(const simhash_ctx *ctx)

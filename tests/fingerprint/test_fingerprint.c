@@ -222,7 +222,19 @@ static void test_fast_blocks_match_reference(void)
 	}
 }
 
-/* Internal: the vector path of the hot loop off (0) or on where the CPU has it. */
+/* Every ASCII byte, weighted towards letters and separators. */
+static size_t random_ascii(char *buf, size_t len)
+{
+	static const char some[] = "aAbBzZ09 ,.;_-\t\n\r\x7f\x01!?()[]{}\"'~";
+	for (size_t i = 0; i < len; i++) {
+		uint64_t r = rnd();
+		buf[i] = r % 3 == 0 ? (char)(1 + (r >> 8) % 127) : some[(r >> 8) % (sizeof some - 1)];
+	}
+	buf[len] = 0;
+	return len;
+}
+
+/* Internal: the vector paths off (0) or on where the CPU has them. */
 void sh_ctx_set_simd(simhash_ctx *ctx, int on);
 
 static void test_vector_and_scalar_paths_agree(void)
@@ -232,11 +244,15 @@ static void test_vector_and_scalar_paths_agree(void)
 	simhash_config cfg;
 	for (int trial = 0; trial < 40; trial++) {
 		simhash_fp a, b;
-		size_t len = trial % 2 ? random_doc(buf, 1 + rnd() % 5000, rnd())
-				       : random_text(buf, 1 + rnd() % 2500);
+		size_t len = trial % 3 == 0   ? random_doc(buf, 1 + rnd() % 5000, rnd())
+			     : trial % 3 == 1 ? random_text(buf, 1 + rnd() % 2500)
+					      : random_ascii(buf, 1 + rnd() % 40000);
 		simhash_config_init(&cfg);
 		cfg.ngram = 1 + (unsigned)(trial % 3);
 		cfg.bits = trial % 5 == 4 ? 32 : 64;
+		cfg.punct = trial % 4 == 1 ? SIMHASH_PUNCT_KEEP : SIMHASH_PUNCT_DROP;
+		cfg.space = (simhash_space)(rnd() % 3);
+		cfg.casefold = trial % 7 != 3;
 		CHECK(simhash_ctx_new(&cfg, &vec) == SIMHASH_OK);
 		CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
 		sh_ctx_set_simd(sca, 0);
