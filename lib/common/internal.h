@@ -12,6 +12,21 @@
 #define SH_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SH_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* splitmix64's finalizer: a cheap bijective mix, for order-independent digests. */
+static inline uint64_t sh_mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Stores v little-endian: hash inputs have a stated byte order. */
+static inline void sh_put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
 /* ---- utf8.c */
 
 /* Decodes the code point at s[i] (i < len) into *cp and returns the bytes it

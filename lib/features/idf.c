@@ -458,18 +458,6 @@ simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *ctx, const c
 
 /* ---------------------------------------------------------------- digest */
 
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* Order-independent by construction: each (term, idf) pair is hashed on its
  * own (XXH3 of the term bytes, seeded with the idf's bits) and the hashes are
@@ -493,13 +481,13 @@ uint64_t simhash_idf_digest(const simhash_idf *idf)
 		t = slot_term(idf, s);
 		h = XXH3_64bits_withSeed(term_bytes(idf, t), t->len, bits);
 		sum1 += h;
-		sum2 += mix64(h ^ 0x9e3779b97f4a7c15ull);
+		sum2 += sh_mix64(h ^ 0x9e3779b97f4a7c15ull);
 	}
 	memcpy(buf, "idf1", 4);
 	memset(buf + 4, 0, 4);
-	put_le64(buf + 8, idf->n_valued);
-	put_le64(buf + 16, sum1);
-	put_le64(buf + 24, sum2);
+	sh_put_le64(buf + 8, idf->n_valued);
+	sh_put_le64(buf + 16, sum1);
+	sh_put_le64(buf + 24, sum2);
 	return XXH3_64bits(buf, sizeof buf);
 }
 

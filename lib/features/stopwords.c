@@ -175,18 +175,6 @@ out_free_file:
 	return err;
 }
 
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* Sums of the keys under two mixings: order-independent, no allocation. */
 uint64_t simhash_stopwords_digest(const simhash_stopwords *sw)
@@ -199,14 +187,14 @@ uint64_t simhash_stopwords_digest(const simhash_stopwords *sw)
 	for (size_t i = 0; i < sw->cap; i++) {
 		if (!sw->keys[i])
 			continue;
-		sum1 += mix64(sw->keys[i]);
-		sum2 += mix64(sw->keys[i] ^ 0x9e3779b97f4a7c15ull);
+		sum1 += sh_mix64(sw->keys[i]);
+		sum2 += sh_mix64(sw->keys[i] ^ 0x9e3779b97f4a7c15ull);
 	}
 	memcpy(buf, "sw1", 3);
 	buf[3] = (uint8_t)sw->has_zero;
 	memset(buf + 4, 0, 4);
-	put_le64(buf + 8, sw->n);
-	put_le64(buf + 16, sum1);
-	put_le64(buf + 24, sum2);
+	sh_put_le64(buf + 8, sw->n);
+	sh_put_le64(buf + 16, sum1);
+	sh_put_le64(buf + 24, sum2);
 	return XXH3_64bits(buf, sizeof buf);
 }
