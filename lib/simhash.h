@@ -231,7 +231,8 @@ SIMHASH_API simhash_err simhash_fingerprint_features(simhash_ctx *ctx,
 /* Calls fn(data, len, count, arg) for each distinct feature of text, in order of
  * first occurrence, with its number of occurrences (after stop words and before
  * weighting). The bytes are valid during the call only. fn returns nonzero to
- * stop early. Thread safety: one ctx per thread. */
+ * stop early. SIMHASH_EINVAL under the Python compatibility mode, whose
+ * features are not this library's. Thread safety: one ctx per thread. */
 typedef int (*simhash_feature_fn)(const char *data, size_t len, uint32_t count, void *arg);
 SIMHASH_API simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len,
 					      simhash_feature_fn fn, void *arg);
@@ -240,6 +241,7 @@ SIMHASH_API simhash_err simhash_features_each(simhash_ctx *ctx, const char *text
  * weighted feature vectors (tf-idf when the config has an IDF table, else the
  * config's weights) and the Jaccard index of their feature sets. Either output
  * may be NULL. Two texts without features have cosine and Jaccard 1.
+ * SIMHASH_EINVAL under the Python compatibility mode.
  * Thread safety: one ctx per thread. */
 SIMHASH_API simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_len,
 						const char *b, size_t b_len, double *cosine,
@@ -258,7 +260,8 @@ SIMHASH_API simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *
 						 const char *text, size_t len);
 
 /* Turns counted document frequencies into idf = ln((1 + N) / (1 + df)) + 1
- * (smoothed, always > 0). Call once after the last add_document. */
+ * (smoothed, always > 0). Call after the last add_document, and after set():
+ * results are the same without it, but unknown-term lookups then cost O(n). */
 SIMHASH_API simhash_err simhash_idf_finish(simhash_idf *idf);
 
 /* Adds or replaces one term. Thread safety: one writer. */
@@ -276,7 +279,8 @@ SIMHASH_API size_t simhash_idf_size(const simhash_idf *idf);
 SIMHASH_API simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_line);
 
 /* Writes `term<TAB>idf` lines sorted by term, atomically (temp file, fsync,
- * rename). Terms holding a tab or newline are skipped. Thread safety: many readers. */
+ * rename). Terms that load could not read back (holding a tab or newline, or
+ * starting with '#' or a byte-order mark) are skipped. Thread safety: many readers. */
 SIMHASH_API simhash_err simhash_idf_save(const simhash_idf *idf, const char *path);
 
 /* A 64-bit digest of the table's contents, part of the scheme string. */
