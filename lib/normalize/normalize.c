@@ -532,9 +532,15 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 		uint32_t cp, e;
 		i += decode(in, j, i, &cp);
 		if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
-			err = flush(n, &m);
-			if (err)
-				return err;
+			if (m) {
+				/* The segment may have expanded (U+FDFA is 18
+				 * characters): make room for the rest again. */
+				err = flush(n, &m);
+				if (!err)
+					err = room(n, 2 * (j - i) + 2, 2 * (j - i) + 2);
+				if (err)
+					return err;
+			}
 			if (!(e & SH_DROP))
 				emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
 			continue;

@@ -347,6 +347,38 @@ static void test_invalid_utf8_replaced_or_rejected(void)
 	simhash_ctx_free(ctx);
 }
 
+static void test_expanding_characters_before_a_long_run(void)
+{
+	/* U+FDFA becomes 18 characters under NFKC; the run after it must
+	 * still fit (ASan checks the writes) */
+	static char buf[40000];
+	size_t k = 0;
+	for (int r = 0; r < 200; r++) {
+		memcpy(buf + k, "\xef\xb7\xba", 3); /* U+FDFA */
+		k += 3;
+		for (int i = 0; i < 40; i++) {
+			memcpy(buf + k, "\xe4\xb8\xad", 3); /* 中 */
+			k += 3;
+		}
+	}
+	buf[k] = 0;
+	simhash_fp a = fp_default(buf);
+	CHECK(a.bits == 64);
+	CHECK(same(a, fp_default(buf)));
+	/* U+337F (4 ideographs under NFKC) then inert ideographs, at many
+	 * ratios: the worst case for the room reserved before the run */
+	for (int na = 1; na < 200; na += 7)
+		for (int nb = na; nb < 3 * na; nb += 5) {
+			k = 0;
+			for (int i = 0; i < na; i++, k += 3)
+				memcpy(buf + k, "\xe3\x8d\xbf", 3);
+			for (int i = 0; i < nb; i++, k += 3)
+				memcpy(buf + k, "\xe4\xb8\xad", 3);
+			buf[k] = 0;
+			CHECK(fp_default(buf).bits == 64);
+		}
+}
+
 static void test_nul_bytes_are_spaces(void)
 {
 	simhash_config cfg;
@@ -514,6 +546,7 @@ TEST_MAIN("fingerprint", TEST(test_same_text_gives_same_fingerprint),
 	  TEST(test_one_word_edit_moves_few_bits),
 	  TEST(test_unrelated_documents_are_half_the_bits_apart), TEST(test_html_mode_drops_markup),
 	  TEST(test_invalid_utf8_replaced_or_rejected), TEST(test_nul_bytes_are_spaces),
+	  TEST(test_expanding_characters_before_a_long_run),
 	  TEST(test_feature_rules), TEST(test_stopwords_are_removed), TEST(test_scheme_strings),
 	  TEST(test_bad_configs_are_rejected), TEST(test_similarity_of_texts),
 	  TEST(test_features_api_votes_with_weights))
