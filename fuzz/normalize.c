@@ -13,11 +13,13 @@
  *  3. the fingerprint is deterministic, has cfg.bits bits and its unused high
  *     bits are zero; it formats and parses back to itself;
  *  4. simhash_features_each gives distinct, valid UTF-8 features with counts
- *     >= 1, the same twice; under integer weights (TF without cap, binary,
- *     the compat mode) fingerprinting those features with their weights gives
- *     the same fingerprint as the text;
+ *     >= 1, the same twice; under integer weights (TF without cap, binary)
+ *     fingerprinting those features with their weights gives the same
+ *     fingerprint as the text;
  *  5. simhash_text_similarity of the two halves gives cosine and Jaccard in
- *     [0, 1], symmetric, and 1 for a text with itself.
+ *     [0, 1], symmetric, and 1 for a text with itself;
+ *  6. under the compat mode, features_each and text_similarity give
+ *     SIMHASH_EINVAL, as documented.
  * Under libFuzzer a config's ctx is reused across inputs (see struct slot);
  * the replay driver makes a fresh one per input. */
 #include <math.h>
@@ -236,10 +238,13 @@ static void check_similarity(simhash_ctx *ctx, const simhash_config *cfg, const 
 	simhash_err err, err2;
 
 	err = simhash_text_similarity(ctx, a, a_len, b, b_len, &cos_ab, &jac_ab);
+	if (cfg->compat != SIMHASH_COMPAT_NONE) {
+		if (err != SIMHASH_EINVAL)
+			FAIL("text_similarity under the compat mode: %s", simhash_strerror(err));
+		return;
+	}
 	if (err == SIMHASH_EUTF8 && cfg->utf8 == SIMHASH_UTF8_REJECT)
 		return;
-	if (err == SIMHASH_EINVAL && cfg->compat != SIMHASH_COMPAT_NONE)
-		return; /* the compat mode has no feature vectors to compare (yet) */
 	if (err == SIMHASH_ENOMEM)
 		return;
 	if (err != SIMHASH_OK)
@@ -268,8 +273,6 @@ static void check_text(simhash_ctx *ctx, const simhash_config *cfg, const char *
 {
 	size_t bad = utf8_first_invalid((const uint8_t *)text, len);
 	int rejects = bad != len && cfg->utf8 == SIMHASH_UTF8_REJECT;
-	/* The library refuses features_each and text_similarity under the compat
-	 * mode (SIMHASH_EINVAL); both are checked if it ever accepts them. */
 	int compat = cfg->compat != SIMHASH_COMPAT_NONE;
 	simhash_fp fp1, fp2, from_feats;
 	struct feats fa = {0}, fb = {0};
@@ -291,8 +294,8 @@ static void check_text(simhash_ctx *ctx, const simhash_config *cfg, const char *
 			FAIL("error offset %zu, first invalid byte at %zu",
 			     simhash_ctx_error_offset(ctx), bad);
 		err = simhash_features_each(ctx, text, len, collect, &fa);
-		if (err != SIMHASH_EUTF8 && !(err == SIMHASH_EINVAL && compat))
-			FAIL("features_each accepted invalid UTF-8 under reject: %s",
+		if (err != (compat ? SIMHASH_EINVAL : SIMHASH_EUTF8))
+			FAIL("features_each of invalid UTF-8 under reject: %s",
 			     simhash_strerror(err));
 		goto out_free;
 	}
@@ -305,7 +308,12 @@ static void check_text(simhash_ctx *ctx, const simhash_config *cfg, const char *
 		FAIL("fingerprint not deterministic");
 
 	err = simhash_features_each(ctx, text, len, collect, &fa);
-	if (err == SIMHASH_ENOMEM || fa.oom || (err == SIMHASH_EINVAL && compat))
+	if (compat) {
+		if (err != SIMHASH_EINVAL)
+			FAIL("features_each under the compat mode: %s", simhash_strerror(err));
+		goto out_free;
+	}
+	if (err == SIMHASH_ENOMEM || fa.oom)
 		goto out_free;
 	if (err != SIMHASH_OK)
 		FAIL("features_each: %s", simhash_strerror(err));
@@ -316,12 +324,10 @@ static void check_text(simhash_ctx *ctx, const simhash_config *cfg, const char *
 		FAIL("second features_each: %s", simhash_strerror(err));
 	check_features(&fa, &fb);
 
-	/* Count weights are integers, so both votes are exact whatever the order.
-	 * The compat mode ignores weight and tf_cap: its weights are counts. */
-	if (fa.n > 0 && (cfg->compat != SIMHASH_COMPAT_NONE ||
-			 (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0) ||
+	/* Count weights are integers, so both votes are exact whatever the order. */
+	if (fa.n > 0 && ((cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0) ||
 			 cfg->weight == SIMHASH_WEIGHT_BINARY)) {
-		if (cfg->compat == SIMHASH_COMPAT_NONE && cfg->weight == SIMHASH_WEIGHT_BINARY)
+		if (cfg->weight == SIMHASH_WEIGHT_BINARY)
 			for (size_t i = 0; i < fa.n; i++)
 				fa.f[i].weight = 1;
 		err = simhash_fingerprint_features(ctx, fa.f, fa.n, &from_feats);

@@ -523,8 +523,9 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 		return SIMHASH_EINVAL;
 	if (sh_buf_reserve(&n->u16in, (j - i + 1) * sizeof(UChar)))
 		return SIMHASH_ENOMEM;
-	/* Inert characters keep their UTF-8 length; a space may precede each. */
-	err = room(n, 2 * (j - i), 2 * (j - i));
+	/* An input byte gives at most one character and a space before it, and
+	 * at most 4 output bytes: an invalid byte becomes U+FFFD (3 bytes). */
+	err = room(n, 2 * (j - i), 4 * (j - i));
 	if (err)
 		return err;
 	u = n->u16in.p;
@@ -537,7 +538,7 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 				 * characters): make room for the rest again. */
 				err = flush(n, &m);
 				if (!err)
-					err = room(n, 2 * (j - i) + 2, 2 * (j - i) + 2);
+					err = room(n, 2 * (j - i) + 2, 4 * (j - i) + 2);
 				if (err)
 					return err;
 			}

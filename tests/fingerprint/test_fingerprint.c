@@ -379,6 +379,20 @@ static void test_expanding_characters_before_a_long_run(void)
 		}
 }
 
+static void test_invalid_bytes_grow_into_replacement_characters(void)
+{
+	/* each invalid byte becomes U+FFFD, three bytes: kept as punctuation,
+	 * the output is three times the input (found by fuzzing) */
+	static char buf[4100];
+	simhash_config cfg;
+	buf[0] = 'a';
+	memset(buf + 1, 0xff, 4000);
+	simhash_config_init(&cfg);
+	cfg.punct = SIMHASH_PUNCT_KEEP;
+	for (size_t len = 2; len < 4001; len = len * 3 / 2 + 1)
+		CHECK(fp_cfg(&cfg, buf, len).bits == 64);
+}
+
 static void test_nul_bytes_are_spaces(void)
 {
 	simhash_config cfg;
@@ -546,6 +560,7 @@ TEST_MAIN("fingerprint", TEST(test_same_text_gives_same_fingerprint),
 	  TEST(test_one_word_edit_moves_few_bits),
 	  TEST(test_unrelated_documents_are_half_the_bits_apart), TEST(test_html_mode_drops_markup),
 	  TEST(test_invalid_utf8_replaced_or_rejected), TEST(test_nul_bytes_are_spaces),
+	  TEST(test_invalid_bytes_grow_into_replacement_characters),
 	  TEST(test_expanding_characters_before_a_long_run),
 	  TEST(test_feature_rules), TEST(test_stopwords_are_removed), TEST(test_scheme_strings),
 	  TEST(test_bad_configs_are_rejected), TEST(test_similarity_of_texts),
