@@ -39,6 +39,8 @@ int sbuf_grow(struct sbuf *b, size_t extra);
 
 static inline int sbuf_add(struct sbuf *b, const void *data, size_t n)
 {
+	if (n == 0)
+		return 0; /* b->p may still be NULL */
 	if (b->cap - b->len < n && sbuf_grow(b, n))
 		return -1;
 	__builtin_memcpy(b->p + b->len, data, n);
