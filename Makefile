@@ -104,7 +104,7 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/share/man/man1/simhash.1
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 # libFuzzer builds: `make fuzz` makes one fuzzer per fuzz/<t>.c as build-fuzz/<t>, with
 # the library and the CLI objects compiled again in build-fuzz/ with coverage and the
