@@ -119,7 +119,8 @@ simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint
 			   size_t *n_cps);
 
 /* html.c: drops tags, comments, script/style bodies and decodes entities into
- * *out (a buffer of n's); tags become spaces. Output is at most len + 1 bytes... */
+ * *out (grown as needed, kept by the caller); a tag becomes one space. The
+ * output is never longer than the input. */
 simhash_err sh_html_strip(sh_buf *out, const uint8_t *in, size_t len, size_t *out_len);
 
 /* t2s.c: a per-character traditional -> simplified table built from OpenCC. */
@@ -154,6 +155,8 @@ int sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len);
  * returns n, sets *t and *ngc (n at CJK characters); else 0. Lets the hot
  * loop read them in place. */
 unsigned sh_feats_char_ngrams(const sh_feats *f, const sh_text **t, unsigned *ngc);
+/* Whether the prepared text had no feature (its one feature is the empty one). */
+int sh_feats_none(const sh_feats *f);
 
 /* Distinct features with their occurrence counts, in order of first occurrence. */
 typedef struct sh_uniq {

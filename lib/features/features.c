@@ -208,6 +208,11 @@ int sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len)
 	}
 }
 
+int sh_feats_none(const sh_feats *f)
+{
+	return f->mode == 0;
+}
+
 unsigned sh_feats_char_ngrams(const sh_feats *f, const sh_text **t, unsigned *ngc)
 {
 	if (f->mode != 2)

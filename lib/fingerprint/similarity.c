@@ -38,7 +38,7 @@ static simhash_err collect(simhash_ctx *ctx, const char *text, size_t len, sh_bu
 	if (err)
 		return err;
 	/* A text without features has none here (not the empty feature). */
-	if (n == 1 && ctx->text.n_chars == 0)
+	if (sh_feats_none(ctx->feats))
 		n_uniq = 0;
 	if (sh_buf_reserve(buf, (at + n_uniq + 1) * sizeof(pair)))
 		return SIMHASH_ENOMEM;

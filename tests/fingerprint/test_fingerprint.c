@@ -461,6 +461,15 @@ static void test_stopwords_are_removed(void)
 	cfg.features = SIMHASH_FEATURES_WORD;
 	cfg.stopwords = sw;
 	CHECK_STR(features_of(&cfg, "The cat and the hat"), "cat|and|hat|");
+	/* a text of stop words only has no feature: like the empty text */
+	{
+		simhash_ctx *ctx = NULL;
+		double cos = 0, jac = 0;
+		CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
+		CHECK(simhash_text_similarity(ctx, "the the", 7, "", 0, &cos, &jac) == SIMHASH_OK);
+		CHECK(cos == 1.0 && jac == 1.0);
+		simhash_ctx_free(ctx);
+	}
 	simhash_stopwords_free(sw);
 }
 
