@@ -86,9 +86,7 @@ static size_t utf8_first_invalid(const uint8_t *s, size_t len)
  *       compat, 4-5 weight (tf, logtf, binary, tf), 6-7 hash (xxh3, fnv1,
  *       fnv1a, md5);
  *   c2: 0-2 ngram (1..5), 3-4 max_repeat (0, 1, 2, 5), 5 no case folding,
- *       6 tf_cap 2, 7 stop words.
- * With t2s on, only c0 bits 0-4 and c1 bits 0-2 count, the rest is as in
- * "\0\0\2" (see canonical_bytes). */
+ *       6 tf_cap 2, 7 stop words. */
 static void pick_config(const uint8_t c[3], simhash_config *cfg, int *use_stopwords)
 {
 	static const unsigned widths[4] = {64, 32, 128, 64};
@@ -343,21 +341,6 @@ out_free:
 	check_similarity(ctx, cfg, text, len);
 }
 
-/* Making a ctx with t2s converts every CJK ideograph through OpenCC (a
- * quarter of a second, more under ASan), so the fuzzer is fast only if it
- * rarely meets a new t2s config. So those are limited: with c0 bit 4 set, only
- * features, tokenizer, html, the UTF-8 policy and the width vary. */
-static void canonical_bytes(const uint8_t *c, uint8_t out[3])
-{
-	out[0] = c[0];
-	out[1] = c[1];
-	out[2] = c[2];
-	if (c[0] & 16) {
-		out[0] = c[0] & 0x1F;
-		out[1] = c[1] & 0x07;
-		out[2] = 0x02;
-	}
-}
 
 /* A ctx and what it was made from. Under libFuzzer each config's ctx is made
  * once and reused, which also checks that a ctx gives the same answers after
@@ -450,14 +433,12 @@ static int slot_fill(struct slot *s, uint32_t key, const uint8_t *c)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint8_t cb[3];
 	const uint8_t *c = NULL;
 	uint32_t key = NO_CONFIG_BYTES;
 	struct slot *s;
 
 	if (size >= 3) {
-		canonical_bytes(data, cb);
-		c = cb;
+		c = data;
 		key = (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16;
 		data += 3;
 		size -= 3;
