@@ -357,14 +357,13 @@ struct slot {
 };
 #define NO_CONFIG_BYTES 0x1000000u
 #ifdef SIMHASH_LIBFUZZER
-#define N_T2S_SLOTS 129
-#define N_SLOTS 512 /* a power of two */
-static struct slot t2s_slots[N_T2S_SLOTS], slots[N_SLOTS];
+#define N_SLOTS 512 /* a power of two; one more for the defaults */
+static struct slot slots[N_SLOTS + 1];
 
 static void free_slots(void)
 {
-	for (size_t i = 0; i < N_T2S_SLOTS + N_SLOTS; i++) {
-		struct slot *s = i < N_T2S_SLOTS ? &t2s_slots[i] : &slots[i - N_T2S_SLOTS];
+	for (size_t i = 0; i <= N_SLOTS; i++) {
+		struct slot *s = &slots[i];
 		simhash_ctx_free(s->ctx);
 		simhash_stopwords_free(s->sw);
 		s->ctx = NULL;
@@ -375,9 +374,7 @@ static void free_slots(void)
 static struct slot *slot_for(uint32_t key)
 {
 	if (key == NO_CONFIG_BYTES)
-		return &t2s_slots[N_T2S_SLOTS - 1];
-	if (key & 16) /* canonical: c0 bits 0-4, c1 bits 0-2 */
-		return &t2s_slots[(key & 0x0F) | (key >> 8 & 7) << 4];
+		return &slots[N_SLOTS];
 	return &slots[(key * 2654435761u) >> (32 - __builtin_ctz(N_SLOTS))];
 }
 #endif
