@@ -16,6 +16,11 @@ packages=(
 	python3 python3-jieba man-db groff-base ca-certificates git
 )
 
+if [ "${1:-}" = "--list" ]; then # for .ci/run
+	printf '%s\n' "${packages[@]}"
+	exit 0
+fi
+
 sudo=
 if [ "$(id -u)" -ne 0 ]; then
 	sudo=sudo
