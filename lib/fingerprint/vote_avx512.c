@@ -18,9 +18,10 @@
 #include <immintrin.h>
 #define SH_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw")))
 
+/* The CPU model is read by a constructor of the compiler's runtime before
+ * main, so this only reads it: safe from any thread. */
 int sh_cpu_has_avx512(void)
 {
-	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
 	       __builtin_cpu_supports("avx512bw");
 }

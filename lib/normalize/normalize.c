@@ -410,9 +410,10 @@ SH_AVX2 static size_t ascii_bulk(sh_norm *n, const uint8_t *in, size_t i, size_t
 	return i;
 }
 
+/* The CPU model is read by a constructor of the compiler's runtime before
+ * main, so this only reads it: safe from any thread. */
 static int cpu_has_avx2(void)
 {
-	__builtin_cpu_init();
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
 #else
