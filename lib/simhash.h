@@ -119,7 +119,8 @@ typedef enum simhash_weight {
 
 typedef enum simhash_space {
 	/* Whitespace (and dropped punctuation) between two non-CJK characters
-	 * becomes one space; next to a Han, Kana or Hangul character it vanishes. */
+	 * becomes one space; next to a Han, Hiragana or Katakana character it
+	 * vanishes. */
 	SIMHASH_SPACE_AUTO = 0,
 	SIMHASH_SPACE_COLLAPSE = 1, /* every run becomes one space */
 	SIMHASH_SPACE_DROP = 2,     /* removed altogether */
