@@ -39,9 +39,9 @@ $(BUILD)/%.o: %.c lib/simhash.h $(wildcard lib/*/*.h) $(wildcard cli/*.h)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # The traditional -> simplified table, generated from OpenCC's data.
-$(BUILD)/gen/gen_t2s: tools/gen_t2s.c
+$(BUILD)/gen/gen_t2s: tools/gen_t2s.c lib/common/utf8.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(shell pkg-config --libs opencc)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(shell pkg-config --libs opencc)
 
 $(BUILD)/gen/t2s_table.h: $(BUILD)/gen/gen_t2s
 	$(BUILD)/gen/gen_t2s > $@.tmp && mv $@.tmp $@

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <opencc/opencc.h>
+#include "../lib/common/internal.h"
 
 static const unsigned ranges[][2] = {
 	{0x3400, 0x4DBF},
@@ -19,30 +20,15 @@ static const unsigned ranges[][2] = {
 };
 #define N_RANGES (sizeof ranges / sizeof ranges[0])
 
-static size_t put(char *o, unsigned c)
-{
-	if (c < 0x10000) {
-		o[0] = (char)(0xE0 | (c >> 12));
-		o[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-		o[2] = (char)(0x80 | (c & 0x3F));
-		return 3;
-	}
-	o[0] = (char)(0xF0 | (c >> 18));
-	o[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-	o[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-	o[3] = (char)(0x80 | (c & 0x3F));
-	return 4;
-}
-
-/* The one code point of a line of 3 or 4 bytes, or 0. */
+/* The one code point that makes up the n bytes at s, or 0. */
 static unsigned get(const unsigned char *s, size_t n)
 {
-	if (n == 3 && (s[0] & 0xF0) == 0xE0)
-		return (unsigned)(s[0] & 0x0F) << 12 | (unsigned)(s[1] & 0x3F) << 6 | (s[2] & 0x3F);
-	if (n == 4 && (s[0] & 0xF8) == 0xF0)
-		return (unsigned)(s[0] & 0x07) << 18 | (unsigned)(s[1] & 0x3F) << 12 |
-		       (unsigned)(s[2] & 0x3F) << 6 | (s[3] & 0x3F);
-	return 0;
+	uint32_t cp;
+	int bad;
+
+	if (n == 0 || sh_utf8_next(s, n, 0, &cp, &bad) != n || bad)
+		return 0;
+	return cp;
 }
 
 int main(void)
@@ -65,7 +51,7 @@ int main(void)
 		return 1;
 	for (size_t i = 0; i < N_RANGES; i++)
 		for (c = ranges[i][0]; c <= ranges[i][1]; c++) {
-			k += put(in + k, c);
+			k += sh_utf8_put((uint8_t *)in + k, c);
 			in[k++] = '\n';
 		}
 	out = opencc_convert_utf8(cc, in, k);
