@@ -107,13 +107,13 @@ static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 			safe = n;
 		while (i + 8 <= safe) {
 			uint64_t h[8];
-			if (ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng && ctx->simd &&
-			    safe - i >= 64) {
+			int one_byte = ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng;
+			if (one_byte && ctx->simd && safe - i >= 64) {
 				/* a run of one-byte windows, eight per vector */
 				i = sh_votes_ascii_avx512(&v, t, i, safe, ng);
 				continue;
 			}
-			if (ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng) {
+			if (one_byte) {
 				/* eight windows of one-byte characters */
 				const uint8_t *p = t->s + t->off[i];
 				for (unsigned k = 0; k < 8; k++)
