@@ -9,8 +9,8 @@ PREFIX  ?= /usr/local
 BUILD   ?= build
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-LIB_PKGS := icu-uc icu-i18n libxxhash libcrypto
-PKGS    := $(LIB_PKGS) jansson
+LIB_PKGS := icu-uc icu-i18n libxxhash libcrypto lmdb
+PKGS    := $(LIB_PKGS) jansson libmicrohttpd
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) opencc 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS  = -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -fPIC \
@@ -19,7 +19,7 @@ LDLIBS  = $(PKG_LIBS) -lpthread -lm
 SOMAJOR = 0
 
 LIB_SRC  := $(sort $(wildcard lib/*/*.c))
-CLI_SRC  := $(sort $(wildcard cli/*.c))
+CLI_SRC  := $(sort $(wildcard cli/*.c server/*.c))
 TEST_SRC := $(sort $(wildcard tests/*/test_*.c))
 FUZZ_SRC := $(sort $(filter-out fuzz/driver.c,$(wildcard fuzz/*.c)))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -31,10 +31,10 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 FUZZ_BIN := $(patsubst fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all check asan bench install uninstall clean tests fuzz-replay
+.PHONY: all check check-all asan bench install uninstall clean tests fuzz-replay
 all: $(BUILD)/simhash $(BUILD)/libsimhash.a $(BUILD)/libsimhash.so
 
-$(BUILD)/%.o: %.c lib/simhash.h $(wildcard lib/*/*.h) $(wildcard cli/*.h)
+$(BUILD)/%.o: %.c lib/simhash.h $(wildcard lib/*/*.h) $(wildcard cli/*.h) $(wildcard server/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -78,6 +78,10 @@ tests: $(TEST_BIN) $(FUZZ_BIN) $(BUILD)/simhash
 check: tests
 	@sh tests/run.sh $(BUILD)
 
+# check plus the suites that need a server, a database or a browser; each
+# mk/<part>.mk adds its suite as a prerequisite (`check-all: pg-check`).
+check-all: check
+
 # The same tests, built again with the sanitizers, in their own build folder.
 asan:
 	$(MAKE) BUILD=build-asan CC=clang \
@@ -119,3 +123,7 @@ fuzz:
 $(FUZZ_TARGETS): build-fuzz/%: fuzz/%.c fuzz/driver.c build-fuzz/libsimhash.a $(CLI_LIBOBJ)
 	$(CC) $(ALL_CFLAGS) -DSIMHASH_LIBFUZZER -fsanitize=fuzzer -Icli -o $@ $< fuzz/driver.c \
 	  $(CLI_LIBOBJ) build-fuzz/libsimhash.a $(LDLIBS)
+
+# Parts with their own targets (the PostgreSQL extension, the Python module,
+# the service's browser tests) keep them in mk/<part>.mk.
+include $(sort $(wildcard mk/*.mk))

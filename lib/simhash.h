@@ -300,6 +300,12 @@ SIMHASH_API simhash_err simhash_stopwords_load(const char *path, simhash_stopwor
 					       size_t *err_line);
 SIMHASH_API uint64_t simhash_stopwords_digest(const simhash_stopwords *sw);
 
+/* ---------------------------------------------------------------- index */
+
+/* ---------------------------------------------------------------- all pairs, clusters, fingerprint files */
+
+/* ---------------------------------------------------------------- store */
+
 #ifdef __cplusplus
 }
 #endif
