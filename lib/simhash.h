@@ -45,6 +45,7 @@ typedef enum simhash_err {
 	SIMHASH_ECORRUPT = 5, /* a file or string is malformed */
 	SIMHASH_EDEP = 6,     /* a library we rely on (ICU, OpenCC, OpenSSL) failed */
 	SIMHASH_ESCHEME = 7,  /* fingerprints made under different schemes */
+	SIMHASH_EVERSION = 8, /* a file written by a newer format version */
 } simhash_err;
 
 /* A static, lowercase description of err; never NULL. Thread safety: safe. */
@@ -303,6 +304,74 @@ SIMHASH_API uint64_t simhash_stopwords_digest(const simhash_stopwords *sw);
 /* ---------------------------------------------------------------- index */
 
 /* ---------------------------------------------------------------- all pairs, clusters, fingerprint files */
+
+/* A binary fingerprint file: a header (magic, format version, byte order mark,
+ * width, record size, count, the scheme string of the fingerprinting config,
+ * checksums), then `count` fixed-size records (little-endian 64-bit words: one
+ * per fingerprint of 32 or 64 bits, two - w[0], w[1] - of 128 bits), then the
+ * ids (strings of any bytes). Layout in docs/format.md. */
+#define SIMHASH_FPFILE_VERSION 1
+
+typedef struct simhash_fpfile simhash_fpfile;
+typedef struct simhash_fpfile_writer simhash_fpfile_writer;
+
+/* Writes len bytes somewhere; returns 0, or nonzero to stop the write. */
+typedef int (*simhash_write_fn)(const void *data, size_t len, void *arg);
+
+/* A writer for fingerprints of `bits` (32, 64, 128) under `scheme` (NULL or ""
+ * when unknown, as for fingerprints read from the text form; at most
+ * SIMHASH_SCHEME_MAX - 1 bytes). It keeps records and ids in memory until
+ * simhash_fpfile_writer_finish(). Thread safety: one handle per thread. */
+SIMHASH_API simhash_err simhash_fpfile_writer_new(unsigned bits, const char *scheme,
+						  simhash_fpfile_writer **out);
+SIMHASH_API void simhash_fpfile_writer_free(simhash_fpfile_writer *w);
+
+/* Appends one fingerprint (of the writer's width, else SIMHASH_EINVAL) and
+ * its id (id_len bytes, any bytes). Thread safety: one handle per thread. */
+SIMHASH_API simhash_err simhash_fpfile_writer_add(simhash_fpfile_writer *w, const simhash_fp *fp,
+						  const char *id, size_t id_len);
+
+/* Writes the whole file through fn, in order; SIMHASH_EIO if fn fails. The
+ * caller makes it atomic (temporary file, fsync, rename).
+ * Thread safety: one handle per thread. */
+SIMHASH_API simhash_err simhash_fpfile_writer_finish(simhash_fpfile_writer *w,
+						     simhash_write_fn fn, void *arg);
+
+/* Opens a fingerprint file by memory map and checks it: magic, version, byte
+ * order, header checksum, and that the file holds all the header promises.
+ * SIMHASH_ECORRUPT (not such a file, bad checksum, truncated),
+ * SIMHASH_EVERSION (a newer format version), SIMHASH_EIO (cannot read).
+ * On failure *why (may be NULL) gets a static lowercase reason such as
+ * "not a simhash fingerprint file (bad magic)". The body checksum is checked
+ * by simhash_fpfile_verify() only (it reads everything).
+ * Thread safety: safe; the handle then is many readers. */
+SIMHASH_API simhash_err simhash_fpfile_open(const char *path, simhash_fpfile **out,
+					    const char **why);
+/* The same on len bytes in memory, which must outlive the handle. */
+SIMHASH_API simhash_err simhash_fpfile_open_mem(const void *data, size_t len,
+						simhash_fpfile **out, const char **why);
+SIMHASH_API void simhash_fpfile_close(simhash_fpfile *f);
+
+/* Recomputes the body checksum: SIMHASH_OK or SIMHASH_ECORRUPT. */
+SIMHASH_API simhash_err simhash_fpfile_verify(const simhash_fpfile *f);
+
+SIMHASH_API unsigned simhash_fpfile_bits(const simhash_fpfile *f);
+SIMHASH_API uint64_t simhash_fpfile_count(const simhash_fpfile *f);
+/* The scheme string, NUL-terminated; "" if the writer did not know it. */
+SIMHASH_API const char *simhash_fpfile_scheme(const simhash_fpfile *f);
+
+/* Fingerprint i (< count) into *out. Thread safety: many readers. */
+SIMHASH_API simhash_err simhash_fpfile_get(const simhash_fpfile *f, uint64_t i, simhash_fp *out);
+
+/* The records as words (1 per fingerprint, 2 for 128 bits), ready for
+ * simhash_pairs_self(); NULL on a big-endian host (use _get()).
+ * Valid until close. Thread safety: many readers. */
+SIMHASH_API const uint64_t *simhash_fpfile_words(const simhash_fpfile *f);
+
+/* Id i (< count): *id points into the file (not NUL-terminated), *len bytes.
+ * SIMHASH_ECORRUPT if the id section is inconsistent. Thread safety: many readers. */
+SIMHASH_API simhash_err simhash_fpfile_id(const simhash_fpfile *f, uint64_t i, const char **id,
+					  size_t *len);
 
 /* ---------------------------------------------------------------- store */
 
