@@ -373,6 +373,48 @@ SIMHASH_API const uint64_t *simhash_fpfile_words(const simhash_fpfile *f);
 SIMHASH_API simhash_err simhash_fpfile_id(const simhash_fpfile *f, uint64_t i, const char **id,
 					  size_t *len);
 
+/* ---- all pairs within a distance */
+
+/* A pair of fingerprints at Hamming distance dist: in a self-join a < b are
+ * indexes into the one set; in a join a indexes the first set, b the second. */
+typedef struct simhash_pair {
+	uint64_t a;
+	uint64_t b;
+	unsigned dist;
+} simhash_pair;
+
+/* Fingerprints as words: one uint64_t each of 32 or 64 bits (the upper 32 bits
+ * of a 32-bit one zero), two (w[0], w[1]) of 128 bits, as simhash_fp.w holds
+ * them and simhash_fpfile_words() returns them. */
+
+/* Every pair i < j of the n fingerprints with distance <= max_dist, exactly
+ * (the pairs a brute-force scan finds, identical fingerprints included as
+ * distance 0), each once, sorted by a then b, into a malloc'ed array that
+ * simhash_pairs_free() releases. max_dist <= bits / 4 (8, 16, 32); n < 2^32.
+ * Uses n_threads threads (0: 1); the result does not depend on it. Memory:
+ * 12 bytes per fingerprint of 64 bits (20 of 128) beyond the input, plus the
+ * result. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_pairs_self(const uint64_t *fps, size_t n, unsigned bits,
+					   unsigned max_dist, unsigned n_threads,
+					   simhash_pair **out, size_t *n_out);
+
+/* Every pair (i in a, j in b) with distance <= max_dist, sorted by i then j.
+ * Same limits and guarantees (n_a + n_b < 2^32). Thread safety: safe. */
+SIMHASH_API simhash_err simhash_pairs_join(const uint64_t *a, size_t n_a, const uint64_t *b,
+					   size_t n_b, unsigned bits, unsigned max_dist,
+					   unsigned n_threads, simhash_pair **out, size_t *n_out);
+
+SIMHASH_API void simhash_pairs_free(simhash_pair *pairs);
+
+/* ---- clusters */
+
+/* Connected components of the graph whose edges are the n_pairs pairs (of a
+ * self-join over n items): cluster[i] gets, for each item i < n, the index of
+ * its representative, the first (smallest index) member of its component; an
+ * item without pairs is its own representative. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, size_t n_pairs,
+					 uint64_t *cluster);
+
 /* ---------------------------------------------------------------- store */
 
 #ifdef __cplusplus
