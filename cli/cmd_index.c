@@ -267,6 +267,115 @@ static int read_text(const char *path, unsigned *bits, line_fn fn, void *arg)
 	return ret;
 }
 
+/* Appends id (any bytes, from a binary file) to b in the text form's
+ * escaped shape: \\, \t, \n, \r and \u00XX for other control bytes. */
+static int add_escaped(struct sbuf *b, const char *id, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)id[i];
+		char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+		int r = c == '\\' ? sbuf_add(b, "\\\\", 2)
+		      : c == '\t' ? sbuf_add(b, "\\t", 2)
+		      : c == '\n' ? sbuf_add(b, "\\n", 2)
+		      : c == '\r' ? sbuf_add(b, "\\r", 2)
+		      : c < 0x20 || c == 0x7f ? sbuf_add(b, e, 6) : sbuf_addc(b, (char)c);
+		if (r)
+			return -1;
+	}
+	return 0;
+}
+
+static const unsigned char FPFILE_MAGIC[4] = {0x89, 'S', 'H', 'F'};
+
+/* 1 if path is a binary fingerprint file (by its first bytes). */
+static int is_fpfile(const char *path)
+{
+	unsigned char head[4];
+	FILE *f;
+	int yes = 0;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	yes = fread(head, 1, 4, f) == 4 && memcmp(head, FPFILE_MAGIC, 4) == 0;
+	fclose(f);
+	return yes;
+}
+
+/* Reads a binary fingerprint file (simhash fingerprint --format bin). Its
+ * scheme must equal *scheme when both are set; *scheme takes it otherwise. */
+static int read_bin(const char *path, unsigned *bits, const char **scheme, char *scheme_buf,
+		    line_fn fn, void *arg)
+{
+	simhash_fpfile *f;
+	const char *why = NULL;
+	struct sbuf id = {0};
+	simhash_err err = simhash_fpfile_open(path, &f, &why);
+	uint64_t n;
+	int ret = 0;
+
+	if (err) {
+		cli_err("%s: %s", path, why ? why : simhash_strerror(err));
+		return -1;
+	}
+	if (simhash_fpfile_bits(f) == 32) {
+		cli_err("%s: 32-bit fingerprints cannot be indexed (64 or 128 bits)", path);
+		ret = -1;
+		goto out;
+	}
+	if (*bits && simhash_fpfile_bits(f) != *bits) {
+		cli_err("%s: %u-bit fingerprints among %u-bit ones", path, simhash_fpfile_bits(f), *bits);
+		ret = -1;
+		goto out;
+	}
+	*bits = simhash_fpfile_bits(f);
+	if (simhash_fpfile_scheme(f)[0]) {
+		if (*scheme && (*scheme)[0] && strcmp(*scheme, simhash_fpfile_scheme(f)) != 0) {
+			cli_err("%s: its scheme %s is not the index's %s", path, simhash_fpfile_scheme(f), *scheme);
+			ret = -1;
+			goto out;
+		}
+		if (!*scheme || !(*scheme)[0]) {
+			snprintf(scheme_buf, SIMHASH_SCHEME_MAX, "%s", simhash_fpfile_scheme(f));
+			*scheme = scheme_buf;
+		}
+	}
+	n = simhash_fpfile_count(f);
+	for (uint64_t i = 0; i < n && ret == 0; i++) {
+		simhash_fp fp;
+		const char *s;
+		size_t len;
+		if (simhash_fpfile_get(f, i, &fp) || simhash_fpfile_id(f, i, &s, &len)) {
+			cli_err("%s: damaged record %llu", path, (unsigned long long)i + 1);
+			ret = -1;
+			break;
+		}
+		id.len = 0;
+		if (add_escaped(&id, s, len)) {
+			cli_err("out of memory");
+			ret = -1;
+			break;
+		}
+		ret = fn(arg, &fp, id.p ? id.p : "", id.len, path, i + 1);
+	}
+out:
+	sbuf_free(&id);
+	simhash_fpfile_close(f);
+	return ret;
+}
+
+/* Either form. */
+static int read_any(const char *path, unsigned *bits, const char **scheme, char *scheme_buf,
+		    line_fn fn, void *arg)
+{
+	if (is_fpfile(path))
+		return read_bin(path, bits, scheme, scheme_buf, fn, arg);
+	return read_text(path, bits, fn, arg);
+}
+
 struct collect {
 	struct fpvec *v;
 	struct names *nm;
@@ -457,6 +566,7 @@ static int do_build(int argc, char **argv)
 	struct names nm = {0};
 	struct collect col = {&v, &nm, 1};
 	simhash_index *ix = NULL;
+	char scheme_buf[SIMHASH_SCHEME_MAX];
 	unsigned bits = 0;
 	int optind, ret;
 	simhash_err err;
@@ -480,7 +590,7 @@ static int do_build(int argc, char **argv)
 	if (optind == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind; i < argc && ret == 0; i++)
-		ret = read_text(argv[i], &bits, collect_line, &col);
+		ret = read_any(argv[i], &bits, &a.scheme, scheme_buf, collect_line, &col);
 	if (ret) {
 		ret = EXIT_FAIL;
 		goto out;
@@ -522,6 +632,8 @@ static int do_change(int argc, char **argv, int add)
 	struct names nm = {0};
 	struct collect col = {&v, &nm, add};
 	simhash_index *ix;
+	char scheme_buf[SIMHASH_SCHEME_MAX];
+	const char *scheme;
 	unsigned bits;
 	int optind, ret;
 	simhash_err err = SIMHASH_OK;
@@ -537,6 +649,7 @@ static int do_change(int argc, char **argv, int add)
 	if (!ix)
 		return EXIT_FAIL;
 	bits = simhash_index_bits(ix);
+	scheme = simhash_index_scheme(ix);
 	if (names_load(&nm, ix, 1, argv[optind])) {
 		ret = EXIT_FAIL;
 		goto out;
@@ -544,7 +657,7 @@ static int do_change(int argc, char **argv, int add)
 	if (optind + 1 == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind + 1; i < argc && ret == 0; i++)
-		ret = read_text(argv[i], &bits, collect_line, &col);
+		ret = read_any(argv[i], &bits, &scheme, scheme_buf, collect_line, &col);
 	if (ret) {
 		ret = EXIT_FAIL;
 		goto out;
@@ -688,10 +801,12 @@ static int do_query(int argc, char **argv)
 			goto out_free;
 	} else {
 		unsigned bits = r->bits;
+		char scheme_buf[SIMHASH_SCHEME_MAX];
+		const char *scheme = simhash_index_scheme(ix);
 		if (optind + 1 == argc)
 			ret = read_text("-", &bits, query_line, r);
 		for (int i = optind + 1; i < argc && ret == 0; i++)
-			ret = read_text(argv[i], &bits, query_line, r);
+			ret = read_any(argv[i], &bits, &scheme, scheme_buf, query_line, r);
 		if (ret) {
 			ret = EXIT_FAIL;
 			goto out_free;

@@ -253,7 +253,7 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 		return fail(why, cap, SIMHASH_ECORRUPT, "unknown byte order mark");
 	version = get32(p + 8);
 	if (version > SH_IX_FORMAT_VERSION)
-		return fail(why, cap, SIMHASH_ECORRUPT, "format version %u is newer than this library's %u",
+		return fail(why, cap, SIMHASH_EVERSION, "format version %u is newer than this library's %u",
 			    version, SH_IX_FORMAT_VERSION);
 	if (version == 0)
 		return fail(why, cap, SIMHASH_ECORRUPT, "format version 0 is invalid");
