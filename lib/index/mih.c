@@ -257,7 +257,9 @@ typedef struct probe {
 	const sh_ix_seg *s;
 	unsigned words, k, t;
 	const uint64_t *q;
-	unsigned radius[SIMHASH_PLAN_MAX_TABLES];
+	unsigned radius[SIMHASH_PLAN_MAX_TABLES]; /* per table; UINT_MAX: not probed */
+	unsigned order[SIMHASH_PLAN_MAX_TABLES];  /* tables in probing order */
+	unsigned cur;                             /* position of p->t in order */
 	simhash_matches *out;
 	simhash_err err;
 	size_t nv;
@@ -267,10 +269,11 @@ typedef struct probe {
 	uint32_t pos[SCAN_BLOCK];
 } probe;
 
-/* 1 if an earlier table than p->t finds x (given x ^ q). */
+/* 1 if a table probed before p->t finds x (given x ^ q). */
 static inline __attribute__((always_inline)) int found_before(const probe *p, const uint64_t *xq)
 {
-	for (unsigned t = 0; t < p->t; t++) {
+	for (unsigned o = 0; o < p->cur; o++) {
+		unsigned t = p->order[o];
 		const sh_ix_table *tb = &p->s->tab[t];
 		unsigned d = (unsigned)__builtin_popcountll(xq[0] & tb->mask[0]);
 		if (p->words == 2)
@@ -341,7 +344,7 @@ static inline __attribute__((always_inline)) void flush(probe *p)
 				x[0] = tb->fps[i * words] ^ p->q[0];
 				x[1] = words == 2 ? tb->fps[i * words + 1] ^ p->q[1] : 0;
 				dist = (unsigned)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
-				if (p->t && found_before(p, x))
+				if (p->cur && found_before(p, x))
 					continue;
 				row = tb->rows[i];
 				if (row >= n || sh_ix_is_dead(s, row))
@@ -383,11 +386,13 @@ static inline __attribute__((always_inline)) void probe_table(probe *p, uint64_t
 static inline __attribute__((always_inline)) void probe_all(probe *p)
 {
 	const sh_ix_seg *s = p->s;
-	for (unsigned t = 0; t < s->n_tables && !p->err; t++) {
+	for (unsigned o = 0; o < s->n_tables && !p->err; o++) {
+		unsigned t = p->order[o];
 		const sh_ix_table *tb = &s->tab[t];
 		if (p->radius[t] == UINT_MAX)
 			continue;
 		p->t = t;
+		p->cur = o;
 		probe_table(p, sh_ix_chunk(p->q, tb->start, tb->width), tb->width, p->radius[t]);
 	}
 }
@@ -433,6 +438,40 @@ unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t)
 	return r ? r - 1 : UINT_MAX;
 }
 
+/* Radii and probing order for this query. With k = r m + a, any a + 1 tables
+ * may take radius r and the others r - 1 (the pigeonhole argument in the
+ * header holds for every choice), so when all m tables exist the a + 1 whose
+ * bucket of q's own chunk is smallest take the larger radius: on biased data
+ * bucket sizes vary by orders of magnitude with q's bits. Tables are probed
+ * in that order, which found_before() follows. */
+static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
+{
+	unsigned m = s->plan.n_chunks, nt = s->n_tables, r = k / m, a = k % m;
+	size_t weight[SIMHASH_PLAN_MAX_TABLES];
+
+	for (unsigned t = 0; t < nt; t++) {
+		p->order[t] = t;
+		p->radius[t] = sh_ix_radius(m, k, t);
+	}
+	if (nt != m || r == 0 || a + 1 == m)
+		return;
+	for (unsigned t = 0; t < nt; t++) {
+		const sh_ix_table *tb = &s->tab[t];
+		uint64_t d = sh_ix_chunk(p->q, tb->start, tb->width) >> (tb->width - tb->dir_bits);
+		weight[t] = tb->dir[d + 1] - tb->dir[d]; /* wraps harmlessly if damaged */
+		/* a wider chunk has more values within the radius */
+		weight[t] = weight[t] * tb->width;
+	}
+	for (unsigned i = 1; i < nt; i++) { /* insertion sort by weight */
+		unsigned t = p->order[i], j = i;
+		for (; j > 0 && weight[p->order[j - 1]] > weight[t]; j--)
+			p->order[j] = p->order[j - 1];
+		p->order[j] = t;
+	}
+	for (unsigned o = 0; o < nt; o++)
+		p->radius[p->order[o]] = o <= a ? r : r - 1;
+}
+
 simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
 			    simhash_matches *out)
 {
@@ -444,8 +483,7 @@ simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *
 		return scan_seg(s, words, q, k, out);
 	p->s = s, p->words = words, p->k = k, p->q = q, p->out = out, p->err = SIMHASH_OK;
 	p->scan = sh_ix_scan_pick(words);
-	for (unsigned t = 0; t < s->n_tables; t++)
-		p->radius[t] = sh_ix_radius(s->plan.n_chunks, k, t);
+	assign_radii(p, s, k);
 	if (sh_ix_have_popcnt())
 		probe_all_popcnt(p);
 	else
