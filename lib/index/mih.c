@@ -48,20 +48,22 @@ typedef struct kr {
 	uint64_t row;
 } kr;
 
-/* Stable LSD radix sort of a[0..n) by the low `keybits` bits of key, 11 bits a
- * pass; passes where every key has the same digit are skipped. The result is
- * in a or tmp: returns which. */
+/* Stable LSD radix sort of a[0..n) by the low `keybits` bits of key (the bits
+ * above are carried, not sorted on), 11 bits a pass; passes where every key
+ * has the same digit are skipped. The result is in a or tmp: returns which. */
 static kr *radix_sort(kr *a, kr *tmp, size_t n, unsigned keybits)
 {
 	size_t cnt[2048];
 
 	for (unsigned shift = 0; shift < keybits; shift += 11) {
+		/* the last digit may be narrower: bits above keybits are not the key */
+		uint64_t dm = keybits - shift >= 11 ? 2047 : ((uint64_t)1 << (keybits - shift)) - 1;
 		size_t sum = 0;
 		int skip = 0;
 
 		memset(cnt, 0, sizeof cnt);
 		for (size_t i = 0; i < n; i++)
-			cnt[(a[i].key >> shift) & 2047]++;
+			cnt[(a[i].key >> shift) & dm]++;
 		for (size_t d = 0; d < 2048; d++) {
 			size_t c = cnt[d];
 			if (c == n)
@@ -72,7 +74,7 @@ static kr *radix_sort(kr *a, kr *tmp, size_t n, unsigned keybits)
 		if (skip)
 			continue;
 		for (size_t i = 0; i < n; i++)
-			tmp[cnt[(a[i].key >> shift) & 2047]++] = a[i];
+			tmp[cnt[(a[i].key >> shift) & dm]++] = a[i];
 		kr *t = a;
 		a = tmp;
 		tmp = t;
@@ -102,19 +104,27 @@ size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
 		free(a), free(b), free(f2), free(i2);
 		return SIZE_MAX;
 	}
-	/* by w[0], then stably by w[1]: the order of the hex form */
-	for (size_t i = 0; i < n; i++)
-		a[i] = (kr){fps[i * words], i};
-	s = radix_sort(a, b, n, 64);
-	if (words == 2) {
-		kr *o = s == a ? b : a;
+	if (words == 1) {
+		/* the id rides along: no gather from random rows afterwards */
+		for (size_t i = 0; i < n; i++)
+			a[i] = (kr){fps[i], ids[i]};
+		s = radix_sort(a, b, n, 64);
+		for (size_t i = 0; i < n; i++)
+			f2[i] = s[i].key, i2[i] = s[i].row;
+	} else {
+		/* by w[0], then stably by w[1]: the order of the hex form */
+		kr *o;
+		for (size_t i = 0; i < n; i++)
+			a[i] = (kr){fps[i * 2], i};
+		s = radix_sort(a, b, n, 64);
+		o = s == a ? b : a;
 		for (size_t i = 0; i < n; i++)
 			s[i].key = fps[s[i].row * 2 + 1];
 		s = radix_sort(s, o, n, 64);
-	}
-	for (size_t i = 0; i < n; i++) {
-		memcpy(f2 + i * words, fps + s[i].row * words, words * sizeof *fps);
-		i2[i] = ids[s[i].row];
+		for (size_t i = 0; i < n; i++) {
+			memcpy(f2 + i * 2, fps + s[i].row * 2, 2 * sizeof *fps);
+			i2[i] = ids[s[i].row];
+		}
 	}
 	/* runs of one fingerprint: sort their ids, drop repeated pairs */
 	for (size_t i = 0; i < n;) {
@@ -156,13 +166,31 @@ static simhash_err table_build(sh_ix_seg *s, unsigned words, unsigned t)
 		free(a), free(b), free(fps), free(rows), free(dir);
 		return SIMHASH_ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		a[i] = (kr){sh_ix_chunk(s->fps + i * words, tb->start, tb->width), i};
-	r = radix_sort(a, b, n, tb->width);
-	for (size_t i = 0; i < n; i++) {
-		memcpy(fps + i * words, s->fps + r[i].row * words, words * 8);
-		rows[i] = (uint32_t)r[i].row;
-		dir[(r[i].key >> (tb->width - tb->dir_bits)) + 1]++;
+	if (words == 1) {
+		/* key: fp rotated so that the chunk is its low bits; sorting on
+		 * those carries the whole fingerprint, with no gather after */
+		unsigned st = tb->start, w = tb->width;
+		uint64_t mask = w == 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t f = s->fps[i];
+			a[i] = (kr){st ? f >> st | f << (64 - st) : f, i};
+		}
+		r = radix_sort(a, b, n, w);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t k = r[i].key;
+			fps[i] = st ? k << st | k >> (64 - st) : k;
+			rows[i] = (uint32_t)r[i].row;
+			dir[((k & mask) >> (w - tb->dir_bits)) + 1]++;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			a[i] = (kr){sh_ix_chunk(s->fps + i * words, tb->start, tb->width), i};
+		r = radix_sort(a, b, n, tb->width);
+		for (size_t i = 0; i < n; i++) {
+			memcpy(fps + i * words, s->fps + r[i].row * words, words * 8);
+			rows[i] = (uint32_t)r[i].row;
+			dir[(r[i].key >> (tb->width - tb->dir_bits)) + 1]++;
+		}
 	}
 	for (size_t d = 0; d < nd; d++)
 		dir[d + 1] += dir[d];
