@@ -13,9 +13,12 @@
  * every chunk value within radius r_t = r (t <= a) or r - 1 (t > a) of q's chunk
  * and checks the full distance of each fingerprint it finds.
  *
+ * The a + 1 tables that take radius r may be any a + 1 tables: per query,
+ * those whose bucket of q's own chunk is smallest take it (assign_radii).
+ *
  * Why each match is reported once: a fingerprint found in table t is skipped
- * when some earlier table t' < t would have found it, that is when its chunk t'
- * is within r_t' of q's; the first table that can find it reports it.
+ * when a table t' probed before t would have found it, that is when its chunk
+ * t' is within r_t' of q's; the first table that can find it reports it.
  *
  * Only min(m, max_dist + 1) tables are built: for k < m only tables 0..k are
  * probed (r = 0, a = k). Workload: millions of fingerprints, queries with a
