@@ -413,6 +413,18 @@ static const struct cli_opt opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
+/* query takes the configuration flags, whose -n and --bits are the n-gram
+ * size and width: it gets only its own options. */
+static const struct cli_opt query_opts[] = {
+	{ "max-dist", 'k', "K", "the largest distance of a match" },
+	{ "jobs", 'j', "N", "threads (default: 1)" },
+	{ "text", 0, NULL, "each FILE is a text to fingerprint (id: its path)" },
+	{ "lines", 0, NULL, "each line of the FILEs is a text (id: its line number)" },
+	{ "jsonl", 0, NULL, "JSON Lines with text and id fields" },
+	{ NULL, 0, NULL, NULL },
+};
+static const int query_map[] = { OPT_K, OPT_JOBS, OPT_TEXT, OPT_LINES, OPT_JSONL };
+
 static void help(void)
 {
 	fputs("usage: simhash index build [FILE]... -o INDEX [-k K] [--scheme S] [-j N]\n"
@@ -448,8 +460,10 @@ static int parse_args(const char *cmd, int argc, char **argv, struct args *a, st
 
 	memset(a, 0, sizeof *a);
 	a->jobs = 1, a->bits = 64, a->bias = 0.5;
-	cli_parse_begin(&p, cmd, opts, cc, argc, argv);
+	cli_parse_begin(&p, cmd, cc ? query_opts : opts, cc, argc, argv);
 	while ((o = cli_parse_next(&p)) != CLI_END) {
+		if (cc && o >= 0)
+			o = query_map[o];
 		switch (o) {
 		case CLI_HELP: help(); ret = -1; goto out;
 		case CLI_BAD: ret = EXIT_USAGE; goto out;
