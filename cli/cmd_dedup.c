@@ -47,7 +47,7 @@ enum output { OUT_PAIRS, OUT_CLUSTERS, OUT_KEEP, OUT_DROP };
 enum verify { VERIFY_NONE, VERIFY_JACCARD, VERIFY_COSINE };
 
 enum { OPT_LINES, OPT_JSONL, OPT_TEXT_FIELD, OPT_ID_FIELD, OPT_JOBS, OPT_K, OPT_OUTPUT_MODE,
-       OPT_OUT, OPT_VERIFY, OPT_VERIFY_FEATURES, OPT_QUIET };
+       OPT_OUT, OPT_VERIFY, OPT_VERIFY_FEATURES, OPT_QUIET, OPT_AGAINST };
 
 static const struct cli_opt opts[] = {
 	[OPT_LINES] = { "lines", 0, NULL, "one document per line; id: its line number" },
@@ -66,6 +66,10 @@ static const struct cli_opt opts[] = {
 				  "features verified: shingle3 (default: word 3-shingles), word, "
 				  "char3 (or any charN, shingleN)" },
 	[OPT_QUIET] = { "quiet", 'q', NULL, "no summary line on standard error" },
+	[OPT_AGAINST] = { "against", 0, "INDEX",
+			  "find each document's near-duplicates in INDEX (simhash index build) "
+			  "instead: pairs ID<TAB>INDEX_ID<TAB>DIST, keep/drop the documents "
+			  "without/with one" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -756,6 +760,7 @@ struct opts {
 	double threshold;
 	const char *out;
 	const char *vfeatures;
+	const char *against;
 	int quiet;
 };
 
@@ -778,6 +783,7 @@ static int parse(int argc, char **argv, struct run *run, struct cli_config *cc, 
 		case OPT_OUT: o->out = p.arg; break;
 		case OPT_QUIET: o->quiet = 1; break;
 		case OPT_VERIFY_FEATURES: o->vfeatures = p.arg; break;
+		case OPT_AGAINST: o->against = p.arg; break;
 		case OPT_JOBS:
 			if (parse_uint(p.arg, 1, MAX_JOBS, &v)) {
 				cli_err("dedup: invalid --jobs '%s' (expected 1 to %d)", p.arg, MAX_JOBS);
@@ -829,6 +835,116 @@ static int parse(int argc, char **argv, struct run *run, struct cli_config *cc, 
 	}
 	*first = p.optind;
 	cli_parse_end(&p);
+	return ret;
+}
+
+/* The id strings of an index built by `simhash index` (its user section,
+ * "names": magic, count, count + 1 offsets, bytes; docs/format.md). */
+#define NAMES_MAGIC "SHNAMES1"
+
+static void index_name(const simhash_index *ix, uint64_t id, struct sbuf *out)
+{
+	const void *data;
+	size_t len;
+	uint64_t n, a, b;
+	const char *p;
+
+	simhash_index_user(ix, &data, &len);
+	p = data;
+	if (len >= 16 && !memcmp(p, NAMES_MAGIC, 8)) {
+		memcpy(&n, p + 8, 8);
+		if (id < n && n <= (len - 16) / 8 - 1) {
+			memcpy(&a, p + 16 + 8 * id, 8);
+			memcpy(&b, p + 16 + 8 * (id + 1), 8);
+			if (a <= b && 16 + 8 * (n + 1) + b <= len) {
+				sbuf_add(out, p + 16 + 8 * (n + 1) + a, (size_t)(b - a));
+				return;
+			}
+		}
+	}
+	sbuf_add_u64(out, id); /* an index without names: its numeric ids */
+}
+
+/* --against: each document's matches in the index. Pairs mode prints them;
+ * keep/drop mark the documents with a match in cl (cl[i] = 0 for "has one"). */
+static int against_index(const char *path, const struct docs *d, unsigned k,
+			 const simhash_config *cfg, struct outfile *out, enum output mode,
+			 size_t *n_pairs, const struct input *ins, const struct run *run)
+{
+	char why[256] = "", scheme[SIMHASH_SCHEME_MAX];
+	simhash_index *ix = NULL;
+	simhash_matches m = { 0 };
+	struct sbuf b = { 0 }, rec = { 0 };
+	simhash_err err;
+	size_t i, j;
+	int ret = EXIT_OK;
+
+	err = simhash_index_open_ex(path, &ix, why, sizeof(why));
+	if (err) {
+		cli_err("%s: %s", path, why[0] ? why : simhash_strerror(err));
+		return EXIT_FAIL;
+	}
+	simhash_config_scheme(cfg, scheme, sizeof(scheme));
+	if (!simhash_index_scheme(ix) || !simhash_index_scheme(ix)[0]) {
+		cli_err("%s: the index records no scheme (build it with --scheme), so its "
+			"fingerprints cannot be compared with texts", path);
+		ret = EXIT_FAIL;
+		goto done;
+	}
+	if (strcmp(simhash_index_scheme(ix), scheme)) {
+		cli_err("%s: the index has scheme %s, these options give %s", path,
+			simhash_index_scheme(ix), scheme);
+		ret = EXIT_FAIL;
+		goto done;
+	}
+	if (simhash_index_bits(ix) != cfg->bits || k > simhash_index_max_dist(ix)) {
+		cli_err("%s: -k %u is out of range for this index (0 to %u)", path, k,
+			simhash_index_max_dist(ix));
+		ret = EXIT_USAGE;
+		goto done;
+	}
+	*n_pairs = 0;
+	for (i = 0; i < d->n && ret == EXIT_OK; i++) {
+		simhash_fp fp = { { d->fps[i * d->nw], d->nw == 2 ? d->fps[i * d->nw + 1] : 0 },
+				  cfg->bits };
+		err = simhash_index_query(ix, &fp, k, &m);
+		if (err) {
+			cli_err("%s: %s", path, simhash_strerror(err));
+			ret = EXIT_FAIL;
+			break;
+		}
+		*n_pairs += m.n;
+		if (mode == OUT_PAIRS) {
+			for (j = 0; j < m.n; j++) {
+				add_id(&b, d, i);
+				sbuf_addc(&b, '\t');
+				index_name(ix, m.v[j].id, &b);
+				sbuf_addc(&b, '\t');
+				sbuf_add_u64(&b, m.v[j].dist);
+				if (sbuf_addc(&b, '\n'))
+					ret = EXIT_FAIL;
+			}
+		} else if ((m.n == 0) == (mode == OUT_KEEP)) {
+			if (run->mode == MODE_FILES) {
+				if (add_id(&b, d, i) || sbuf_addc(&b, '\n'))
+					ret = EXIT_FAIL;
+			} else if (read_record(ins, d, i, &rec)) {
+				cli_err("%s: %s", display_name(ins[d->src[i]].path), strerror(errno));
+				ret = EXIT_FAIL;
+			} else if (sbuf_add(&b, rec.p, rec.len)) {
+				ret = EXIT_FAIL;
+			}
+		}
+		if (ret == EXIT_OK && flush_out(out, &b, 0))
+			ret = EXIT_FAIL;
+	}
+	if (ret == EXIT_OK && flush_out(out, &b, 1))
+		ret = EXIT_FAIL;
+done:
+	sbuf_free(&b);
+	sbuf_free(&rec);
+	simhash_matches_free(&m);
+	simhash_index_free(ix);
 	return ret;
 }
 
@@ -900,6 +1016,11 @@ int cmd_dedup(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out_config;
 	}
+	if (o.against && (o.verify || o.output == OUT_CLUSTERS)) {
+		cli_err("dedup: --against writes pairs, keep or drop, without --verify");
+		ret = EXIT_USAGE;
+		goto out_config;
+	}
 	if (o.vfeatures && !o.verify) {
 		cli_err("dedup: --verify-features needs --verify");
 		ret = EXIT_USAGE;
@@ -953,6 +1074,21 @@ int cmd_dedup(int argc, char **argv)
 		}
 	if (ret)
 		goto out;
+	if (o.against) {
+		ret = outfile_open(&out, o.out);
+		if (ret)
+			goto out;
+		ret = against_index(o.against, &docs, (unsigned)o.k, run.cfg, &out, o.output,
+				    &n_pairs, ins, &run);
+		if (ret)
+			outfile_abort(&out);
+		else
+			ret = outfile_commit(&out);
+		if (ret == EXIT_OK && !o.quiet)
+			fprintf(stderr, "simhash: dedup: %zu documents, %zu pairs with %s, %.2f s\n",
+				docs.n, n_pairs, o.against, now() - t0);
+		goto out;
+	}
 	err = simhash_pairs_self(docs.fps, docs.n, bits, (unsigned)o.k, o.jobs, &pairs, &n_pairs);
 	if (err) {
 		cli_err("dedup: %s", simhash_strerror(err));
