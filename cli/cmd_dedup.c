@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -505,32 +506,49 @@ static int read_record(const struct input *ins, const struct docs *d, size_t i, 
 	return 0;
 }
 
-/* The text of document i: the file, the line, or the record's text field. */
-static int read_text(const struct run *run, const struct input *ins, const struct docs *d,
-		     size_t i, struct sbuf *buf, struct jsonl_rec *rec, const char **text,
-		     size_t *len)
+/* One verifying thread: pairs [lo, hi) of the (a-sorted) list. */
+struct vjob {
+	const struct run *run;
+	const struct input *ins;
+	const struct docs *d;
+	const simhash_config *vcfg;
+	enum verify how;
+	const simhash_pair *pairs;
+	size_t lo, hi;
+	double *sims;    /* per pair; < 0: below the threshold or not verified */
+	double threshold;
+	int failed;
+	char err[ERR_MAX];
+};
+
+/* The text of document i: the file, the line, or the record's text field.
+ * 0, or -1 with the message in err. */
+static int load_text(struct vjob *j, size_t i, struct sbuf *buf, struct jsonl_rec *rec,
+		     const char **text, size_t *len)
 {
+	const struct docs *d = j->d;
+	const char *path = display_name(j->ins[d->src[i]].path);
 	char err[ERR_MAX / 2];
 	size_t n;
 
-	if (read_record(ins, d, i, buf)) {
-		cli_err("%s: %s", display_name(ins[d->src[i]].path), strerror(errno));
+	if (read_record(j->ins, d, i, buf)) {
+		snprintf(j->err, sizeof(j->err), "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	n = buf->len;
-	if (run->mode != MODE_FILES && n && buf->p[n - 1] == '\n')
+	if (j->run->mode != MODE_FILES && n && buf->p[n - 1] == '\n')
 		n--;
-	if (run->mode != MODE_FILES && n && buf->p[n - 1] == '\r')
+	if (j->run->mode != MODE_FILES && n && buf->p[n - 1] == '\r')
 		n--;
-	if (run->mode != MODE_JSONL) {
+	if (j->run->mode != MODE_JSONL) {
 		*text = buf->p;
 		*len = n;
 		return 0;
 	}
-	if (jsonl_extract(buf->p, n, run->text_field, run->id_field, run->jsonl_flags, rec, err,
-			  sizeof(err)) != JSONL_OK) {
-		cli_err("%s: record changed since it was read: %s",
-			display_name(ins[d->src[i]].path), err);
+	if (jsonl_extract(buf->p, n, j->run->text_field, j->run->id_field, j->run->jsonl_flags,
+			  rec, err, sizeof(err)) != JSONL_OK) {
+		snprintf(j->err, sizeof(j->err), "%s: record changed since it was read: %s", path,
+			 err);
 		return -1;
 	}
 	*text = rec->text;
@@ -538,54 +556,113 @@ static int read_text(const struct run *run, const struct input *ins, const struc
 	return 0;
 }
 
-/* Keeps the pairs whose exact similarity is at least threshold; sims gets
- * the similarity of each kept pair. */
-static int verify(const struct run *run, const struct input *ins, const struct docs *d,
-		  simhash_ctx *vctx, enum verify how, double threshold, simhash_pair *pairs,
-		  size_t *n_pairs, double **sims)
+static void *verify_thread(void *arg)
 {
+	struct vjob *j = arg;
 	struct sbuf ba = { 0 }, bb = { 0 };
 	struct jsonl_rec ra, rb;
 	const char *ta = NULL, *tb;
-	size_t la = 0, lb, i, kept = 0;
+	size_t la = 0, lb, i;
 	uint64_t cur = UINT64_MAX;
-	int ret = EXIT_OK;
+	simhash_ctx *ctx = NULL;
+	simhash_err err;
 
-	*sims = xmalloc((*n_pairs ? *n_pairs : 1) * sizeof(**sims));
 	jsonl_rec_init(&ra);
 	jsonl_rec_init(&rb);
-	for (i = 0; i < *n_pairs && ret == EXIT_OK; i++) {
+	err = simhash_ctx_new(j->vcfg, &ctx);
+	if (err) {
+		snprintf(j->err, sizeof(j->err), "dedup: verify: %s", simhash_strerror(err));
+		j->failed = 1;
+	}
+	for (i = j->lo; i < j->hi && !j->failed; i++) {
 		double cos = 0, jac = 0, sim;
-		simhash_err err;
 
-		if (pairs[i].a != cur) { /* pairs come sorted by a: read it once */
-			cur = pairs[i].a;
-			if (read_text(run, ins, d, (size_t)cur, &ba, &ra, &ta, &la)) {
-				ret = EXIT_FAIL;
+		if (j->pairs[i].a != cur) { /* pairs come sorted by a: read it once */
+			cur = j->pairs[i].a;
+			if (load_text(j, (size_t)cur, &ba, &ra, &ta, &la)) {
+				j->failed = 1;
 				break;
 			}
 		}
-		if (read_text(run, ins, d, (size_t)pairs[i].b, &bb, &rb, &tb, &lb)) {
-			ret = EXIT_FAIL;
+		if (load_text(j, (size_t)j->pairs[i].b, &bb, &rb, &tb, &lb)) {
+			j->failed = 1;
 			break;
 		}
-		err = simhash_text_similarity(vctx, ta, la, tb, lb, &cos, &jac);
+		err = simhash_text_similarity(ctx, ta, la, tb, lb, &cos, &jac);
 		if (err) {
-			cli_err("dedup: verify: %s", simhash_strerror(err));
-			ret = EXIT_FAIL;
+			snprintf(j->err, sizeof(j->err), "dedup: verify: %s", simhash_strerror(err));
+			j->failed = 1;
 			break;
 		}
-		sim = how == VERIFY_JACCARD ? jac : cos;
-		if (sim >= threshold) {
-			pairs[kept] = pairs[i];
-			(*sims)[kept++] = sim;
-		}
+		sim = j->how == VERIFY_JACCARD ? jac : cos;
+		j->sims[i] = sim >= j->threshold ? sim : -1;
 	}
-	*n_pairs = kept;
+	simhash_ctx_free(ctx);
 	sbuf_free(&ba);
 	sbuf_free(&bb);
 	jsonl_rec_free(&ra);
 	jsonl_rec_free(&rb);
+	return NULL;
+}
+
+/* Keeps the pairs whose exact similarity is at least threshold, verified on
+ * n_threads threads (each a contiguous share of the pairs; the result is in
+ * the same order whatever their number); sims gets the similarity of each
+ * kept pair. */
+static int verify(const struct run *run, const struct input *ins, const struct docs *d,
+		  const simhash_config *vcfg, enum verify how, double threshold,
+		  unsigned n_threads, simhash_pair *pairs, size_t *n_pairs, double **sims)
+{
+	size_t n = *n_pairs, i, kept = 0;
+	struct vjob *jobs;
+	pthread_t *th;
+	int *started, ret = EXIT_OK;
+	unsigned t;
+
+	if (n_threads > 64)
+		n_threads = 64;
+	if (n < 64)
+		n_threads = 1;
+	*sims = xmalloc((n ? n : 1) * sizeof(**sims));
+	jobs = xcalloc(n_threads, sizeof(*jobs));
+	th = xcalloc(n_threads, sizeof(*th));
+	started = xcalloc(n_threads, sizeof(*started));
+	for (t = 0; t < n_threads; t++) {
+		struct vjob *j = &jobs[t];
+		j->run = run;
+		j->ins = ins;
+		j->d = d;
+		j->vcfg = vcfg;
+		j->how = how;
+		j->pairs = pairs;
+		j->lo = n * t / n_threads;
+		j->hi = n * (t + 1) / n_threads;
+		j->sims = *sims;
+		j->threshold = threshold;
+		if (t > 0)
+			started[t] = !pthread_create(&th[t], NULL, verify_thread, j);
+	}
+	verify_thread(&jobs[0]);
+	for (t = 1; t < n_threads; t++) {
+		if (started[t])
+			pthread_join(th[t], NULL);
+		else
+			verify_thread(&jobs[t]);
+	}
+	for (t = 0; t < n_threads && ret == EXIT_OK; t++)
+		if (jobs[t].failed) {
+			cli_err("%s", jobs[t].err);
+			ret = EXIT_FAIL;
+		}
+	for (i = 0; i < n && ret == EXIT_OK; i++)
+		if ((*sims)[i] >= 0) {
+			pairs[kept] = pairs[i];
+			(*sims)[kept++] = (*sims)[i];
+		}
+	*n_pairs = kept;
+	free(jobs);
+	free(th);
+	free(started);
 	return ret;
 }
 
@@ -992,6 +1069,7 @@ int cmd_dedup(int argc, char **argv)
 	uint64_t *cl = NULL;
 	double *sims = NULL, t0 = now();
 	simhash_ctx *vctx = NULL;
+	simhash_config vcfg;
 	char **paths;
 	int first, ret;
 	unsigned bits;
@@ -1040,12 +1118,13 @@ int cmd_dedup(int argc, char **argv)
 			ret = EXIT_USAGE;
 			goto out_config;
 		}
-		err = simhash_ctx_new(&vc, &vctx);
+		err = simhash_ctx_new(&vc, &vctx); /* checks the config up front */
 		if (err) {
 			cli_err("dedup: verify: %s", simhash_strerror(err));
 			ret = EXIT_FAIL;
 			goto out_config;
 		}
+		vcfg = vc;
 	}
 	paths = first < argc ? argv + first : stdin_only;
 	n_paths = first < argc ? (size_t)(argc - first) : 1;
@@ -1096,7 +1175,8 @@ int cmd_dedup(int argc, char **argv)
 		goto out;
 	}
 	if (o.verify) {
-		ret = verify(&run, ins, &docs, vctx, o.verify, o.threshold, pairs, &n_pairs, &sims);
+		ret = verify(&run, ins, &docs, &vcfg, o.verify, o.threshold, o.jobs, pairs,
+			     &n_pairs, &sims);
 		if (ret)
 			goto out;
 	}
