@@ -31,7 +31,7 @@
 #include "reader.h"
 #include "util.h"
 
-#define BATCH_BYTES ((size_t)256 << 10)
+#define BATCH_BYTES ((size_t)64 << 10)
 #define BATCH_LINES 4096
 #define FILES_PER_BATCH 16
 #define MAX_JOBS 1024

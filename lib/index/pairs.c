@@ -67,6 +67,10 @@ static void sh_hugepage_hint(void *p, size_t len)
 #define MAX_BLOCKS 64
 #define MAX_TABLES 256
 #define MAX_DEPTH 8
+/* Fingerprints per thread below which threads cost more than they save:
+ * every table costs each thread four barrier waits, which a busy machine can
+ * stretch to a scheduler time slice each. */
+#define MIN_PER_THREAD 32768
 #define SMALL_RUN 48      /* runs up to this size are compared pair by pair */
 #define SORT_DIGIT 11     /* bits per LSD pass */
 #define TOP_DIGIT_MAX 11 /* buckets of the parallel scatter: few enough for the TLB */
@@ -127,6 +131,7 @@ struct sh_pairs_job {
 	size_t n_a; /* join: elements of a (those of b follow); self-join: 0 */
 	unsigned bits, k, n_threads;
 	int no_simd; /* tests: the scalar path */
+	int force_threads; /* tests: threads however small the set */
 	int simd; /* the CPU has AVX-512 VPOPCNTQ (64-bit compares only) */
 };
 
@@ -206,7 +211,8 @@ static simhash_err run_join(struct sh_pairs_job *job, simhash_pair **out, size_t
 		job->n_threads = 1;
 	if (job->n_threads > 256)
 		job->n_threads = 256;
-	if (job->n_threads > 1 && job->n < 2048)
+	if (job->n_threads > 1 && !job->force_threads &&
+	    job->n < (size_t)MIN_PER_THREAD * job->n_threads)
 		job->n_threads = 1; /* not worth a thread */
 	job->simd = job->bits != 128 && !job->no_simd && __builtin_cpu_supports("avx512f") &&
 		    __builtin_cpu_supports("avx512vpopcntdq");
@@ -254,7 +260,7 @@ simhash_err sh_pairs_self_path(const uint64_t *fps, size_t n, unsigned bits, uns
 			       unsigned n_threads, int simd, simhash_pair **out, size_t *n_out)
 {
 	struct sh_pairs_job job = { .a = fps, .n = n, .bits = bits, .k = max_dist,
-				    .n_threads = n_threads, .no_simd = !simd };
+				    .n_threads = n_threads, .no_simd = !simd, .force_threads = 1 };
 
 	if (!out || !n_out || (n && !fps) || bad_width_or_k(bits, max_dist) ||
 	    (uint64_t)n >= ((uint64_t)1 << 32))
