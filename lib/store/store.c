@@ -166,8 +166,12 @@ static simhash_err env_open(simhash_store *st, const char *path, int create)
 	mdb_env_set_maxdbs(st->env, 4);
 	mdb_env_set_maxreaders(st->env, MAX_READERS);
 	mdb_env_set_mapsize(st->env, MAP_SIZE);
-	if ((rc = mdb_env_open(st->env, path, flags, 0644)) != 0)
-		return sh_mdb_err(st, rc, path);
+	if ((rc = mdb_env_open(st->env, path, flags, 0644)) != 0) {
+		if (rc != MDB_INVALID)
+			return sh_mdb_err(st, rc, path);
+		sh_store_seterr(st, "%s: not a simhash store (not an LMDB file)", path);
+		return SIMHASH_ECORRUPT;
+	}
 	if ((rc = mdb_txn_begin(st->env, NULL, create ? 0 : MDB_RDONLY, &txn)) != 0)
 		return sh_mdb_err(st, rc, path);
 	if ((rc = mdb_dbi_open(txn, "meta", dflags, &st->dbi_meta)) != 0 ||
