@@ -212,6 +212,8 @@ static simhash_err env_open(simhash_store *st, const char *path, int create)
 		sh_store_seterr(st, "%s: not a simhash store (not an LMDB file)", path);
 		return SIMHASH_ECORRUPT;
 	}
+	if (!(flags & MDB_RDONLY))
+		mdb_reader_check(st->env, NULL); /* slots of killed readers */
 	if ((rc = mdb_txn_begin(st->env, NULL, create ? 0 : MDB_RDONLY, &txn)) != 0)
 		return sh_mdb_err(st, rc, path);
 	if ((rc = mdb_dbi_open(txn, "meta", dflags, &st->dbi_meta)) != 0 ||
