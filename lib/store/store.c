@@ -654,7 +654,8 @@ static int cmp_hit(const void *a, const void *b)
 
 void sh_hits_sort(sh_hit *h, size_t *n, size_t max)
 {
-	qsort(h, *n, sizeof *h, cmp_hit);
+	if (*n > 1)
+		qsort(h, *n, sizeof *h, cmp_hit);
 	if (max && *n > max)
 		*n = max;
 }

@@ -126,6 +126,7 @@ static void test_acknowledged_writes_survive_sigkill(void)
 	simhash_config cfg;
 	simhash_store *st;
 	simhash_store_results *r;
+	char err[SIMHASH_STORE_ERR_MAX];
 	size_t n_acked = 0;
 
 	rng_state = SEED;
@@ -163,7 +164,9 @@ static void test_acknowledged_writes_survive_sigkill(void)
 		waitpid(pid, &status, 0);
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 		st = NULL;
-		CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+		if (simhash_store_open(path, 0, &st, err, sizeof err) != SIMHASH_OK)
+			fprintf(stderr, "reopen after SIGKILL: %s\n", err);
+		CHECK(st != NULL);
 		if (!st) {
 			close(fds[0]);
 			break;
