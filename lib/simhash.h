@@ -582,8 +582,8 @@ SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, si
  * (group commit), then wakes their callers. Reads (get, query, each) run in
  * the caller's thread on an LMDB read transaction and never wait for writes.
  * The search structure is the library's exact index (simhash_index) in
- * memory, answering k up to SIMHASH_INDEX_MAX_DIST_64 (32-bit and 64-bit
- * stores) or SIMHASH_INDEX_MAX_DIST_128; a larger k scans the documents. It
+ * memory, answering k up to 12 (32-bit and 64-bit stores) or 24 (128-bit);
+ * a larger k scans the documents (slower, same answers). It
  * is updated after each commit, so a query sees every write acknowledged
  * before it started. A clean close of a writing handle saves it to
  * PATH-index, which the next open maps (milliseconds, whatever the size);
