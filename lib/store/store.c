@@ -418,15 +418,22 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 
 /* Rebuilds the index from every stored fingerprint (invariant 2): one pass
  * over "docs" into arrays, then one bulk build. */
-static simhash_err rebuild_index(simhash_store *st, MDB_txn *txn, size_t n_docs)
+simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out)
 {
 	size_t words = st->bits == 128 ? 2 : 1, n = 0;
 	uint64_t *fps, *docnos;
+	sh_memidx *m = NULL;
 	MDB_cursor *cur;
 	MDB_val k, v;
+	MDB_stat ms;
 	simhash_err e = SIMHASH_OK;
+	size_t n_docs;
 	int rc;
 
+	*out = NULL;
+	if ((rc = mdb_stat(txn, st->dbi_docs, &ms)) != 0)
+		return sh_mdb_err(st, rc, "read docs");
+	n_docs = ms.ms_entries;
 	fps = malloc((n_docs ? n_docs : 1) * words * sizeof *fps);
 	docnos = malloc((n_docs ? n_docs : 1) * sizeof *docnos);
 	if (!fps || !docnos) {
@@ -455,9 +462,12 @@ static simhash_err rebuild_index(simhash_store *st, MDB_txn *txn, size_t n_docs)
 	mdb_cursor_close(cur);
 	if (e == SIMHASH_OK && rc != 0 && rc != MDB_NOTFOUND)
 		e = sh_mdb_err(st, rc, "read docs");
-	if (e == SIMHASH_OK && (e = sh_memidx_new(st->bits, st->scheme, &st->idx)) == SIMHASH_OK)
-		e = sh_memidx_build(st->idx, fps, docnos, n);
-	st->idx_dirty = 1;
+	if (e == SIMHASH_OK && (e = sh_memidx_new(st->bits, st->scheme, &m)) == SIMHASH_OK)
+		e = sh_memidx_build(m, fps, docnos, n);
+	if (e == SIMHASH_OK)
+		*out = m;
+	else
+		sh_memidx_free(m);
 out:
 	free(fps);
 	free(docnos);
@@ -480,7 +490,8 @@ static simhash_err load_index(simhash_store *st, MDB_txn *txn)
 		return e;
 	if (st->idx)
 		return SIMHASH_OK;
-	return rebuild_index(st, txn, ms.ms_entries);
+	st->idx_dirty = 1;
+	return sh_index_rebuild(st, txn, &st->idx);
 }
 
 simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out, char *err,

@@ -163,6 +163,8 @@ void sh_hits_sort(sh_hit *h, size_t *n, size_t max);
  * that answers distances beyond the index's. skip: a docno left out. */
 simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
 			 unsigned max_dist, sh_buf *hits, size_t *n);
+/* A new index of every document of txn: one pass and one bulk build. */
+simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out);
 /* Whether doc's fingerprint width and lengths are acceptable for st. */
 simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc);
 

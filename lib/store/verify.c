@@ -169,29 +169,10 @@ static simhash_err check_ids(struct vctx *v, uint64_t *n_ids)
 static simhash_err refresh_index(simhash_store *st, MDB_txn *txn)
 {
 	sh_memidx *m, *old;
-	MDB_cursor *cur;
-	MDB_val k, d;
-	simhash_err e = SIMHASH_OK;
-	int rc;
+	simhash_err e = sh_index_rebuild(st, txn, &m);
 
-	if ((e = sh_memidx_new(st->bits, st->scheme, &m)) != SIMHASH_OK)
+	if (e != SIMHASH_OK)
 		return e;
-	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0) {
-		sh_memidx_free(m);
-		return sh_mdb_err(st, rc, "verify");
-	}
-	for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); rc == 0 && e == SIMHASH_OK;
-	     rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
-		struct sh_doc doc;
-
-		if (k.mv_size == 8 && sh_doc_decode(st, &d, &doc) == SIMHASH_OK)
-			e = sh_memidx_insert(m, sh_get_be64(k.mv_data), &doc.fp);
-	}
-	mdb_cursor_close(cur);
-	if (e != SIMHASH_OK) {
-		sh_memidx_free(m);
-		return e;
-	}
 	pthread_rwlock_wrlock(&st->idx_lock);
 	old = st->idx;
 	st->idx = m;
