@@ -350,7 +350,7 @@ struct opts {
 static void store_usage(FILE *f)
 {
 	fputs("usage: simhash store COMMAND PATH [OPTION]... [ARG]...\n\n"
-	      "A persistent store of fingerprints (one LMDB file PATH, and PATH-lock).\n\n"
+	      "A persistent store of fingerprints: the LMDB file PATH, PATH-lock and PATH-index.\n\n"
 	      "Commands:\n"
 	      "  create PATH [CONFIG]...        make a store for the config's fingerprints\n"
 	      "  add PATH [FILE]...             add texts (files, --lines or --jsonl)\n"
@@ -385,8 +385,7 @@ static int parse(const char *cmd, unsigned allowed, struct cli_config *cc, int a
 	while ((c = cli_parse_next(&p)) != CLI_END) {
 		if (c == CLI_HELP) {
 			store_usage(stdout);
-			if (cc)
-				cli_opts_help(stdout, NULL, 1);
+			cli_opts_help(stdout, cc ? NULL : input_opts, cc != NULL);
 			ret = -1;
 			break;
 		}
