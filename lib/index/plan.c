@@ -20,11 +20,11 @@
 #include <string.h>
 #include "ix.h"
 
-#define PROBE_NS 20.0        /* a directory slot gives the bucket (prefetched in batches) */
+#define PROBE_NS 40.0        /* a directory slot gives the bucket (prefetched in batches) */
 #define PROBE_SEARCH_NS 200.0 /* a binary search within the slot (chunks wider than it) */
 #define QUERY_NS 60.0
-#define CAND64_NS 3.0
-#define CAND128_NS 4.0
+#define CAND64_NS 2.0
+#define CAND128_NS 3.0
 #define SCAN64_NS 0.30
 #define SCAN128_NS 0.55
 
