@@ -2,7 +2,7 @@
 # store.sh BUILD - `make bench` figures of the store (bench/store.c):
 #   1. open time of a store of STORE_BENCH_DOCS documents (default 10 million):
 #      generated, opened with its saved index mapped, and opened rebuilding it;
-#   2. durable check-and-put of short texts from 128 threads (group commit)
+#   2. durable check-and-put of short texts from 128 and 256 threads (group commit)
 #      against 1 thread, on a store of 1 million documents;
 #   3. queries by fingerprint (k 3) on that store against the bare index.
 # The stores live in a temporary folder, deleted at the end.
@@ -16,3 +16,4 @@ rm -f "$tmp/big.db" "$tmp/big.db-lock" "$tmp/big.db-index"
 "$BUILD/bench/store" open 1000000 "$tmp/m.db" > /dev/null
 "$BUILD/bench/store" query "$tmp/m.db" 2 5
 "$BUILD/bench/store" cap "$tmp/m.db" 128 5
+"$BUILD/bench/store" cap "$tmp/m.db" 256 5
