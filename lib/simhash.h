@@ -306,6 +306,185 @@ SIMHASH_API uint64_t simhash_stopwords_digest(const simhash_stopwords *sw);
 
 /* ---------------------------------------------------------------- store */
 
+/* A persistent store of documents on LMDB: one data file PATH and its lock
+ * file PATH-lock. A document is a string id (any bytes but NUL-free UTF-8 is
+ * expected; 1..SIMHASH_STORE_ID_MAX bytes), a fingerprint of the store's
+ * width, its insertion time (Unix seconds) and optional metadata (any bytes,
+ * at most SIMHASH_STORE_META_MAX, for example a small JSON object). The store
+ * records a magic number, its format version, the fingerprint config and its
+ * scheme string; fingerprints of any other scheme must not be put in it.
+ *
+ * Writes are durable when the call returns SIMHASH_OK: every write goes
+ * through one writer thread inside the handle, which takes all the writes
+ * queued by any number of threads into one LMDB transaction and one fsync
+ * (group commit), then wakes their callers. Reads (get, query, each) run in
+ * the caller's thread on an LMDB read transaction and never wait for writes.
+ * The search structure is an in-memory Hamming index, rebuilt at open from the
+ * stored fingerprints; it is updated after each commit, so a query sees every
+ * write acknowledged before it started.
+ *
+ * One process at a time opens a store for writing (an exclusive lock on the
+ * data file; a second writer gets SIMHASH_EIO "store is locked"). Read-only
+ * handles may be opened alongside by other processes: they see a snapshot of
+ * the index taken at their open and the documents as committed.
+ *
+ * Errors: SIMHASH_EIO (file, lock, LMDB failures), SIMHASH_ECORRUPT (not a
+ * store, wrong format version, malformed record), SIMHASH_ESCHEME (a
+ * fingerprint of another width), SIMHASH_EINVAL (bad argument, write on a
+ * read-only handle). The detail (path, LMDB message) goes to
+ * simhash_store_errmsg(). */
+typedef struct simhash_store simhash_store;
+
+#define SIMHASH_STORE_FORMAT_VERSION 1
+#define SIMHASH_STORE_ID_MAX 480      /* bytes: LMDB's key limit, less our framing */
+#define SIMHASH_STORE_META_MAX 65536  /* bytes of metadata per document */
+#define SIMHASH_STORE_ERR_MAX 512     /* bytes of an error message, NUL included */
+
+enum {
+	SIMHASH_STORE_RDONLY = 1, /* open read-only: writes give SIMHASH_EINVAL */
+};
+
+/* Creates a new store at path (which must not exist) for fingerprints made
+ * with cfg (copied, with its stop word and IDF tables written into the store).
+ * On failure *out is NULL and err (may be NULL; err_cap bytes) gets the detail.
+ * Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
+					     simhash_store **out, char *err, size_t err_cap);
+
+/* Opens an existing store; flags: 0 or SIMHASH_STORE_RDONLY. Rebuilds the
+ * index from the stored fingerprints. On failure *out is NULL and err gets the
+ * detail. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out,
+					   char *err, size_t err_cap);
+
+/* Stops the writer thread (after committing what is queued) and closes the
+ * store. Accepts NULL. Thread safety: no other call on st may be running or
+ * follow. */
+SIMHASH_API void simhash_store_close(simhash_store *st);
+
+/* Copies the detail of the latest failure on st (any thread's), NUL-terminated,
+ * into buf (cap bytes); "" if none. Thread safety: safe. */
+SIMHASH_API void simhash_store_errmsg(simhash_store *st, char *buf, size_t cap);
+
+/* The store's scheme string, valid until close. Thread safety: safe. */
+SIMHASH_API const char *simhash_store_scheme(const simhash_store *st);
+
+/* The store's fingerprint width: 32, 64 or 128. Thread safety: safe. */
+SIMHASH_API unsigned simhash_store_bits(const simhash_store *st);
+
+/* Fills *cfg (initialized by the caller with simhash_config_init) with the
+ * config the store was created with; its idf and stopwords point to tables
+ * owned by st, valid until close. simhash_ctx_new(cfg) then fingerprints texts
+ * under the store's scheme. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_config(const simhash_store *st, simhash_config *cfg);
+
+/* A document to write. time: Unix seconds; 0 means now. */
+typedef struct simhash_store_doc {
+	const char *id;
+	size_t id_len;
+	simhash_fp fp;
+	const void *meta; /* may be NULL when meta_len is 0 */
+	size_t meta_len;
+	int64_t time;
+} simhash_store_doc;
+
+/* A document read back, or a match of a query (dist: its Hamming distance to
+ * the query; 0 for get and each). Its pointers belong to the results object
+ * (or, in simhash_store_each, to the callback's call). */
+typedef struct simhash_store_match {
+	const char *id; /* NUL-terminated too */
+	size_t id_len;
+	simhash_fp fp;
+	unsigned dist;
+	const void *meta;
+	size_t meta_len;
+	int64_t time;
+} simhash_store_match;
+
+/* Results of get, query and check_and_put: owned by the caller, reused across
+ * calls (each call replaces the contents). Thread safety: one per thread. */
+typedef struct simhash_store_results simhash_store_results;
+SIMHASH_API simhash_err simhash_store_results_new(simhash_store_results **out);
+SIMHASH_API void simhash_store_results_free(simhash_store_results *r);
+SIMHASH_API size_t simhash_store_results_count(const simhash_store_results *r);
+/* Match i < count, valid until the next call filling r; NULL if i is out of range. */
+SIMHASH_API const simhash_store_match *simhash_store_results_get(const simhash_store_results *r,
+								 size_t i);
+
+/* Adds a document, or replaces the one with the same id (new fingerprint,
+ * meta and time). Durable on return. SIMHASH_ESCHEME if doc->fp.bits is not
+ * the store's width. Thread safety: safe (writes of all threads are group-committed). */
+SIMHASH_API simhash_err simhash_store_put(simhash_store *st, const simhash_store_doc *doc);
+
+/* Adds or replaces n documents in one transaction: all or none. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_put_many(simhash_store *st, const simhash_store_doc *docs,
+					       size_t n);
+
+/* Atomic check-and-put: finds the stored documents within max_dist of doc->fp
+ * (into r, nearest first, at most max_results of them, 0: all), then, unless
+ * if_unique is set and one was found, puts doc; *added (may be NULL) says
+ * whether it did. No other write comes between the check and the put. A stored
+ * document with doc's own id is not counted as a duplicate of it.
+ * Thread safety: safe; r one per thread. */
+SIMHASH_API simhash_err simhash_store_check_and_put(simhash_store *st, const simhash_store_doc *doc,
+						    unsigned max_dist, size_t max_results,
+						    int if_unique, simhash_store_results *r,
+						    int *added);
+
+/* Deletes the document with this id; *deleted (may be NULL) says whether there
+ * was one. Durable on return. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_delete(simhash_store *st, const char *id, size_t id_len,
+					     int *deleted);
+
+/* Deletes every document put before time `before` (Unix seconds); *n_deleted
+ * (may be NULL) gets their number. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_expire(simhash_store *st, int64_t before, size_t *n_deleted);
+
+/* Looks a document up by id: r holds it (count 1) or nothing (count 0).
+ * Thread safety: safe; r one per thread. */
+SIMHASH_API simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
+					  simhash_store_results *r);
+
+/* The documents within max_dist of fp, nearest first (ties by id), at most
+ * max_results (0: all). SIMHASH_ESCHEME if fp's width is not the store's.
+ * Thread safety: safe; r one per thread. */
+SIMHASH_API simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp,
+					    unsigned max_dist, size_t max_results,
+					    simhash_store_results *r);
+
+/* Calls fn(doc, arg) for every document in insertion order, on one snapshot;
+ * doc is valid during the call. fn returns nonzero to stop. fn must not write
+ * to st (that would wait for its own read to end). Thread safety: safe. */
+typedef int (*simhash_store_each_fn)(const simhash_store_match *doc, void *arg);
+SIMHASH_API simhash_err simhash_store_each(simhash_store *st, simhash_store_each_fn fn, void *arg);
+
+/* Counters of a store. Grows like simhash_config: new fields at the end. */
+typedef struct simhash_store_stats {
+	size_t size;            /* set by the caller: sizeof(simhash_store_stats) */
+	uint64_t n_docs;        /* documents stored */
+	unsigned bits;
+	unsigned format_version;
+	uint64_t file_bytes;    /* size of the data file in use (pages used) */
+	uint64_t n_commits;     /* write transactions committed since open */
+	uint64_t n_committed;   /* write requests acknowledged since open */
+	uint64_t max_batch;     /* most requests in one commit since open */
+	double open_seconds;    /* time the open took (index rebuild included) */
+} simhash_store_stats;
+
+/* Fills *out (out->size set by the caller). Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out);
+
+/* Checks every invariant on one snapshot: magic, format version, the stored
+ * config gives the stored scheme, each record well-formed, ids and document
+ * numbers map one to one, every fingerprint of the store's width, and the
+ * in-memory index holds exactly the stored documents. Calls fn(problem, arg)
+ * for each problem found (fn may be NULL); *n_problems gets their number.
+ * Returns SIMHASH_OK when it could check (problems or not).
+ * Thread safety: safe. */
+typedef void (*simhash_store_problem_fn)(const char *problem, void *arg);
+SIMHASH_API simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn,
+					     void *arg, uint64_t *n_problems);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,735 @@
+/* store.c - the store handle: create, open (index rebuilt from the stored
+ * fingerprints), close, and the reads (get, query, each, stats), which run in
+ * the caller's thread on their own LMDB read transaction.
+ *
+ * Workload: a service answering queries on many threads while one writer
+ * thread commits batches (writer.c). Reads never take the queue's lock; a
+ * query holds the index's read lock only while it scans the index.
+ *
+ * Invariants:
+ *  1. A handle opened for writing holds an exclusive flock() on the data file
+ *     for its whole life, so at most one process writes a store (LMDB's own
+ *     lock file keeps readers of other processes safe alongside).
+ *  2. After open, the index holds exactly the documents of "docs"; the writer
+ *     thread applies each committed batch to it before acknowledging.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "store_int.h"
+
+#define MAP_SIZE ((size_t)1 << (sizeof(size_t) >= 8 ? 40 : 30))
+#define MAX_READERS 1022
+
+void sh_store_seterr(simhash_store *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&st->err_mu);
+	va_start(ap, fmt);
+	vsnprintf(st->err, sizeof st->err, fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&st->err_mu);
+}
+
+simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what)
+{
+	sh_store_seterr(st, "%s: %s", what, mdb_strerror(rc));
+	if (rc == MDB_CORRUPTED || rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
+	    rc == MDB_PAGE_NOTFOUND || rc == MDB_BAD_VALSIZE)
+		return SIMHASH_ECORRUPT;
+	if (rc == ENOMEM)
+		return SIMHASH_ENOMEM;
+	return SIMHASH_EIO;
+}
+
+void simhash_store_errmsg(simhash_store *st, char *buf, size_t cap)
+{
+	if (!buf || !cap)
+		return;
+	if (!st) {
+		buf[0] = 0;
+		return;
+	}
+	pthread_mutex_lock(&st->err_mu);
+	snprintf(buf, cap, "%s", st->err);
+	pthread_mutex_unlock(&st->err_mu);
+}
+
+const char *simhash_store_scheme(const simhash_store *st)
+{
+	return st->scheme;
+}
+
+unsigned simhash_store_bits(const simhash_store *st)
+{
+	return st->bits;
+}
+
+simhash_err simhash_store_config(const simhash_store *st, simhash_config *cfg)
+{
+	size_t size;
+
+	if (!st || !cfg || cfg->size < offsetof(simhash_config, idf) + sizeof cfg->idf)
+		return SIMHASH_EINVAL;
+	size = cfg->size < sizeof *cfg ? cfg->size : sizeof *cfg;
+	memcpy((char *)cfg + sizeof cfg->size, (const char *)&st->cfg + sizeof cfg->size,
+	       size - sizeof cfg->size);
+	return SIMHASH_OK;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static simhash_store *store_alloc(void)
+{
+	simhash_store *st = calloc(1, sizeof *st);
+	pthread_rwlockattr_t ra;
+
+	if (!st)
+		return NULL;
+	st->lock_fd = -1;
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_mutex_init(&st->err_mu, NULL);
+	pthread_cond_init(&st->work_cv, NULL);
+	pthread_cond_init(&st->done_cv, NULL);
+	/* Queries come all the time: prefer the writer, or it would starve. */
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&st->idx_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
+	return st;
+}
+
+void simhash_store_close(simhash_store *st)
+{
+	if (!st)
+		return;
+	if (st->writer_started)
+		sh_writer_stop(st);
+	if (st->env)
+		mdb_env_close(st->env);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
+	sh_memidx_free(st->idx);
+	sh_buf_free(&st->pend);
+	sh_buf_free(&st->dels);
+	sh_buf_free(&st->hits);
+	pthread_rwlock_destroy(&st->idx_lock);
+	pthread_cond_destroy(&st->work_cv);
+	pthread_cond_destroy(&st->done_cv);
+	pthread_mutex_destroy(&st->mu);
+	pthread_mutex_destroy(&st->err_mu);
+	free(st);
+}
+
+/* Opens the LMDB environment of path and its three databases. */
+static simhash_err env_open(simhash_store *st, const char *path, int create)
+{
+	unsigned flags = MDB_NOSUBDIR | MDB_NOTLS;
+	unsigned dflags = create ? MDB_CREATE : 0;
+	MDB_txn *txn;
+	int rc;
+
+	if (st->flags & SIMHASH_STORE_RDONLY)
+		flags |= MDB_RDONLY;
+	if ((rc = mdb_env_create(&st->env)) != 0)
+		return sh_mdb_err(st, rc, path);
+	mdb_env_set_maxdbs(st->env, 4);
+	mdb_env_set_maxreaders(st->env, MAX_READERS);
+	mdb_env_set_mapsize(st->env, MAP_SIZE);
+	if ((rc = mdb_env_open(st->env, path, flags, 0644)) != 0)
+		return sh_mdb_err(st, rc, path);
+	if ((rc = mdb_txn_begin(st->env, NULL, create ? 0 : MDB_RDONLY, &txn)) != 0)
+		return sh_mdb_err(st, rc, path);
+	if ((rc = mdb_dbi_open(txn, "meta", dflags, &st->dbi_meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "docs", dflags, &st->dbi_docs)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "ids", dflags, &st->dbi_ids)) != 0) {
+		mdb_txn_abort(txn);
+		if (rc == MDB_NOTFOUND) {
+			sh_store_seterr(st, "%s: not a simhash store", path);
+			return SIMHASH_ECORRUPT;
+		}
+		return sh_mdb_err(st, rc, path);
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0)
+		return sh_mdb_err(st, rc, path);
+	return SIMHASH_OK;
+}
+
+/* Takes the one-writer lock on the data file (invariant 1). */
+static simhash_err lock_file(simhash_store *st, const char *path, int create)
+{
+	int fl = O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
+
+	st->lock_fd = open(path, fl, 0644);
+	if (st->lock_fd < 0) {
+		sh_store_seterr(st, "%s: %s", path,
+				create && errno == EEXIST ? "already exists" : strerror(errno));
+		return SIMHASH_EIO;
+	}
+	if (flock(st->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		sh_store_seterr(st, "%s: store is locked by another process", path);
+		return SIMHASH_EIO;
+	}
+	return SIMHASH_OK;
+}
+
+static simhash_err put_meta(simhash_store *st, MDB_txn *txn, const char *key, const void *v,
+			    size_t len)
+{
+	MDB_val k = { strlen(key), (void *)key }, d = { len, (void *)v };
+	int rc = mdb_put(txn, st->dbi_meta, &k, &d, 0);
+
+	return rc ? sh_mdb_err(st, rc, "write meta") : SIMHASH_OK;
+}
+
+static simhash_err write_meta(simhash_store *st)
+{
+	uint8_t ver[4], cfgrec[128], next[8];
+	size_t cfglen = sh_config_encode(&st->cfg, cfgrec, sizeof cfgrec);
+	simhash_err e;
+	MDB_txn *txn;
+	int rc;
+
+	sh_put_le32(ver, SIMHASH_STORE_FORMAT_VERSION);
+	sh_put_le64(next, 0);
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
+		return sh_mdb_err(st, rc, "create");
+	if ((e = put_meta(st, txn, "magic", SH_STORE_MAGIC, 8)) != SIMHASH_OK ||
+	    (e = put_meta(st, txn, "version", ver, 4)) != SIMHASH_OK ||
+	    (e = put_meta(st, txn, "scheme", st->scheme, strlen(st->scheme))) != SIMHASH_OK ||
+	    (e = put_meta(st, txn, "config", cfgrec, cfglen)) != SIMHASH_OK ||
+	    (e = put_meta(st, txn, "next", next, 8)) != SIMHASH_OK) {
+		mdb_txn_abort(txn);
+		return e;
+	}
+	if ((rc = mdb_txn_commit(txn)) != 0)
+		return sh_mdb_err(st, rc, "create");
+	return SIMHASH_OK;
+}
+
+static void copy_err(const simhash_store *st, char *err, size_t cap)
+{
+	if (err && cap)
+		snprintf(err, cap, "%s", st->err);
+}
+
+simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
+				 simhash_store **out, char *err, size_t err_cap)
+{
+	simhash_store *st;
+	simhash_err e;
+
+	if (out)
+		*out = NULL;
+	if (err && err_cap)
+		err[0] = 0;
+	if (!path || !cfg || !out || simhash_config_check(cfg) != SIMHASH_OK)
+		return SIMHASH_EINVAL;
+	if (cfg->idf || cfg->stopwords) {
+		if (err && err_cap)
+			snprintf(err, err_cap, "%s: stop words and IDF tables in a store are not supported yet", path);
+		return SIMHASH_EINVAL;
+	}
+	if (!(st = store_alloc()))
+		return SIMHASH_ENOMEM;
+	simhash_config_init(&st->cfg);
+	memcpy(&st->cfg, cfg, cfg->size < sizeof st->cfg ? cfg->size : sizeof st->cfg);
+	st->cfg.size = sizeof st->cfg;
+	st->bits = cfg->bits;
+	if ((e = simhash_config_scheme(&st->cfg, st->scheme, sizeof st->scheme)) != SIMHASH_OK)
+		goto out_close;
+	if ((e = lock_file(st, path, 1)) != SIMHASH_OK)
+		goto out_close;
+	if ((e = env_open(st, path, 1)) != SIMHASH_OK || (e = write_meta(st)) != SIMHASH_OK)
+		goto out_unlink;
+	if ((e = sh_memidx_new(st->bits, &st->idx)) != SIMHASH_OK ||
+	    (e = sh_writer_start(st)) != SIMHASH_OK)
+		goto out_close;
+	*out = st;
+	return SIMHASH_OK;
+out_unlink:
+	unlink(path);
+	{
+		char lock[4096];
+		snprintf(lock, sizeof lock, "%s-lock", path);
+		unlink(lock);
+	}
+out_close:
+	copy_err(st, err, err_cap);
+	simhash_store_close(st);
+	return e;
+}
+
+static simhash_err get_meta(simhash_store *st, MDB_txn *txn, const char *key, MDB_val *v)
+{
+	MDB_val k = { strlen(key), (void *)key };
+	int rc = mdb_get(txn, st->dbi_meta, &k, v);
+
+	if (rc == MDB_NOTFOUND) {
+		sh_store_seterr(st, "meta record '%s' missing", key);
+		return SIMHASH_ECORRUPT;
+	}
+	return rc ? sh_mdb_err(st, rc, "read meta") : SIMHASH_OK;
+}
+
+/* Reads and checks the meta records: magic, version, config, scheme. */
+static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
+{
+	char scheme[SIMHASH_SCHEME_MAX];
+	simhash_err e;
+	MDB_val v;
+
+	if ((e = get_meta(st, txn, "magic", &v)) != SIMHASH_OK)
+		return e;
+	if (v.mv_size != 8 || memcmp(v.mv_data, SH_STORE_MAGIC, 8)) {
+		sh_store_seterr(st, "%s: not a simhash store (bad magic)", path);
+		return SIMHASH_ECORRUPT;
+	}
+	if ((e = get_meta(st, txn, "version", &v)) != SIMHASH_OK)
+		return e;
+	if (v.mv_size != 4 || sh_get_le32(v.mv_data) != SIMHASH_STORE_FORMAT_VERSION) {
+		sh_store_seterr(st, "%s: store format version %u, this library reads %u", path,
+				v.mv_size == 4 ? sh_get_le32(v.mv_data) : 0,
+				SIMHASH_STORE_FORMAT_VERSION);
+		return SIMHASH_ECORRUPT;
+	}
+	if ((e = get_meta(st, txn, "config", &v)) != SIMHASH_OK)
+		return e;
+	simhash_config_init(&st->cfg);
+	if (sh_config_decode(v.mv_data, v.mv_size, &st->cfg) != SIMHASH_OK) {
+		sh_store_seterr(st, "%s: malformed config record", path);
+		return SIMHASH_ECORRUPT;
+	}
+	st->bits = st->cfg.bits;
+	if ((e = get_meta(st, txn, "scheme", &v)) != SIMHASH_OK)
+		return e;
+	if (v.mv_size >= sizeof st->scheme) {
+		sh_store_seterr(st, "%s: malformed scheme record", path);
+		return SIMHASH_ECORRUPT;
+	}
+	memcpy(st->scheme, v.mv_data, v.mv_size);
+	st->scheme[v.mv_size] = 0;
+	if (simhash_config_scheme(&st->cfg, scheme, sizeof scheme) != SIMHASH_OK ||
+	    strcmp(scheme, st->scheme)) {
+		sh_store_seterr(st, "%s: store scheme %s, its config gives %s with this library",
+				path, st->scheme, scheme);
+		return SIMHASH_ESCHEME;
+	}
+	if ((e = get_meta(st, txn, "next", &v)) != SIMHASH_OK)
+		return e;
+	if (v.mv_size != 8) {
+		sh_store_seterr(st, "%s: malformed next record", path);
+		return SIMHASH_ECORRUPT;
+	}
+	st->next_docno = sh_get_le64(v.mv_data);
+	return SIMHASH_OK;
+}
+
+/* Rebuilds the index from every stored fingerprint (invariant 2). */
+static simhash_err load_index(simhash_store *st, MDB_txn *txn)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	simhash_err e;
+	int rc;
+
+	if ((e = sh_memidx_new(st->bits, &st->idx)) != SIMHASH_OK)
+		return e;
+	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0)
+		return sh_mdb_err(st, rc, "read docs");
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		simhash_fp fp = { { 0, 0 }, st->bits };
+		uint64_t docno;
+
+		if (k.mv_size != 8 || v.mv_size < SH_DOC_HEAD) {
+			mdb_cursor_close(cur);
+			sh_store_seterr(st, "malformed document record");
+			return SIMHASH_ECORRUPT;
+		}
+		docno = sh_get_be64(k.mv_data);
+		fp.w[0] = sh_get_le64(v.mv_data);
+		fp.w[1] = sh_get_le64((const uint8_t *)v.mv_data + 8);
+		if ((e = sh_memidx_insert(st->idx, docno, &fp)) != SIMHASH_OK) {
+			mdb_cursor_close(cur);
+			return e;
+		}
+		if (docno >= st->next_docno)
+			st->next_docno = docno + 1;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "read docs");
+}
+
+simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out, char *err,
+			       size_t err_cap)
+{
+	double t0 = now_seconds();
+	simhash_store *st;
+	struct stat sb;
+	simhash_err e;
+	MDB_txn *txn;
+	int rc;
+
+	if (out)
+		*out = NULL;
+	if (err && err_cap)
+		err[0] = 0;
+	if (!path || !out || (flags & ~(unsigned)SIMHASH_STORE_RDONLY))
+		return SIMHASH_EINVAL;
+	if (!(st = store_alloc()))
+		return SIMHASH_ENOMEM;
+	st->flags = flags;
+	if (stat(path, &sb) != 0) {
+		sh_store_seterr(st, "%s: %s", path, strerror(errno));
+		e = SIMHASH_EIO;
+		goto out_close;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		sh_store_seterr(st, "%s: not a simhash store (not a regular file)", path);
+		e = SIMHASH_ECORRUPT;
+		goto out_close;
+	}
+	if (!(flags & SIMHASH_STORE_RDONLY) && (e = lock_file(st, path, 0)) != SIMHASH_OK)
+		goto out_close;
+	if ((e = env_open(st, path, 0)) != SIMHASH_OK)
+		goto out_close;
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0) {
+		e = sh_mdb_err(st, rc, path);
+		goto out_close;
+	}
+	st->open_txnid = mdb_txn_id(txn);
+	e = read_meta(st, txn, path);
+	if (e == SIMHASH_OK)
+		e = load_index(st, txn);
+	mdb_txn_abort(txn);
+	if (e != SIMHASH_OK)
+		goto out_close;
+	if (!(flags & SIMHASH_STORE_RDONLY) && (e = sh_writer_start(st)) != SIMHASH_OK)
+		goto out_close;
+	st->open_seconds = now_seconds() - t0;
+	*out = st;
+	return SIMHASH_OK;
+out_close:
+	copy_err(st, err, err_cap);
+	simhash_store_close(st);
+	return e;
+}
+
+/* ---- records and results */
+
+simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *v, struct sh_doc *d)
+{
+	const uint8_t *p = v->mv_data;
+	uint32_t id_len, meta_len;
+
+	if (v->mv_size < SH_DOC_HEAD)
+		return SIMHASH_ECORRUPT;
+	id_len = sh_get_le32(p + 24);
+	meta_len = sh_get_le32(p + 28);
+	if ((uint64_t)SH_DOC_HEAD + id_len + meta_len != v->mv_size)
+		return SIMHASH_ECORRUPT;
+	d->fp.w[0] = sh_get_le64(p);
+	d->fp.w[1] = sh_get_le64(p + 8);
+	d->fp.bits = st->bits;
+	d->time = (int64_t)sh_get_le64(p + 16);
+	d->id = (const char *)p + SH_DOC_HEAD;
+	d->id_len = id_len;
+	d->meta = p + SH_DOC_HEAD + id_len;
+	d->meta_len = meta_len;
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_store_results_new(simhash_store_results **out)
+{
+	if (!out)
+		return SIMHASH_EINVAL;
+	*out = calloc(1, sizeof **out);
+	return *out ? SIMHASH_OK : SIMHASH_ENOMEM;
+}
+
+void simhash_store_results_free(simhash_store_results *r)
+{
+	if (!r)
+		return;
+	free(r->m);
+	sh_buf_free(&r->bytes);
+	sh_buf_free(&r->hits);
+	free(r);
+}
+
+size_t simhash_store_results_count(const simhash_store_results *r)
+{
+	return r ? r->n : 0;
+}
+
+const simhash_store_match *simhash_store_results_get(const simhash_store_results *r, size_t i)
+{
+	return r && i < r->n ? &r->m[i] : NULL;
+}
+
+simhash_err sh_results_add(simhash_store_results *r, const struct sh_doc *d, unsigned dist)
+{
+	size_t need = r->bytes_len + d->id_len + 1 + d->meta_len;
+	simhash_store_match *m;
+	simhash_err e;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 16;
+		simhash_store_match *p = realloc(r->m, cap * sizeof *p);
+
+		if (!p)
+			return SIMHASH_ENOMEM;
+		r->m = p;
+		r->cap = cap;
+	}
+	if ((e = sh_buf_reserve(&r->bytes, need)) != SIMHASH_OK)
+		return e;
+	m = &r->m[r->n++];
+	/* offsets for now: the buffer may still move */
+	m->id = (const char *)(uintptr_t)r->bytes_len;
+	m->id_len = d->id_len;
+	memcpy((char *)r->bytes.p + r->bytes_len, d->id, d->id_len);
+	((char *)r->bytes.p)[r->bytes_len + d->id_len] = 0;
+	r->bytes_len += d->id_len + 1;
+	m->meta = (const void *)(uintptr_t)r->bytes_len;
+	m->meta_len = d->meta_len;
+	if (d->meta_len)
+		memcpy((char *)r->bytes.p + r->bytes_len, d->meta, d->meta_len);
+	r->bytes_len += d->meta_len;
+	m->fp = d->fp;
+	m->dist = dist;
+	m->time = d->time;
+	return SIMHASH_OK;
+}
+
+void sh_results_finish(simhash_store_results *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		r->m[i].id = (const char *)r->bytes.p + (uintptr_t)r->m[i].id;
+		r->m[i].meta = (const char *)r->bytes.p + (uintptr_t)r->m[i].meta;
+	}
+}
+
+static void results_reset(simhash_store_results *r)
+{
+	r->n = 0;
+	r->bytes_len = 0;
+}
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const sh_hit *x = a, *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return x->docno < y->docno ? -1 : x->docno > y->docno;
+}
+
+void sh_hits_sort(sh_hit *h, size_t *n, size_t max)
+{
+	qsort(h, *n, sizeof *h, cmp_hit);
+	if (max && *n > max)
+		*n = max;
+}
+
+simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc)
+{
+	if (!doc || !doc->id || !doc->id_len || doc->id_len > SIMHASH_STORE_ID_MAX ||
+	    doc->meta_len > SIMHASH_STORE_META_MAX || (doc->meta_len && !doc->meta)) {
+		sh_store_seterr(st, "id must be 1 to %d bytes, metadata at most %d",
+				SIMHASH_STORE_ID_MAX, SIMHASH_STORE_META_MAX);
+		return SIMHASH_EINVAL;
+	}
+	if (doc->fp.bits != st->bits) {
+		sh_store_seterr(st, "a %u-bit fingerprint for a store of %u-bit fingerprints",
+				doc->fp.bits, st->bits);
+		return SIMHASH_ESCHEME;
+	}
+	return SIMHASH_OK;
+}
+
+/* ---- reads */
+
+simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
+			      simhash_store_results *r)
+{
+	MDB_val k = { id_len, (void *)id }, v;
+	struct sh_doc d;
+	simhash_err e = SIMHASH_OK;
+	MDB_txn *txn;
+	int rc;
+
+	if (!st || !r || !id || !id_len || id_len > SIMHASH_STORE_ID_MAX)
+		return SIMHASH_EINVAL;
+	results_reset(r);
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+		return sh_mdb_err(st, rc, "get");
+	rc = mdb_get(txn, st->dbi_ids, &k, &v);
+	if (rc == 0) {
+		if (v.mv_size != 8) {
+			e = SIMHASH_ECORRUPT;
+			goto out;
+		}
+		k = v;
+		rc = mdb_get(txn, st->dbi_docs, &k, &v);
+		if (rc == 0) {
+			if ((e = sh_doc_decode(st, &v, &d)) == SIMHASH_OK)
+				e = sh_results_add(r, &d, 0);
+		}
+	}
+	if (rc && rc != MDB_NOTFOUND)
+		e = sh_mdb_err(st, rc, "get");
+out:
+	mdb_txn_abort(txn);
+	if (e == SIMHASH_ECORRUPT)
+		sh_store_seterr(st, "malformed record of id %.*s", (int)id_len, id);
+	sh_results_finish(r);
+	return e;
+}
+
+simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigned max_dist,
+				size_t max_results, simhash_store_results *r)
+{
+	size_t n = 0;
+	simhash_err e;
+	MDB_txn *txn;
+	sh_hit *h;
+	int rc;
+
+	if (!st || !fp || !r)
+		return SIMHASH_EINVAL;
+	results_reset(r);
+	if (fp->bits != st->bits) {
+		sh_store_seterr(st, "a %u-bit fingerprint for a store of %u-bit fingerprints",
+				fp->bits, st->bits);
+		return SIMHASH_ESCHEME;
+	}
+	pthread_rwlock_rdlock(&st->idx_lock);
+	e = sh_memidx_query(st->idx, fp, max_dist, &r->hits, &n);
+	pthread_rwlock_unlock(&st->idx_lock);
+	if (e != SIMHASH_OK)
+		return e;
+	h = r->hits.p;
+	sh_hits_sort(h, &n, max_results);
+	if (!n)
+		return SIMHASH_OK;
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+		return sh_mdb_err(st, rc, "query");
+	for (size_t i = 0; i < n && e == SIMHASH_OK; i++) {
+		uint8_t key[8];
+		MDB_val k = { 8, key }, v;
+		struct sh_doc d;
+
+		sh_put_be64(key, h[i].docno);
+		rc = mdb_get(txn, st->dbi_docs, &k, &v);
+		if (rc == MDB_NOTFOUND)
+			continue; /* deleted since the index was read */
+		if (rc)
+			e = sh_mdb_err(st, rc, "query");
+		else if ((e = sh_doc_decode(st, &v, &d)) == SIMHASH_OK)
+			e = sh_results_add(r, &d, h[i].dist);
+	}
+	mdb_txn_abort(txn);
+	sh_results_finish(r);
+	return e;
+}
+
+simhash_err simhash_store_each(simhash_store *st, simhash_store_each_fn fn, void *arg)
+{
+	MDB_cursor *cur;
+	MDB_txn *txn;
+	MDB_val k, v;
+	simhash_err e = SIMHASH_OK;
+	int rc;
+
+	if (!st || !fn)
+		return SIMHASH_EINVAL;
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+		return sh_mdb_err(st, rc, "each");
+	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0) {
+		mdb_txn_abort(txn);
+		return sh_mdb_err(st, rc, "each");
+	}
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		simhash_store_match m;
+		struct sh_doc d;
+
+		if ((e = sh_doc_decode(st, &v, &d)) != SIMHASH_OK) {
+			sh_store_seterr(st, "malformed document record");
+			break;
+		}
+		memset(&m, 0, sizeof m);
+		m.id = d.id; /* not NUL-terminated in the map: copy */
+		{
+			char idbuf[SIMHASH_STORE_ID_MAX + 1];
+			size_t l = d.id_len < SIMHASH_STORE_ID_MAX ? d.id_len : SIMHASH_STORE_ID_MAX;
+
+			memcpy(idbuf, d.id, l);
+			idbuf[l] = 0;
+			m.id = idbuf;
+			m.id_len = l;
+			m.fp = d.fp;
+			m.meta = d.meta;
+			m.meta_len = d.meta_len;
+			m.time = d.time;
+			if (fn(&m, arg))
+				break;
+		}
+	}
+	if (rc && rc != MDB_NOTFOUND && e == SIMHASH_OK)
+		e = sh_mdb_err(st, rc, "each");
+	mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return e;
+}
+
+simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out)
+{
+	simhash_store_stats s;
+	MDB_envinfo info;
+	MDB_stat ms;
+	MDB_txn *txn;
+	int rc;
+
+	if (!st || !out || out->size < offsetof(simhash_store_stats, n_docs) + 8)
+		return SIMHASH_EINVAL;
+	memset(&s, 0, sizeof s);
+	s.size = sizeof s;
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+		return sh_mdb_err(st, rc, "stats");
+	rc = mdb_stat(txn, st->dbi_docs, &ms);
+	mdb_txn_abort(txn);
+	if (rc)
+		return sh_mdb_err(st, rc, "stats");
+	mdb_env_info(st->env, &info);
+	s.n_docs = ms.ms_entries;
+	s.bits = st->bits;
+	s.format_version = SIMHASH_STORE_FORMAT_VERSION;
+	s.file_bytes = (uint64_t)(info.me_last_pgno + 1) * ms.ms_psize;
+	pthread_mutex_lock(&st->mu);
+	s.n_commits = st->n_commits;
+	s.n_committed = st->n_committed;
+	s.max_batch = st->max_batch;
+	pthread_mutex_unlock(&st->mu);
+	s.open_seconds = st->open_seconds;
+	memcpy((char *)out + sizeof out->size, (char *)&s + sizeof s.size,
+	       (out->size < sizeof s ? out->size : sizeof s) - sizeof s.size);
+	return SIMHASH_OK;
+}

@@ -1,0 +1,165 @@
+/* store_int.h - the parts of the store shared by its files: the handle, the
+ * record layouts and the write requests the writer thread runs.
+ *
+ * LMDB layout (format version 1; docs/format.md): three named databases in
+ * one data file.
+ *   "meta"  "magic" -> 8 bytes "SHSTORE\0"; "version" -> u32; "scheme" ->
+ *           the scheme string; "config" -> the config record (config.c);
+ *           "next" -> u64, the next document number to hand out.
+ *   "docs"  document number (u64 big-endian, so keys sort in insertion
+ *           order) -> w0 u64, w1 u64, time i64, id_len u32, meta_len u32, id,
+ *           meta. Integers in values are little-endian.
+ *   "ids"   id bytes -> document number (u64 big-endian).
+ * Invariants: ids and docs map one to one; every document number is below
+ * "next"; every fingerprint has the store's width (unused bits zero). */
+#ifndef SH_STORE_INT_H
+#define SH_STORE_INT_H
+
+#include <lmdb.h>
+#include <pthread.h>
+#include "../common/internal.h"
+#include "memidx.h"
+
+#define SH_STORE_MAGIC "SHSTORE"   /* 8 bytes with its NUL */
+#define SH_DOC_HEAD 32             /* bytes before the id in a docs value */
+
+enum sh_wop { SH_W_PUT, SH_W_CHECK_PUT, SH_W_DELETE, SH_W_EXPIRE, SH_W_VERIFY };
+
+/* A write request: lives on its caller's stack until done is set. */
+struct sh_wreq {
+	enum sh_wop op;
+	const simhash_store_doc *docs;
+	size_t n_docs;
+	unsigned max_dist;
+	size_t max_results;
+	int if_unique;
+	simhash_store_results *r;
+	int added;
+	const char *id;
+	size_t id_len;
+	int deleted;
+	int64_t before;
+	size_t n_deleted;
+	simhash_store_problem_fn vfn;
+	void *varg;
+	uint64_t n_problems;
+	simhash_err err;
+	int done;
+	struct sh_wreq *next;
+};
+
+/* A document added in the batch being built, not yet in the index. */
+struct sh_pend {
+	uint64_t docno;
+	simhash_fp fp;
+	int del; /* 1: a deletion of docno (fp: its fingerprint) */
+};
+
+struct simhash_store {
+	MDB_env *env;
+	MDB_dbi dbi_meta, dbi_docs, dbi_ids;
+	int lock_fd;
+	unsigned flags;
+	simhash_config cfg;
+	char scheme[SIMHASH_SCHEME_MAX];
+	unsigned bits;
+
+	sh_memidx *idx; /* guarded by idx_lock; only the writer thread changes it */
+	pthread_rwlock_t idx_lock;
+
+	pthread_mutex_t mu; /* guards the queue, stop, the counters */
+	pthread_cond_t work_cv, done_cv;
+	struct sh_wreq *q_head, *q_tail;
+	int stop;
+	int writer_started;
+	pthread_t writer;
+	uint64_t n_commits, n_committed, max_batch;
+	double open_seconds;
+	size_t open_txnid; /* the snapshot the index was built from */
+
+	/* the writer thread's own */
+	uint64_t next_docno;
+	sh_buf pend; /* struct sh_pend[n_pend] */
+	size_t n_pend;
+	sh_buf dels; /* u64 set of docnos deleted in this batch, open addressing */
+	size_t dels_cap, n_dels;
+	sh_buf hits;
+
+	pthread_mutex_t err_mu;
+	char err[SIMHASH_STORE_ERR_MAX];
+};
+
+struct simhash_store_results {
+	simhash_store_match *m;
+	size_t n, cap;
+	sh_buf bytes; /* ids and metas; pointers set by sh_results_finish */
+	size_t bytes_len;
+	sh_buf hits;  /* scratch of queries */
+};
+
+static inline void sh_put_be64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (56 - 8 * i));
+}
+static inline uint64_t sh_get_be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+static inline uint64_t sh_get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+static inline uint32_t sh_get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline void sh_put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A decoded docs value; id and meta point into LMDB's map. */
+struct sh_doc {
+	simhash_fp fp;
+	int64_t time;
+	const char *id;
+	size_t id_len;
+	const void *meta;
+	size_t meta_len;
+};
+
+/* store.c */
+void sh_store_seterr(simhash_store *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what);
+/* Decodes a docs value; SIMHASH_ECORRUPT if malformed. */
+simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *v, struct sh_doc *d);
+/* Appends a document (dist) to r; sh_results_finish sets its pointers. */
+simhash_err sh_results_add(simhash_store_results *r, const struct sh_doc *d, unsigned dist);
+void sh_results_finish(simhash_store_results *r);
+/* Sorts hits by (dist, docno) and keeps the first max (0: all). */
+void sh_hits_sort(sh_hit *h, size_t *n, size_t max);
+/* Whether doc's fingerprint width and lengths are acceptable for st. */
+simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc);
+
+/* config.c */
+size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap);
+simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg);
+
+/* verify.c */
+simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem_fn fn,
+			  void *arg, uint64_t *n_problems);
+
+/* writer.c */
+simhash_err sh_writer_start(simhash_store *st);
+void sh_writer_stop(simhash_store *st);
+simhash_err sh_writer_submit(simhash_store *st, struct sh_wreq *req);
+
+#endif

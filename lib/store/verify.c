@@ -1,0 +1,250 @@
+/* verify.c - checks every invariant of a store on one snapshot (see
+ * store_int.h for the layout): magic and format version, the stored config
+ * gives the stored scheme, records well-formed, ids and document numbers one
+ * to one, every document number below "next", every fingerprint of the
+ * store's width, and the in-memory index holding exactly the stored documents.
+ *
+ * On a handle open for writing, verify runs in the writer thread between two
+ * batches (writer.c), where the committed documents and the index agree. A
+ * read-only handle's index is a snapshot of its open: when the store has
+ * changed since, verify rebuilds it from its own snapshot first. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "store_int.h"
+
+struct vctx {
+	simhash_store *st;
+	MDB_txn *txn;
+	simhash_store_problem_fn fn;
+	void *arg;
+	uint64_t n;
+};
+
+__attribute__((format(printf, 2, 3))) static void problem(struct vctx *v, const char *fmt, ...)
+{
+	char buf[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	v->n++;
+	if (v->fn)
+		v->fn(buf, v->arg);
+}
+
+static void check_meta(struct vctx *v, uint64_t *next)
+{
+	static const char *const keys[] = { "magic", "version", "scheme", "config", "next" };
+	MDB_val d[5];
+	simhash_config cfg;
+	char scheme[SIMHASH_SCHEME_MAX];
+
+	*next = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		MDB_val k = { strlen(keys[i]), (void *)keys[i] };
+		if (mdb_get(v->txn, v->st->dbi_meta, &k, &d[i]) != 0) {
+			problem(v, "meta record '%s' missing", keys[i]);
+			d[i].mv_size = 0;
+			d[i].mv_data = NULL;
+		}
+	}
+	if (d[0].mv_data && (d[0].mv_size != 8 || memcmp(d[0].mv_data, SH_STORE_MAGIC, 8)))
+		problem(v, "bad magic number");
+	if (d[1].mv_data &&
+	    (d[1].mv_size != 4 || sh_get_le32(d[1].mv_data) != SIMHASH_STORE_FORMAT_VERSION))
+		problem(v, "format version is not %d", SIMHASH_STORE_FORMAT_VERSION);
+	simhash_config_init(&cfg);
+	if (d[3].mv_data && sh_config_decode(d[3].mv_data, d[3].mv_size, &cfg) != SIMHASH_OK)
+		problem(v, "malformed config record");
+	else if (d[3].mv_data && d[2].mv_data &&
+		 (simhash_config_scheme(&cfg, scheme, sizeof scheme) != SIMHASH_OK ||
+		  strlen(scheme) != d[2].mv_size || memcmp(scheme, d[2].mv_data, d[2].mv_size)))
+		problem(v, "stored scheme %.*s does not match its config (%s)",
+			(int)d[2].mv_size, (const char *)d[2].mv_data, scheme);
+	else if (d[2].mv_data && (d[2].mv_size != strlen(v->st->scheme) ||
+				  memcmp(d[2].mv_data, v->st->scheme, d[2].mv_size)))
+		problem(v, "stored scheme differs from the scheme the handle opened with");
+	if (d[4].mv_data && d[4].mv_size != 8)
+		problem(v, "malformed next record");
+	else if (d[4].mv_data)
+		*next = sh_get_le64(d[4].mv_data);
+}
+
+static int width_ok(const simhash_store *st, const simhash_fp *fp)
+{
+	if (st->bits == 32)
+		return fp->w[0] >> 32 == 0 && fp->w[1] == 0;
+	return st->bits == 128 || fp->w[1] == 0;
+}
+
+static simhash_err check_docs(struct vctx *v, uint64_t next, uint64_t *n_docs)
+{
+	simhash_store *st = v->st;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	*n_docs = 0;
+	if ((rc = mdb_cursor_open(v->txn, st->dbi_docs, &cur)) != 0)
+		return sh_mdb_err(st, rc, "verify");
+	for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+		struct sh_doc doc;
+		uint64_t docno;
+		MDB_val ik, iv;
+
+		(*n_docs)++;
+		if (k.mv_size != 8) {
+			problem(v, "document key of %zu bytes", k.mv_size);
+			continue;
+		}
+		docno = sh_get_be64(k.mv_data);
+		if (sh_doc_decode(st, &d, &doc) != SIMHASH_OK) {
+			problem(v, "document %llu: malformed record", (unsigned long long)docno);
+			continue;
+		}
+		if (docno >= next)
+			problem(v, "document %llu: number not below next (%llu)",
+				(unsigned long long)docno, (unsigned long long)next);
+		if (!width_ok(st, &doc.fp))
+			problem(v, "id %.*s: fingerprint wider than %u bits", (int)doc.id_len,
+				doc.id, st->bits);
+		ik.mv_size = doc.id_len;
+		ik.mv_data = (void *)doc.id;
+		if (!doc.id_len || doc.id_len > SIMHASH_STORE_ID_MAX)
+			problem(v, "document %llu: id of %zu bytes", (unsigned long long)docno,
+				doc.id_len);
+		else if (mdb_get(v->txn, st->dbi_ids, &ik, &iv) != 0)
+			problem(v, "id %.*s: in docs, missing from ids", (int)doc.id_len, doc.id);
+		else if (iv.mv_size != 8 || sh_get_be64(iv.mv_data) != docno)
+			problem(v, "id %.*s: stored twice (ids names another document)",
+				(int)doc.id_len, doc.id);
+		if (!sh_memidx_has(st->idx, docno, &doc.fp))
+			problem(v, "id %.*s: missing from the index", (int)doc.id_len, doc.id);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "verify");
+}
+
+static simhash_err check_ids(struct vctx *v, uint64_t *n_ids)
+{
+	simhash_store *st = v->st;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	*n_ids = 0;
+	if ((rc = mdb_cursor_open(v->txn, st->dbi_ids, &cur)) != 0)
+		return sh_mdb_err(st, rc, "verify");
+	for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+		MDB_val dk, dv;
+		struct sh_doc doc;
+
+		(*n_ids)++;
+		if (d.mv_size != 8) {
+			problem(v, "id %.*s: malformed ids record", (int)k.mv_size,
+				(const char *)k.mv_data);
+			continue;
+		}
+		dk = d;
+		if (mdb_get(v->txn, st->dbi_docs, &dk, &dv) != 0)
+			problem(v, "id %.*s: names a missing document", (int)k.mv_size,
+				(const char *)k.mv_data);
+		else if (sh_doc_decode(st, &dv, &doc) == SIMHASH_OK &&
+			 (doc.id_len != k.mv_size || memcmp(doc.id, k.mv_data, k.mv_size)))
+			problem(v, "id %.*s: names the document of another id", (int)k.mv_size,
+				(const char *)k.mv_data);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "verify");
+}
+
+/* Rebuilds a read-only handle's index from txn when the store has changed. */
+static simhash_err refresh_index(simhash_store *st, MDB_txn *txn)
+{
+	sh_memidx *m, *old;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	simhash_err e = SIMHASH_OK;
+	int rc;
+
+	if ((e = sh_memidx_new(st->bits, &m)) != SIMHASH_OK)
+		return e;
+	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0) {
+		sh_memidx_free(m);
+		return sh_mdb_err(st, rc, "verify");
+	}
+	for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); rc == 0 && e == SIMHASH_OK;
+	     rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+		struct sh_doc doc;
+
+		if (k.mv_size == 8 && sh_doc_decode(st, &d, &doc) == SIMHASH_OK)
+			e = sh_memidx_insert(m, sh_get_be64(k.mv_data), &doc.fp);
+	}
+	mdb_cursor_close(cur);
+	if (e != SIMHASH_OK) {
+		sh_memidx_free(m);
+		return e;
+	}
+	pthread_rwlock_wrlock(&st->idx_lock);
+	old = st->idx;
+	st->idx = m;
+	pthread_rwlock_unlock(&st->idx_lock);
+	sh_memidx_free(old);
+	return SIMHASH_OK;
+}
+
+/* Runs the checks in txn; the index must match txn's committed state. */
+simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem_fn fn,
+			  void *arg, uint64_t *n_problems)
+{
+	struct vctx v = { st, txn, fn, arg, 0 };
+	uint64_t next, n_docs, n_ids, n_idx;
+	simhash_err e;
+
+	check_meta(&v, &next);
+	if ((e = check_docs(&v, next, &n_docs)) != SIMHASH_OK ||
+	    (e = check_ids(&v, &n_ids)) != SIMHASH_OK)
+		return e;
+	n_idx = sh_memidx_count(st->idx);
+	if (n_ids != n_docs)
+		problem(&v, "%llu ids for %llu documents", (unsigned long long)n_ids,
+			(unsigned long long)n_docs);
+	if (n_idx != n_docs)
+		problem(&v, "the index holds %llu documents, the store %llu",
+			(unsigned long long)n_idx, (unsigned long long)n_docs);
+	*n_problems = v.n;
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn, void *arg,
+				 uint64_t *n_problems)
+{
+	struct sh_wreq q = { .op = SH_W_VERIFY };
+	simhash_err e;
+	MDB_txn *txn;
+	int rc;
+
+	if (!st || !n_problems)
+		return SIMHASH_EINVAL;
+	*n_problems = 0;
+	if (!(st->flags & SIMHASH_STORE_RDONLY)) {
+		q.vfn = fn;
+		q.varg = arg;
+		e = sh_writer_submit(st, &q);
+		*n_problems = q.n_problems;
+		return e;
+	}
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+		return sh_mdb_err(st, rc, "verify");
+	e = SIMHASH_OK;
+	if (mdb_txn_id(txn) != st->open_txnid)
+		e = refresh_index(st, txn);
+	if (e == SIMHASH_OK)
+		e = sh_verify_txn(st, txn, fn, arg, n_problems);
+	mdb_txn_abort(txn);
+	return e;
+}

@@ -1,0 +1,512 @@
+/* writer.c - group commit: one writer thread per handle runs every write.
+ *
+ * Callers queue a request (on their own stack) and wait. The writer takes
+ * everything queued, runs it in order in ONE LMDB write transaction, commits
+ * (one fsync), applies the batch to the in-memory index, and only then marks
+ * the requests done and wakes their callers. So a call returns after its
+ * write is durable, and at N concurrent writers one fsync serves up to N
+ * requests: while a commit syncs, the next batch queues up.
+ *
+ * Invariants:
+ *  1. Only the writer thread changes the index and next_docno; it takes the
+ *     index's write lock to change it, and reads it without a lock.
+ *  2. During a batch, pend lists the batch's index changes in order (adds and
+ *     deletions), and dels holds every document number deleted in the batch,
+ *     so a check in the batch sees index + added - deleted: exactly what the
+ *     transaction holds.
+ *  3. A batch whose commit fails changes nothing: the index is left as it
+ *     was and every request of the batch gets the error.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "store_int.h"
+
+#define MAX_BATCH 4096 /* requests in one transaction */
+
+/* ---- the set of document numbers deleted in the batch (invariant 2) */
+
+static simhash_err dels_add(simhash_store *st, uint64_t docno)
+{
+	uint64_t *t;
+	simhash_err e;
+
+	if ((st->n_dels + 1) * 10 > st->dels_cap * 7) {
+		size_t cap = st->dels_cap ? st->dels_cap * 2 : 1024;
+		uint64_t *old = st->dels.p;
+		size_t old_cap = st->dels_cap;
+		sh_buf nb = { NULL, 0 };
+
+		if ((e = sh_buf_reserve(&nb, cap * 8)) != SIMHASH_OK)
+			return e;
+		memset(nb.p, 0, cap * 8);
+		t = nb.p;
+		for (size_t i = 0; i < old_cap; i++) {
+			if (!old[i])
+				continue;
+			size_t j = sh_mix64(old[i]) & (cap - 1);
+			while (t[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = old[i];
+		}
+		sh_buf_free(&st->dels);
+		st->dels = nb;
+		st->dels_cap = cap;
+	}
+	t = st->dels.p;
+	size_t j = sh_mix64(docno + 1) & (st->dels_cap - 1);
+	while (t[j] && t[j] != docno + 1)
+		j = (j + 1) & (st->dels_cap - 1);
+	if (!t[j]) {
+		t[j] = docno + 1;
+		st->n_dels++;
+	}
+	return SIMHASH_OK;
+}
+
+static int dels_has(const simhash_store *st, uint64_t docno)
+{
+	const uint64_t *t = st->dels.p;
+
+	if (!st->n_dels)
+		return 0;
+	size_t j = sh_mix64(docno + 1) & (st->dels_cap - 1);
+	while (t[j]) {
+		if (t[j] == docno + 1)
+			return 1;
+		j = (j + 1) & (st->dels_cap - 1);
+	}
+	return 0;
+}
+
+static simhash_err pend_push(simhash_store *st, uint64_t docno, const simhash_fp *fp, int del)
+{
+	struct sh_pend *p;
+	simhash_err e;
+
+	if ((e = sh_buf_reserve(&st->pend, (st->n_pend + 1) * sizeof *p)) != SIMHASH_OK)
+		return e;
+	p = (struct sh_pend *)st->pend.p + st->n_pend++;
+	p->docno = docno;
+	p->fp = *fp;
+	p->del = del;
+	return del ? dels_add(st, docno) : SIMHASH_OK;
+}
+
+static void batch_reset(simhash_store *st)
+{
+	st->n_pend = 0;
+	if (st->n_dels)
+		memset(st->dels.p, 0, st->dels_cap * 8);
+	st->n_dels = 0;
+}
+
+/* ---- operations inside the transaction */
+
+/* Deletes document docno (its docs record and, if del_id, its ids entry). */
+static simhash_err del_docno(simhash_store *st, MDB_txn *txn, uint64_t docno, int del_id)
+{
+	uint8_t key[8];
+	MDB_val k = { 8, key }, v;
+	struct sh_doc d;
+	int rc;
+
+	sh_put_be64(key, docno);
+	if ((rc = mdb_get(txn, st->dbi_docs, &k, &v)) != 0)
+		return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "delete");
+	if (sh_doc_decode(st, &v, &d) != SIMHASH_OK) {
+		sh_store_seterr(st, "malformed document record");
+		return SIMHASH_ECORRUPT;
+	}
+	if (del_id) {
+		MDB_val ik = { d.id_len, (void *)d.id };
+		rc = mdb_del(txn, st->dbi_ids, &ik, NULL);
+		if (rc && rc != MDB_NOTFOUND)
+			return sh_mdb_err(st, rc, "delete");
+	}
+	if ((rc = mdb_del(txn, st->dbi_docs, &k, NULL)) != 0)
+		return sh_mdb_err(st, rc, "delete");
+	return pend_push(st, docno, &d.fp, 1);
+}
+
+/* The document number of id in the transaction, or UINT64_MAX. */
+static simhash_err find_id(simhash_store *st, MDB_txn *txn, const char *id, size_t len,
+			   uint64_t *docno)
+{
+	MDB_val k = { len, (void *)id }, v;
+	int rc = mdb_get(txn, st->dbi_ids, &k, &v);
+
+	*docno = UINT64_MAX;
+	if (rc == MDB_NOTFOUND)
+		return SIMHASH_OK;
+	if (rc)
+		return sh_mdb_err(st, rc, "read ids");
+	if (v.mv_size != 8) {
+		sh_store_seterr(st, "malformed ids record");
+		return SIMHASH_ECORRUPT;
+	}
+	*docno = sh_get_be64(v.mv_data);
+	return SIMHASH_OK;
+}
+
+static simhash_err put_one(simhash_store *st, MDB_txn *txn, const simhash_store_doc *doc)
+{
+	size_t len = SH_DOC_HEAD + doc->id_len + doc->meta_len;
+	uint8_t key[8], *p;
+	MDB_val k = { 8, key }, v = { len, NULL }, ik = { doc->id_len, (void *)doc->id };
+	uint64_t old, docno = st->next_docno;
+	simhash_err e;
+	int rc;
+
+	if ((e = find_id(st, txn, doc->id, doc->id_len, &old)) != SIMHASH_OK)
+		return e;
+	if (old != UINT64_MAX && (e = del_docno(st, txn, old, 0)) != SIMHASH_OK)
+		return e;
+	sh_put_be64(key, docno);
+	if ((rc = mdb_put(txn, st->dbi_docs, &k, &v, MDB_APPEND | MDB_RESERVE)) != 0)
+		return sh_mdb_err(st, rc, "put");
+	p = v.mv_data;
+	sh_put_le64(p, doc->fp.w[0]);
+	sh_put_le64(p + 8, st->bits == 128 ? doc->fp.w[1] : 0);
+	sh_put_le64(p + 16, (uint64_t)(doc->time ? doc->time : (int64_t)time(NULL)));
+	sh_put_le32(p + 24, (uint32_t)doc->id_len);
+	sh_put_le32(p + 28, (uint32_t)doc->meta_len);
+	memcpy(p + SH_DOC_HEAD, doc->id, doc->id_len);
+	if (doc->meta_len)
+		memcpy(p + SH_DOC_HEAD + doc->id_len, doc->meta, doc->meta_len);
+	v.mv_size = 8;
+	v.mv_data = key;
+	if ((rc = mdb_put(txn, st->dbi_ids, &ik, &v, 0)) != 0)
+		return sh_mdb_err(st, rc, "put");
+	st->next_docno++;
+	return pend_push(st, docno, &doc->fp, 0);
+}
+
+/* The near-duplicates of doc as the transaction holds them (invariant 2). */
+static simhash_err check(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
+{
+	const simhash_store_doc *doc = q->docs;
+	const struct sh_pend *p = st->pend.p;
+	size_t n = 0, w = 0;
+	uint64_t self;
+	simhash_err e;
+	sh_hit *h;
+
+	if ((e = find_id(st, txn, doc->id, doc->id_len, &self)) != SIMHASH_OK)
+		return e;
+	if ((e = sh_memidx_query(st->idx, &doc->fp, q->max_dist, &st->hits, &n)) != SIMHASH_OK)
+		return e;
+	for (size_t i = 0; i < st->n_pend; i++) {
+		unsigned d = simhash_hamming(&p[i].fp, &doc->fp);
+
+		if (!p[i].del && d <= q->max_dist &&
+		    (e = sh_hits_push(&st->hits, &n, p[i].docno, d)) != SIMHASH_OK)
+			return e;
+	}
+	h = st->hits.p;
+	for (size_t i = 0; i < n; i++)
+		if (h[i].docno != self && !dels_has(st, h[i].docno))
+			h[w++] = h[i];
+	sh_hits_sort(h, &w, q->max_results);
+	for (size_t i = 0; i < w; i++) {
+		uint8_t key[8];
+		MDB_val k = { 8, key }, v;
+		struct sh_doc d;
+		int rc;
+
+		sh_put_be64(key, h[i].docno);
+		if ((rc = mdb_get(txn, st->dbi_docs, &k, &v)) != 0)
+			return sh_mdb_err(st, rc, "check");
+		if ((e = sh_doc_decode(st, &v, &d)) != SIMHASH_OK ||
+		    (e = sh_results_add(q->r, &d, h[i].dist)) != SIMHASH_OK)
+			return e;
+	}
+	sh_results_finish(q->r);
+	q->added = !(q->if_unique && w > 0);
+	return q->added ? put_one(st, txn, doc) : SIMHASH_OK;
+}
+
+static simhash_err expire(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	simhash_err e = SIMHASH_OK;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0)
+		return sh_mdb_err(st, rc, "expire");
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		struct sh_doc d;
+		MDB_val ik;
+
+		if (sh_doc_decode(st, &v, &d) != SIMHASH_OK || k.mv_size != 8) {
+			sh_store_seterr(st, "malformed document record");
+			e = SIMHASH_ECORRUPT;
+			break;
+		}
+		if (d.time >= q->before)
+			continue;
+		ik.mv_size = d.id_len;
+		ik.mv_data = (void *)d.id;
+		if ((e = pend_push(st, sh_get_be64(k.mv_data), &d.fp, 1)) != SIMHASH_OK)
+			break;
+		rc = mdb_del(txn, st->dbi_ids, &ik, NULL);
+		if ((rc && rc != MDB_NOTFOUND) || (rc = mdb_cursor_del(cur, 0)) != 0) {
+			e = sh_mdb_err(st, rc, "expire");
+			break;
+		}
+		q->n_deleted++;
+	}
+	if (e == SIMHASH_OK && rc && rc != MDB_NOTFOUND)
+		e = sh_mdb_err(st, rc, "expire");
+	mdb_cursor_close(cur);
+	return e;
+}
+
+static simhash_err run_one(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
+{
+	uint64_t docno;
+	simhash_err e;
+
+	switch (q->op) {
+	case SH_W_PUT:
+		for (size_t i = 0; i < q->n_docs; i++)
+			if ((e = put_one(st, txn, &q->docs[i])) != SIMHASH_OK)
+				return e;
+		return SIMHASH_OK;
+	case SH_W_CHECK_PUT:
+		return check(st, txn, q);
+	case SH_W_DELETE:
+		if ((e = find_id(st, txn, q->id, q->id_len, &docno)) != SIMHASH_OK)
+			return e;
+		q->deleted = docno != UINT64_MAX;
+		return q->deleted ? del_docno(st, txn, docno, 1) : SIMHASH_OK;
+	case SH_W_EXPIRE:
+		return expire(st, txn, q);
+	case SH_W_VERIFY: /* alone in its batch: the index matches txn */
+		return sh_verify_txn(st, txn, q->vfn, q->varg, &q->n_problems);
+	}
+	return SIMHASH_EINVAL;
+}
+
+/* Applies the committed batch to the index (invariant 1). An insertion that
+ * runs out of memory leaves the index short of a document: reported in err. */
+static simhash_err apply(simhash_store *st)
+{
+	const struct sh_pend *p = st->pend.p;
+	simhash_err e = SIMHASH_OK;
+
+	pthread_rwlock_wrlock(&st->idx_lock);
+	for (size_t i = 0; i < st->n_pend; i++) {
+		if (p[i].del)
+			sh_memidx_delete(st->idx, p[i].docno, &p[i].fp);
+		else if (sh_memidx_insert(st->idx, p[i].docno, &p[i].fp) != SIMHASH_OK)
+			e = SIMHASH_ENOMEM;
+	}
+	pthread_rwlock_unlock(&st->idx_lock);
+	if (e != SIMHASH_OK)
+		sh_store_seterr(st, "out of memory updating the index: reopen the store");
+	return e;
+}
+
+/* Runs one batch in one transaction; sets each request's err. */
+static void run_batch(simhash_store *st, struct sh_wreq *batch)
+{
+	uint64_t next0 = st->next_docno;
+	simhash_err e = SIMHASH_OK;
+	struct sh_wreq *q;
+	MDB_txn *txn;
+	int rc;
+
+	batch_reset(st);
+	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0) {
+		e = sh_mdb_err(st, rc, "begin");
+		goto out;
+	}
+	for (q = batch; q && e == SIMHASH_OK; q = q->next)
+		e = run_one(st, txn, q);
+	if (e == SIMHASH_OK && st->next_docno != next0) {
+		uint8_t next[8];
+		MDB_val k = { 4, "next" }, v = { 8, next };
+
+		sh_put_le64(next, st->next_docno);
+		if ((rc = mdb_put(txn, st->dbi_meta, &k, &v, 0)) != 0)
+			e = sh_mdb_err(st, rc, "put");
+	}
+	if (e != SIMHASH_OK) {
+		mdb_txn_abort(txn);
+	} else if ((rc = mdb_txn_commit(txn)) != 0) {
+		e = sh_mdb_err(st, rc, "commit");
+	} else {
+		e = apply(st);
+		batch_reset(st);
+		next0 = st->next_docno;
+	}
+out:
+	st->next_docno = next0; /* invariant 3 */
+	for (q = batch; q; q = q->next)
+		q->err = e;
+}
+
+static void *writer_main(void *arg)
+{
+	simhash_store *st = arg;
+
+	pthread_mutex_lock(&st->mu);
+	for (;;) {
+		struct sh_wreq *batch, *last;
+		size_t n = 1;
+
+		while (!st->q_head && !st->stop)
+			pthread_cond_wait(&st->work_cv, &st->mu);
+		if (!st->q_head)
+			break;
+		batch = last = st->q_head;
+		/* a verify runs alone: the index then matches the transaction */
+		while (last->next && n < MAX_BATCH && last->op != SH_W_VERIFY &&
+		       last->next->op != SH_W_VERIFY) {
+			last = last->next;
+			n++;
+		}
+		st->q_head = last->next;
+		if (!st->q_head)
+			st->q_tail = NULL;
+		last->next = NULL;
+		pthread_mutex_unlock(&st->mu);
+
+		run_batch(st, batch);
+
+		pthread_mutex_lock(&st->mu);
+		st->n_commits++;
+		st->n_committed += n;
+		if (n > st->max_batch)
+			st->max_batch = n;
+		while (batch) {
+			struct sh_wreq *next = batch->next;
+
+			batch->done = 1; /* batch may be gone once done is seen */
+			batch = next;
+		}
+		pthread_cond_broadcast(&st->done_cv);
+	}
+	pthread_mutex_unlock(&st->mu);
+	return NULL;
+}
+
+simhash_err sh_writer_start(simhash_store *st)
+{
+	if (pthread_create(&st->writer, NULL, writer_main, st) != 0) {
+		sh_store_seterr(st, "cannot start the writer thread");
+		return SIMHASH_ENOMEM;
+	}
+	st->writer_started = 1;
+	return SIMHASH_OK;
+}
+
+void sh_writer_stop(simhash_store *st)
+{
+	pthread_mutex_lock(&st->mu);
+	st->stop = 1;
+	pthread_cond_signal(&st->work_cv);
+	pthread_mutex_unlock(&st->mu);
+	pthread_join(st->writer, NULL);
+	st->writer_started = 0;
+}
+
+simhash_err sh_writer_submit(simhash_store *st, struct sh_wreq *q)
+{
+	if (st->flags & SIMHASH_STORE_RDONLY) {
+		sh_store_seterr(st, "the store is open read-only");
+		return SIMHASH_EINVAL;
+	}
+	q->next = NULL;
+	q->done = 0;
+	q->err = SIMHASH_OK;
+	pthread_mutex_lock(&st->mu);
+	if (st->q_tail)
+		st->q_tail->next = q;
+	else
+		st->q_head = q;
+	st->q_tail = q;
+	pthread_cond_signal(&st->work_cv);
+	while (!q->done)
+		pthread_cond_wait(&st->done_cv, &st->mu);
+	pthread_mutex_unlock(&st->mu);
+	return q->err;
+}
+
+/* ---- the public writes */
+
+simhash_err simhash_store_put(simhash_store *st, const simhash_store_doc *doc)
+{
+	return simhash_store_put_many(st, doc, 1);
+}
+
+simhash_err simhash_store_put_many(simhash_store *st, const simhash_store_doc *docs, size_t n)
+{
+	struct sh_wreq q = { .op = SH_W_PUT, .docs = docs, .n_docs = n };
+	simhash_err e;
+
+	if (!st || (n && !docs))
+		return SIMHASH_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if ((e = sh_doc_check(st, &docs[i])) != SIMHASH_OK)
+			return e;
+	return n ? sh_writer_submit(st, &q) : SIMHASH_OK;
+}
+
+simhash_err simhash_store_check_and_put(simhash_store *st, const simhash_store_doc *doc,
+					unsigned max_dist, size_t max_results, int if_unique,
+					simhash_store_results *r, int *added)
+{
+	struct sh_wreq q = { .op = SH_W_CHECK_PUT, .docs = doc, .n_docs = 1,
+			     .max_dist = max_dist, .max_results = max_results,
+			     .if_unique = if_unique, .r = r };
+	simhash_err e;
+
+	if (added)
+		*added = 0;
+	if (!st || !r)
+		return SIMHASH_EINVAL;
+	if ((e = sh_doc_check(st, doc)) != SIMHASH_OK)
+		return e;
+	r->n = 0;
+	r->bytes_len = 0;
+	e = sh_writer_submit(st, &q);
+	if (e != SIMHASH_OK)
+		r->n = 0;
+	else if (added)
+		*added = q.added;
+	return e;
+}
+
+simhash_err simhash_store_delete(simhash_store *st, const char *id, size_t id_len, int *deleted)
+{
+	struct sh_wreq q = { .op = SH_W_DELETE, .id = id, .id_len = id_len };
+	simhash_err e;
+
+	if (deleted)
+		*deleted = 0;
+	if (!st || !id || !id_len || id_len > SIMHASH_STORE_ID_MAX)
+		return SIMHASH_EINVAL;
+	e = sh_writer_submit(st, &q);
+	if (e == SIMHASH_OK && deleted)
+		*deleted = q.deleted;
+	return e;
+}
+
+simhash_err simhash_store_expire(simhash_store *st, int64_t before, size_t *n_deleted)
+{
+	struct sh_wreq q = { .op = SH_W_EXPIRE, .before = before };
+	simhash_err e;
+
+	if (n_deleted)
+		*n_deleted = 0;
+	if (!st)
+		return SIMHASH_EINVAL;
+	e = sh_writer_submit(st, &q);
+	if (e == SIMHASH_OK && n_deleted)
+		*n_deleted = q.n_deleted;
+	return e;
+}

@@ -1,0 +1,528 @@
+/* test_store.c - the LMDB store: put/get/delete/query against a brute-force
+ * reference, reopen, replace, expiry, check-and-put atomicity under threads,
+ * readers during writes, group commit, verify, locking and bad arguments. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "test.h"
+#include "simhash.h"
+
+#define SEED 0x5107e5eedull
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Each bit 1 with probability 0.72 (biased fingerprints). */
+static uint64_t rnd_biased(void)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 64; i++)
+		v |= (uint64_t)(rnd() % 100 < 72) << i;
+	return v;
+}
+
+static simhash_fp mkfp(unsigned bits, uint64_t lo, uint64_t hi)
+{
+	simhash_fp fp = { { lo, hi }, bits };
+
+	if (bits == 32)
+		fp.w[0] &= 0xffffffffu;
+	if (bits < 128)
+		fp.w[1] = 0;
+	return fp;
+}
+
+static char dir[64];
+static char path[128];
+
+static void fresh_path(const char *name)
+{
+	if (!dir[0]) {
+		snprintf(dir, sizeof dir, "/tmp/test_store.XXXXXX");
+		if (!mkdtemp(dir))
+			abort();
+	}
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	unlink(path);
+	char lock[160];
+	snprintf(lock, sizeof lock, "%s-lock", path);
+	unlink(lock);
+}
+
+static simhash_store *create_bits(const char *name, unsigned bits)
+{
+	simhash_config cfg;
+	simhash_store *st = NULL;
+	char err[SIMHASH_STORE_ERR_MAX];
+
+	simhash_config_init(&cfg);
+	cfg.bits = bits;
+	fresh_path(name);
+	if (simhash_store_create(path, &cfg, &st, err, sizeof err) != SIMHASH_OK)
+		fprintf(stderr, "create %s: %s\n", path, err);
+	return st;
+}
+
+static simhash_store_doc doc_of(const char *id, simhash_fp fp, const char *meta, int64_t t)
+{
+	simhash_store_doc d = { id, strlen(id), fp, meta, meta ? strlen(meta) : 0, t };
+	return d;
+}
+
+static uint64_t verify_problems(simhash_store *st)
+{
+	uint64_t n = 99;
+
+	CHECK(simhash_store_verify(st, NULL, NULL, &n) == SIMHASH_OK);
+	return n;
+}
+
+static void test_put_get_delete_and_reopen(void)
+{
+	simhash_store *st = create_bits("basic", 64);
+	simhash_store_results *r;
+	const simhash_store_match *m;
+	simhash_store_doc d;
+	char scheme[SIMHASH_SCHEME_MAX];
+	simhash_config cfg;
+	int deleted;
+
+	CHECK(st != NULL);
+	if (!st)
+		return;
+	simhash_config_init(&cfg);
+	CHECK(simhash_config_scheme(&cfg, scheme, sizeof scheme) == SIMHASH_OK);
+	CHECK_STR(simhash_store_scheme(st), scheme);
+	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
+	d = doc_of("a\xf0\x9f\x98\x80 emoji id", mkfp(64, 0x1234, 0), "{\"url\":\"x\"}", 0);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, d.id, d.id_len, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 1);
+	m = simhash_store_results_get(r, 0);
+	CHECK(m && m->id_len == d.id_len && !memcmp(m->id, d.id, d.id_len) && m->id[d.id_len] == 0);
+	CHECK(m && m->fp.w[0] == 0x1234 && m->fp.bits == 64);
+	CHECK(m && m->meta_len == 11 && !memcmp(m->meta, "{\"url\":\"x\"}", 11));
+	CHECK(m && m->time > 1600000000);
+	CHECK(simhash_store_get(st, "nope", 4, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 0);
+	/* replace: same id, new fingerprint */
+	d.fp = mkfp(64, 0xffff, 0);
+	d.meta = NULL;
+	d.meta_len = 0;
+	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	CHECK(simhash_store_query(st, &d.fp, 0, 0, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 1);
+	CHECK(simhash_store_query(st, &(simhash_fp){ { 0x1234, 0 }, 64 }, 0, 0, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 0);
+	CHECK_EQ_U64(verify_problems(st), 0);
+	simhash_store_close(st);
+
+	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	if (!st)
+		return;
+	CHECK(simhash_store_get(st, d.id, d.id_len, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 1);
+	m = simhash_store_results_get(r, 0);
+	CHECK(m && m->fp.w[0] == 0xffff && m->meta_len == 0);
+	CHECK(simhash_store_query(st, &d.fp, 3, 0, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 1);
+	CHECK(simhash_store_config(st, &cfg) == SIMHASH_OK);
+	CHECK(simhash_config_scheme(&cfg, scheme, sizeof scheme) == SIMHASH_OK);
+	CHECK_STR(scheme, simhash_store_scheme(st));
+	CHECK(simhash_store_delete(st, d.id, d.id_len, &deleted) == SIMHASH_OK && deleted == 1);
+	CHECK(simhash_store_delete(st, d.id, d.id_len, &deleted) == SIMHASH_OK && deleted == 0);
+	CHECK(simhash_store_query(st, &d.fp, 64, 0, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 0);
+	CHECK_EQ_U64(verify_problems(st), 0);
+	simhash_store_close(st);
+	simhash_store_results_free(r);
+}
+
+/* Random (uniform, biased, clustered) fingerprints of every width: queries
+ * for every k must give exactly what a scan of a plain array gives, before
+ * and after a reopen, with deletions in between. */
+static void test_query_matches_brute_force(void)
+{
+	static const unsigned widths[] = { 32, 64, 128 };
+	enum { N = 600 };
+	simhash_fp fps[N];
+	int alive[N];
+	simhash_store_results *r;
+
+	rng_state = SEED;
+	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
+	for (size_t wi = 0; wi < 3; wi++) {
+		unsigned bits = widths[wi];
+		simhash_store *st = create_bits("bf", bits);
+		simhash_store_doc docs[N];
+		char ids[N][16];
+
+		if (!st)
+			continue;
+		for (int i = 0; i < N; i++) {
+			int kind = i % 3;
+			if (kind == 0)
+				fps[i] = mkfp(bits, rnd(), rnd());
+			else if (kind == 1)
+				fps[i] = mkfp(bits, rnd_biased(), rnd_biased());
+			else { /* a few bits off an earlier one */
+				fps[i] = fps[i - 2];
+				for (int f = (int)(rnd() % 5); f > 0; f--) {
+					unsigned b = (unsigned)(rnd() % bits);
+					fps[i].w[b / 64] ^= 1ull << (b % 64);
+				}
+			}
+			snprintf(ids[i], sizeof ids[i], "d%d", i);
+			docs[i] = doc_of(ids[i], fps[i], NULL, 0);
+			alive[i] = 1;
+		}
+		CHECK(simhash_store_put_many(st, docs, N) == SIMHASH_OK);
+		for (int i = 0; i < N; i += 7) {
+			CHECK(simhash_store_delete(st, ids[i], strlen(ids[i]), NULL) == SIMHASH_OK);
+			alive[i] = 0;
+		}
+		for (int round = 0; round < 2; round++) {
+			for (int q = 0; q < 40; q++) {
+				simhash_fp qf = fps[rnd() % N];
+				unsigned k = (unsigned)(rnd() % (bits / 4 + 1));
+				size_t expect = 0, got;
+
+				qf.w[0] ^= 1ull << (rnd() % 32);
+				for (int i = 0; i < N; i++)
+					expect += alive[i] && simhash_hamming(&qf, &fps[i]) <= k;
+				CHECK(simhash_store_query(st, &qf, k, 0, r) == SIMHASH_OK);
+				got = simhash_store_results_count(r);
+				if (got != expect)
+					fprintf(stderr, "seed %llx bits %u k %u: %zu != %zu\n",
+						(unsigned long long)SEED, bits, k, got, expect);
+				CHECK(got == expect);
+				for (size_t j = 0; j < got; j++) {
+					const simhash_store_match *m = simhash_store_results_get(r, j);
+					int i = atoi(m->id + 1);
+					CHECK(alive[i] && m->dist == simhash_hamming(&qf, &fps[i]));
+					CHECK(j == 0 || simhash_store_results_get(r, j - 1)->dist <= m->dist);
+				}
+				CHECK(simhash_store_query(st, &qf, k, 2, r) == SIMHASH_OK);
+				CHECK(simhash_store_results_count(r) == (expect < 2 ? expect : 2));
+			}
+			CHECK_EQ_U64(verify_problems(st), 0);
+			simhash_store_close(st);
+			st = NULL;
+			CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+			if (!st)
+				break;
+		}
+		simhash_store_close(st);
+	}
+	simhash_store_results_free(r);
+}
+
+static void test_wrong_width_and_bad_arguments(void)
+{
+	simhash_store *st = create_bits("bad", 64), *st2 = NULL;
+	simhash_store_doc d;
+	char longid[SIMHASH_STORE_ID_MAX + 2], err[SIMHASH_STORE_ERR_MAX];
+	simhash_store_results *r;
+
+	if (!st)
+		return;
+	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
+	d = doc_of("x", mkfp(128, 1, 2), NULL, 0);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_ESCHEME);
+	simhash_store_errmsg(st, err, sizeof err);
+	CHECK(strstr(err, "128-bit") != NULL);
+	CHECK(simhash_store_query(st, &d.fp, 3, 0, r) == SIMHASH_ESCHEME);
+	memset(longid, 'a', sizeof longid - 1);
+	longid[sizeof longid - 1] = 0;
+	d = doc_of(longid, mkfp(64, 1, 0), NULL, 0);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_EINVAL);
+	d = doc_of("", mkfp(64, 1, 0), NULL, 0);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_EINVAL);
+	/* a second writer is refused while the first is open */
+	CHECK(simhash_store_open(path, 0, &st2, err, sizeof err) == SIMHASH_EIO);
+	CHECK(st2 == NULL && strstr(err, "locked") != NULL);
+	/* creating over an existing store is refused */
+	{
+		simhash_config cfg;
+		simhash_config_init(&cfg);
+		CHECK(simhash_store_create(path, &cfg, &st2, err, sizeof err) == SIMHASH_EIO);
+		CHECK(strstr(err, "exists") != NULL);
+	}
+	simhash_store_close(st);
+	/* read-only handles refuse writes */
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	d = doc_of("y", mkfp(64, 1, 0), NULL, 0);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_EINVAL);
+	CHECK_EQ_U64(verify_problems(st), 0);
+	simhash_store_close(st);
+	/* not a store */
+	{
+		FILE *f = fopen(path, "w");
+		fputs("hello, not lmdb\n", f);
+		fclose(f);
+		CHECK(simhash_store_open(path, 0, &st, err, sizeof err) != SIMHASH_OK);
+		CHECK(st == NULL && err[0]);
+		CHECK(simhash_store_open("/nonexistent/x", 0, &st, err, sizeof err) == SIMHASH_EIO);
+	}
+	simhash_store_results_free(r);
+}
+
+static void test_expire_removes_old_documents_only(void)
+{
+	simhash_store *st = create_bits("expire", 64);
+	simhash_store_results *r;
+	size_t n;
+
+	if (!st)
+		return;
+	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
+	for (int i = 0; i < 100; i++) {
+		char id[16];
+		simhash_store_doc d;
+
+		snprintf(id, sizeof id, "t%d", i);
+		d = doc_of(id, mkfp(64, (uint64_t)i, 0), NULL, 1000 + i);
+		CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	}
+	CHECK(simhash_store_expire(st, 1050, &n) == SIMHASH_OK);
+	CHECK_EQ_U64(n, 50);
+	CHECK(simhash_store_get(st, "t49", 3, r) == SIMHASH_OK && simhash_store_results_count(r) == 0);
+	CHECK(simhash_store_get(st, "t50", 3, r) == SIMHASH_OK && simhash_store_results_count(r) == 1);
+	CHECK(simhash_store_query(st, &(simhash_fp){ { 0, 0 }, 64 }, 64, 0, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 50);
+	CHECK_EQ_U64(verify_problems(st), 0);
+	simhash_store_close(st);
+	simhash_store_results_free(r);
+}
+
+/* Threads add near-duplicates of one fingerprint with if_unique: exactly one
+ * of them may be added, whatever the interleaving and batching. */
+struct cap_arg {
+	simhash_store *st;
+	int t;
+	int added;
+	int fail;
+};
+
+static void *cap_thread(void *p)
+{
+	struct cap_arg *a = p;
+	simhash_store_results *r;
+
+	if (simhash_store_results_new(&r) != SIMHASH_OK) {
+		a->fail = 1;
+		return NULL;
+	}
+	for (int i = 0; i < 20; i++) {
+		char id[32];
+		simhash_store_doc d;
+		int added;
+		/* group i: a base far from the other groups' (about 32 bits), one
+		 * bit flipped per thread: members are within 2 of each other */
+		uint64_t base = ((uint64_t)i + 1) * 0x9e3779b97f4a7c15ull;
+
+		snprintf(id, sizeof id, "g%d-t%d", i, a->t);
+		d = doc_of(id, mkfp(64, base ^ (1ull << a->t), 0), NULL, 0);
+		if (simhash_store_check_and_put(a->st, &d, 3, 0, 1, r, &added) != SIMHASH_OK)
+			a->fail = 1;
+		if (!added && simhash_store_results_count(r) == 0)
+			a->fail = 1;
+		a->added += added;
+	}
+	simhash_store_results_free(r);
+	return NULL;
+}
+
+static void test_check_and_put_is_atomic_across_threads(void)
+{
+	enum { T = 8 };
+	simhash_store *st = create_bits("cap", 64);
+	struct cap_arg a[T];
+	pthread_t th[T];
+	simhash_store_stats s = { .size = sizeof s };
+	int total = 0;
+
+	if (!st)
+		return;
+	for (int t = 0; t < T; t++) {
+		a[t] = (struct cap_arg){ st, t, 0, 0 };
+		pthread_create(&th[t], NULL, cap_thread, &a[t]);
+	}
+	for (int t = 0; t < T; t++) {
+		pthread_join(th[t], NULL);
+		CHECK(!a[t].fail);
+		total += a[t].added;
+	}
+	CHECK_EQ_U64(total, 20); /* one per group */
+	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK_EQ_U64(s.n_docs, 20);
+	CHECK_EQ_U64(s.n_committed, 20 * T);
+	CHECK(s.n_commits <= s.n_committed);
+	CHECK_EQ_U64(verify_problems(st), 0);
+	simhash_store_close(st);
+}
+
+/* Writers put from several threads while readers query: every acknowledged
+ * document is visible to a query that starts after the acknowledgement. */
+struct rw_arg {
+	simhash_store *st;
+	int t;
+	volatile int *stop;
+	int fail;
+	long n;
+};
+
+static void *writer_thread(void *p)
+{
+	struct rw_arg *a = p;
+	simhash_store_results *r;
+
+	simhash_store_results_new(&r);
+	for (int i = 0; i < 150; i++) {
+		char id[32];
+		simhash_fp fp = mkfp(64, ((uint64_t)a->t << 48) | (uint64_t)i * 0x10001, 0);
+		simhash_store_doc d;
+
+		snprintf(id, sizeof id, "w%d-%d", a->t, i);
+		d = doc_of(id, fp, "m", 0);
+		if (simhash_store_put(a->st, &d) != SIMHASH_OK)
+			a->fail = 1;
+		if (simhash_store_query(a->st, &fp, 0, 0, r) != SIMHASH_OK ||
+		    simhash_store_results_count(r) < 1)
+			a->fail = 1;
+		a->n++;
+	}
+	simhash_store_results_free(r);
+	return NULL;
+}
+
+static void *reader_thread(void *p)
+{
+	struct rw_arg *a = p;
+	simhash_store_results *r;
+	simhash_fp q = mkfp(64, 0, 0);
+
+	simhash_store_results_new(&r);
+	while (!*a->stop) {
+		if (simhash_store_query(a->st, &q, 20, 0, r) != SIMHASH_OK)
+			a->fail = 1;
+		if (simhash_store_get(a->st, "w0-0", 4, r) != SIMHASH_OK)
+			a->fail = 1;
+		a->n++;
+	}
+	simhash_store_results_free(r);
+	return NULL;
+}
+
+static void test_readers_during_concurrent_writers(void)
+{
+	enum { W = 6, R = 2 };
+	simhash_store *st = create_bits("rw", 64);
+	struct rw_arg a[W + R];
+	pthread_t th[W + R];
+	volatile int stop = 0;
+	simhash_store_stats s = { .size = sizeof s };
+
+	if (!st)
+		return;
+	for (int t = 0; t < W + R; t++) {
+		a[t] = (struct rw_arg){ st, t, &stop, 0, 0 };
+		pthread_create(&th[t], NULL, t < W ? writer_thread : reader_thread, &a[t]);
+	}
+	for (int t = 0; t < W; t++)
+		pthread_join(th[t], NULL);
+	stop = 1;
+	for (int t = W; t < W + R; t++)
+		pthread_join(th[t], NULL);
+	for (int t = 0; t < W + R; t++)
+		CHECK(!a[t].fail);
+	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK_EQ_U64(s.n_docs, W * 150);
+	/* group commit: fewer commits than writes once writers overlap */
+	CHECK(s.n_commits < s.n_committed);
+	CHECK_EQ_U64(verify_problems(st), 0);
+	simhash_store_close(st);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	if (st) {
+		CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+		CHECK_EQ_U64(s.n_docs, W * 150);
+		CHECK_EQ_U64(verify_problems(st), 0);
+		simhash_store_close(st);
+	}
+}
+
+struct each_arg {
+	int n;
+	int order_ok;
+	int64_t last;
+};
+
+static int each_fn(const simhash_store_match *m, void *p)
+{
+	struct each_arg *a = p;
+
+	a->order_ok &= m->time > a->last;
+	a->last = m->time;
+	a->n++;
+	return 0;
+}
+
+static void test_each_visits_in_insertion_order(void)
+{
+	simhash_store *st = create_bits("each", 32);
+	struct each_arg a = { 0, 1, 0 };
+
+	if (!st)
+		return;
+	for (int i = 0; i < 30; i++) {
+		char id[8];
+		simhash_store_doc d;
+
+		snprintf(id, sizeof id, "%c", 'z' - i); /* ids sort opposite to insertion */
+		d = doc_of(id, mkfp(32, (uint64_t)i, 0), NULL, 100 + i);
+		CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	}
+	CHECK(simhash_store_each(st, each_fn, &a) == SIMHASH_OK);
+	CHECK(a.n == 30 && a.order_ok);
+	simhash_store_close(st);
+}
+
+static void cleanup(void)
+{
+	char cmd[128];
+
+	if (dir[0]) {
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot remove %s\n", dir);
+	}
+}
+
+static const struct test_case cases[] = {
+	TEST(test_put_get_delete_and_reopen),
+	TEST(test_query_matches_brute_force),
+	TEST(test_wrong_width_and_bad_arguments),
+	TEST(test_expire_removes_old_documents_only),
+	TEST(test_check_and_put_is_atomic_across_threads),
+	TEST(test_readers_during_concurrent_writers),
+	TEST(test_each_visits_in_insertion_order),
+};
+
+int main(void)
+{
+	int rc = test_run("store", cases, sizeof cases / sizeof cases[0]);
+
+	cleanup();
+	return rc;
+}
