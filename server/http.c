@@ -152,8 +152,15 @@ static enum MHD_Result send_static(struct req *rq, const struct sh_static *f)
 static enum MHD_Result send_metrics(struct req *rq)
 {
 	struct api_reply *r = &rq->reply;
+	struct sh_store_figures f;
+	long long docs = sh_store_count(rq->srv->api);
 	size_t len = 0;
-	char *text = sh_metrics_render(rq->srv->api->metrics, sh_store_count(rq->srv->api), &len);
+	char *text;
+
+	f.documents = docs < 0 ? 0 : (uint64_t)docs;
+	if (docs < 0 || sh_store_commits(rq->srv->api, &f.commits, &f.writes, &f.max_batch))
+		docs = -1;
+	text = sh_metrics_render(rq->srv->api->metrics, docs < 0 ? NULL : &f, &len);
 
 	if (!text) {
 		api_error(r, 500, "internal", "out of memory");

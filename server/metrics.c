@@ -18,15 +18,10 @@ static const uint64_t lat_us[] = { 100, 250, 500, 1000, 2500, 5000, 10000, 25000
 				   100000, 250000, 1000000 };
 #define N_LAT (sizeof(lat_us) / sizeof(lat_us[0]))
 
-static const uint64_t batch_le[] = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 };
-#define N_BATCH (sizeof(batch_le) / sizeof(batch_le[0]))
-
 struct api_metrics {
 	uint64_t requests[N_ROUTES][N_STATUS];
 	uint64_t lat[N_ROUTES][N_LAT + 1];
 	uint64_t lat_sum_us[N_ROUTES];
-	uint64_t batch[N_BATCH + 1];
-	uint64_t batch_sum;
 	int64_t connections;
 };
 
@@ -57,18 +52,6 @@ void sh_metrics_request(struct api_metrics *m, enum api_route route, int status,
 	ADD(&m->requests[route][s], 1);
 	ADD(&m->lat[route][b], 1);
 	ADD(&m->lat_sum_us[route], usec);
-}
-
-void sh_metrics_commit(struct api_metrics *m, uint64_t n)
-{
-	size_t b;
-
-	if (!m)
-		return;
-	for (b = 0; b < N_BATCH && n > batch_le[b]; b++)
-		;
-	ADD(&m->batch[b], 1);
-	ADD(&m->batch_sum, n);
 }
 
 void sh_metrics_connection(struct api_metrics *m, int delta)
@@ -160,44 +143,37 @@ static void render_requests(struct api_metrics *m, struct out *o)
 	}
 }
 
-static void render_commits(struct api_metrics *m, struct out *o)
+static void render_store(const struct sh_store_figures *f, struct out *o)
 {
-	uint64_t cum = 0;
-	size_t b;
-
-	outf(o, "# HELP simhash_store_commit_batch_size Writes made durable by one commit.\n"
-		"# TYPE simhash_store_commit_batch_size histogram\n");
-	for (b = 0; b <= N_BATCH; b++) {
-		cum += GET(&m->batch[b]);
-		if (b < N_BATCH)
-			outf(o, "simhash_store_commit_batch_size_bucket{le=\"%llu\"} %llu\n",
-			     (unsigned long long)batch_le[b], (unsigned long long)cum);
-		else
-			outf(o, "simhash_store_commit_batch_size_bucket{le=\"+Inf\"} %llu\n",
-			     (unsigned long long)cum);
-	}
-	outf(o, "simhash_store_commit_batch_size_sum %llu\n",
-	     (unsigned long long)GET(&m->batch_sum));
-	outf(o, "simhash_store_commit_batch_size_count %llu\n", (unsigned long long)cum);
+	outf(o, "# HELP simhash_store_documents Documents in the store.\n"
+		"# TYPE simhash_store_documents gauge\n"
+		"simhash_store_documents %llu\n"
+		"# HELP simhash_store_commits_total Write transactions committed (one fsync each).\n"
+		"# TYPE simhash_store_commits_total counter\n"
+		"simhash_store_commits_total %llu\n"
+		"# HELP simhash_store_committed_writes_total Writes made durable (over commits: the mean commit batch).\n"
+		"# TYPE simhash_store_committed_writes_total counter\n"
+		"simhash_store_committed_writes_total %llu\n"
+		"# HELP simhash_store_commit_batch_max Most writes one commit carried.\n"
+		"# TYPE simhash_store_commit_batch_max gauge\n"
+		"simhash_store_commit_batch_max %llu\n",
+	     (unsigned long long)f->documents, (unsigned long long)f->commits,
+	     (unsigned long long)f->writes, (unsigned long long)f->max_batch);
 }
 
-char *sh_metrics_render(struct api_metrics *m, long long documents, size_t *len)
+char *sh_metrics_render(struct api_metrics *m, const struct sh_store_figures *f, size_t *len)
 {
 	struct out o = { malloc(8192), 0, 8192, 0 };
 
 	if (!o.p)
 		return NULL;
 	render_requests(m, &o);
-	render_commits(m, &o);
 	outf(&o, "# HELP simhash_http_connections Connections open now.\n"
 		 "# TYPE simhash_http_connections gauge\n"
 		 "simhash_http_connections %lld\n",
 	     (long long)GET(&m->connections));
-	if (documents >= 0)
-		outf(&o, "# HELP simhash_store_documents Documents in the store.\n"
-			 "# TYPE simhash_store_documents gauge\n"
-			 "simhash_store_documents %lld\n",
-		     documents);
+	if (f)
+		render_store(f, &o);
 	if (o.failed) {
 		free(o.p);
 		return NULL;
