@@ -59,7 +59,7 @@ void api_reply_free(struct api_reply *r)
 /* Takes j (a reference) and makes it the body. 500 if it cannot be dumped. */
 int api_reply_json(struct api_reply *r, int status, json_t *j)
 {
-	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
 
 	json_decref(j);
 	api_reply_free(r);
