@@ -27,3 +27,10 @@ browser-check: $(BUILD)/simhash
 	@sh tests/http/browser.sh $(BUILD)
 
 check-all: http-check browser-check
+
+# The load benchmark: 1 million documents, wrk on loopback (skips without wrk).
+.PHONY: bench-serve
+bench-serve: all
+	@sh bench/serve.sh $(BUILD)
+
+bench: bench-serve
