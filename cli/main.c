@@ -18,6 +18,7 @@ static const struct cmd commands[] = {
 	{ "compare", cmd_compare, "compare two texts, files or fingerprints" },
 	{ "idf", cmd_idf, "build an IDF table from a corpus" },
 	{ "serve", cmd_serve, "serve the HTTP API and web page over a store" },
+	{ "store", cmd_store, "a persistent store of fingerprints: add, query, verify" },
 	{ "scheme", cmd_scheme, "print the scheme string of a configuration" },
 	{ "version", cmd_version, "print the version" },
 	{ "help", cmd_help, "show help for simhash or one command" },

@@ -29,6 +29,15 @@
 #define MAP_SIZE ((size_t)1 << (sizeof(size_t) >= 8 ? 40 : 30))
 #define MAX_READERS 1022
 
+/* strerror(), lowercase as our messages are. */
+static const char *errno_text(int err, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s", strerror(err));
+	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+		buf[0] = (char)(buf[0] - 'A' + 'a');
+	return buf;
+}
+
 void sh_store_seterr(simhash_store *st, const char *fmt, ...)
 {
 	va_list ap;
@@ -42,7 +51,13 @@ void sh_store_seterr(simhash_store *st, const char *fmt, ...)
 
 simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what)
 {
-	sh_store_seterr(st, "%s: %s", what, mdb_strerror(rc));
+	char eb[160];
+
+	if (rc > 0)
+		errno_text(rc, eb, sizeof eb);
+	else
+		snprintf(eb, sizeof eb, "%s", mdb_strerror(rc));
+	sh_store_seterr(st, "%s: %s", what, eb);
 	if (rc == MDB_CORRUPTED || rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
 	    rc == MDB_PAGE_NOTFOUND || rc == MDB_BAD_VALSIZE)
 		return SIMHASH_ECORRUPT;
@@ -151,8 +166,12 @@ static simhash_err env_open(simhash_store *st, const char *path, int create)
 	mdb_env_set_maxdbs(st->env, 4);
 	mdb_env_set_maxreaders(st->env, MAX_READERS);
 	mdb_env_set_mapsize(st->env, MAP_SIZE);
-	if ((rc = mdb_env_open(st->env, path, flags, 0644)) != 0)
-		return sh_mdb_err(st, rc, path);
+	if ((rc = mdb_env_open(st->env, path, flags, 0644)) != 0) {
+		if (rc != MDB_INVALID)
+			return sh_mdb_err(st, rc, path);
+		sh_store_seterr(st, "%s: not a simhash store (not an LMDB file)", path);
+		return SIMHASH_ECORRUPT;
+	}
 	if ((rc = mdb_txn_begin(st->env, NULL, create ? 0 : MDB_RDONLY, &txn)) != 0)
 		return sh_mdb_err(st, rc, path);
 	if ((rc = mdb_dbi_open(txn, "meta", dflags, &st->dbi_meta)) != 0 ||
@@ -174,11 +193,12 @@ static simhash_err env_open(simhash_store *st, const char *path, int create)
 static simhash_err lock_file(simhash_store *st, const char *path, int create)
 {
 	int fl = O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
+	char eb[128];
 
 	st->lock_fd = open(path, fl, 0644);
 	if (st->lock_fd < 0) {
 		sh_store_seterr(st, "%s: %s", path,
-				create && errno == EEXIST ? "already exists" : strerror(errno));
+				create && errno == EEXIST ? "already exists" : errno_text(errno, eb, sizeof eb));
 		return SIMHASH_EIO;
 	}
 	if (flock(st->lock_fd, LOCK_EX | LOCK_NB) != 0) {
@@ -396,7 +416,8 @@ simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store *
 		return SIMHASH_ENOMEM;
 	st->flags = flags;
 	if (stat(path, &sb) != 0) {
-		sh_store_seterr(st, "%s: %s", path, strerror(errno));
+		char eb[128];
+		sh_store_seterr(st, "%s: %s", path, errno_text(errno, eb, sizeof eb));
 		e = SIMHASH_EIO;
 		goto out_close;
 	}
