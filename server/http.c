@@ -478,9 +478,11 @@ static void stop_writers(struct server *srv)
 	free(srv->writers);
 }
 
-/* Waits for SIGTERM or SIGINT, then for the requests in flight (invariant 3). */
-static void wait_for_shutdown(struct server *srv)
+/* Waits for SIGTERM or SIGINT, then for the requests in flight (invariant 3).
+ * Returns the listening socket, which quiescing handed back to us. */
+static MHD_socket wait_for_shutdown(struct server *srv)
 {
+	MHD_socket listen_fd;
 	uint64_t deadline;
 	sigset_t set;
 	int sig;
@@ -489,10 +491,11 @@ static void wait_for_shutdown(struct server *srv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigwait(&set, &sig);
-	MHD_quiesce_daemon(srv->daemon);
+	listen_fd = MHD_quiesce_daemon(srv->daemon);
 	deadline = now_us() + srv->opts->shutdown_timeout * 1000000ull;
 	while (__atomic_load_n(&srv->in_flight, __ATOMIC_ACQUIRE) > 0 && now_us() < deadline)
 		usleep(10000);
+	return listen_fd;
 }
 
 int sh_serve_run(struct api *api, const struct sh_serve_opts *o, char *err, size_t err_len)
@@ -502,6 +505,7 @@ int sh_serve_run(struct api *api, const struct sh_serve_opts *o, char *err, size
 	const union MHD_DaemonInfo *info;
 	unsigned flags;
 	char host[INET6_ADDRSTRLEN];
+	MHD_socket listen_fd;
 	int v6 = 0, ret = -1;
 
 	memset(&srv, 0, sizeof(srv));
@@ -542,8 +546,10 @@ int sh_serve_run(struct api *api, const struct sh_serve_opts *o, char *err, size
 	printf(v6 ? "listening on http://[%s]:%u\n" : "listening on http://%s:%u\n", host,
 	       info ? (unsigned)info->port : 0);
 	fflush(stdout);
-	wait_for_shutdown(&srv);
+	listen_fd = wait_for_shutdown(&srv);
 	MHD_stop_daemon(srv.daemon);
+	if (listen_fd != MHD_INVALID_SOCKET)
+		close(listen_fd);
 	ret = 0;
 out_writers:
 	stop_writers(&srv);

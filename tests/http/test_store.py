@@ -125,6 +125,14 @@ def run(binary, tmp, T):
     st, b, _ = s.request("POST", "/v1/query", {"text": TEXTS[6], "k": 0})
     T.check(st == 200 and all(m["id"] != "\U0001F600" for m in b["matches"]), "deleted is not found by query", b)
 
+    # A second server on the same store is refused, and the first keeps going.
+    try:
+        Server(binary, store=path)
+        T.check(False, "a second server on the same store is refused")
+    except RuntimeError as e:
+        T.check("lock" in str(e), "a second server on the same store is refused", str(e))
+    T.check(count(s) >= 1, "the first server still serves")
+
     # Restart: everything acknowledged is still there.
     n = count(s)
     T.check(s.stop() == 0, "SIGTERM with a store exits 0")
@@ -139,6 +147,36 @@ def run(binary, tmp, T):
     s.stop()
     if subprocess.run([binary, "store", "verify", path], capture_output=True).returncode != 0:
         T.check(False, "store verify is clean after the tests")
+
+    # SIGTERM while clients write: every acknowledged write is kept, exit 0.
+    s = Server(binary, store=path)
+    acked = []
+
+    def writer(w):
+        try:
+            c = s.conn()
+            for i in range(10000):
+                st, b, _ = s.request("POST", "/v1/documents", {"id": "term-%d-%d" % (w, i), "text": "t %d %d" % (w, i)}, conn=c)
+                if st != 201:
+                    break
+                acked.append(b["id"])
+        except Exception:
+            pass
+    import threading
+    import time
+    ths = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in ths:
+        t.start()
+    time.sleep(0.3)
+    T.check(s.stop() == 0, "SIGTERM under load exits 0")
+    for t in ths:
+        t.join()
+    s = Server(binary, store=path)
+    lost = [i for i in acked if s.request("GET", quote(i))[0] != 200]
+    T.check(acked and not lost, "writes acknowledged before SIGTERM are kept", "%d of %d lost" % (len(lost), len(acked)))
+    s.stop()
+    r = subprocess.run([binary, "store", "verify", path], capture_output=True)
+    T.check(r.returncode == 0, "store verify after SIGTERM under load", r.stdout + r.stderr)
 
     # A 128-bit store refuses 64-bit fingerprints.
     folder = os.path.join(tmp, "store128")
