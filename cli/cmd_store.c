@@ -494,8 +494,10 @@ static int st_add(int argc, char **argv)
 		goto out;
 	}
 	progress_init(&b->progress, total_size(argv + i + 1, argc - i - 1));
-	ret = for_each_doc(&o.in, argv + i + 1, argc - i - 1, add_one, b) || batch_flush(b)
-		      ? EXIT_FAIL : EXIT_OK;
+	/* on a bad document, the ones before it are still added */
+	ret = for_each_doc(&o.in, argv + i + 1, argc - i - 1, add_one, b) ? EXIT_FAIL : EXIT_OK;
+	if (batch_flush(b))
+		ret = EXIT_FAIL;
 	progress_end(&b->progress);
 	if (!ret)
 		printf("added %llu documents\n", (unsigned long long)b->n_added);
@@ -1016,7 +1018,7 @@ static int st_import(int argc, char **argv)
 		sbuf_free(&buf);
 		reader_close(&r);
 	}
-	if (!ret && batch_flush(b))
+	if (batch_flush(b)) /* the documents before a bad line too */
 		ret = EXIT_FAIL;
 	progress_end(&b->progress);
 	if (!ret)

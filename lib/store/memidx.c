@@ -1,35 +1,59 @@
-/* memidx.c - the store's in-memory index: a stand-in exact scan.
+/* memidx.c - the store's search structure on the library's exact Hamming
+ * index (lib/index/), which answers every k up to its max_dist exactly.
  *
- * Fingerprints sit in arrays indexed by document number (w0[docno], and
- * w1[docno] for 128 bits) with a bitmap of the live ones; a query checks
- * every live document. Document numbers are dense (the store hands them out
- * in order and never reuses one), so the arrays cost 8 or 16 bytes per number
- * ever handed out plus one bit.
+ * The index holds 64- or 128-bit fingerprints; a 32-bit store's fingerprints
+ * go in as 64-bit ones with the high half zero, which keeps every distance.
+ * max_dist is the index's largest (16 at 64 bits, 32 at 128); the store
+ * answers larger k by scanning its documents.
  *
- * Invariants:
- *  1. docno < cap for every live docno; live[docno / 64] bit docno % 64 is set
- *     iff docno is present, and then w0/w1 hold its fingerprint.
- *  2. count is the number of set bits.
- */
+ * The saved copy carries a stamp (store uuid, LMDB transaction id, count) in
+ * the index's user bytes; open maps it only when the stamp is exactly the
+ * store's current state, so a stale copy (after a crash, or writes by a
+ * version that did not save) is never used: the store rebuilds instead. */
 #include <stdlib.h>
 #include <string.h>
 #include "memidx.h"
 
+#define STAMP_MAGIC "SHSTIDX1"
+#define STAMP_LEN 32
+
 struct sh_memidx {
-	unsigned bits;
-	uint64_t *w0, *w1;
-	uint64_t *live;
-	uint64_t cap; /* document numbers with room; a multiple of 64 */
-	uint64_t count;
+	simhash_index *ix;
+	unsigned bits; /* the store's */
 };
 
-simhash_err sh_memidx_new(unsigned bits, sh_memidx **out)
+static simhash_fp widen(const sh_memidx *m, const simhash_fp *fp)
+{
+	simhash_fp f = *fp;
+
+	if (m->bits == 32)
+		f.bits = 64;
+	return f;
+}
+
+static unsigned index_bits(unsigned bits)
+{
+	return bits == 128 ? 128 : 64;
+}
+
+static unsigned index_max(unsigned bits)
+{
+	return bits == 128 ? SIMHASH_INDEX_MAX_DIST_128 : SIMHASH_INDEX_MAX_DIST_64;
+}
+
+simhash_err sh_memidx_new(unsigned bits, const char *scheme, sh_memidx **out)
 {
 	sh_memidx *m = calloc(1, sizeof *m);
+	simhash_err e;
 
 	if (!m)
 		return SIMHASH_ENOMEM;
 	m->bits = bits;
+	if ((e = simhash_index_new(index_bits(bits), index_max(bits), &m->ix)) != SIMHASH_OK ||
+	    (e = simhash_index_set_scheme(m->ix, scheme)) != SIMHASH_OK) {
+		sh_memidx_free(m);
+		return e;
+	}
 	*out = m;
 	return SIMHASH_OK;
 }
@@ -38,71 +62,37 @@ void sh_memidx_free(sh_memidx *m)
 {
 	if (!m)
 		return;
-	free(m->w0);
-	free(m->w1);
-	free(m->live);
+	simhash_index_free(m->ix);
 	free(m);
 }
 
-static simhash_err grow(sh_memidx *m, uint64_t docno)
+simhash_err sh_memidx_build(sh_memidx *m, const uint64_t *fps, const uint64_t *docnos, size_t n)
 {
-	uint64_t cap = m->cap ? m->cap : 1024, *p;
-
-	while (cap <= docno)
-		cap *= 2;
-	p = realloc(m->w0, cap * sizeof *p);
-	if (!p)
-		return SIMHASH_ENOMEM;
-	m->w0 = p;
-	if (m->bits == 128) {
-		p = realloc(m->w1, cap * sizeof *p);
-		if (!p)
-			return SIMHASH_ENOMEM;
-		m->w1 = p;
-	}
-	p = realloc(m->live, cap / 64 * sizeof *p);
-	if (!p)
-		return SIMHASH_ENOMEM;
-	memset(p + m->cap / 64, 0, (cap - m->cap) / 64 * sizeof *p);
-	m->live = p;
-	m->cap = cap;
-	return SIMHASH_OK;
+	return n ? simhash_index_build(m->ix, fps, docnos, n, 2) : SIMHASH_OK;
 }
 
 simhash_err sh_memidx_insert(sh_memidx *m, uint64_t docno, const simhash_fp *fp)
 {
-	simhash_err e;
+	simhash_fp f = widen(m, fp);
 
-	if (docno >= m->cap && (e = grow(m, docno)) != SIMHASH_OK)
-		return e;
-	m->w0[docno] = fp->w[0];
-	if (m->w1)
-		m->w1[docno] = fp->w[1];
-	if (!(m->live[docno / 64] & (1ull << (docno % 64))))
-		m->count++;
-	m->live[docno / 64] |= 1ull << (docno % 64);
-	return SIMHASH_OK;
+	return simhash_index_insert(m->ix, &f, docno);
 }
 
 void sh_memidx_delete(sh_memidx *m, uint64_t docno, const simhash_fp *fp)
 {
-	SH_UNUSED(fp);
-	if (docno >= m->cap || !(m->live[docno / 64] & (1ull << (docno % 64))))
-		return;
-	m->live[docno / 64] &= ~(1ull << (docno % 64));
-	m->count--;
+	simhash_fp f = widen(m, fp);
+
+	simhash_index_delete(m->ix, &f, docno, NULL);
 }
 
 uint64_t sh_memidx_count(const sh_memidx *m)
 {
-	return m->count;
+	return simhash_index_count(m->ix);
 }
 
-int sh_memidx_has(const sh_memidx *m, uint64_t docno, const simhash_fp *fp)
+unsigned sh_memidx_max_dist(const sh_memidx *m)
 {
-	if (docno >= m->cap || !(m->live[docno / 64] & (1ull << (docno % 64))))
-		return 0;
-	return m->w0[docno] == fp->w[0] && (!m->w1 || m->w1[docno] == fp->w[1]);
+	return simhash_index_max_dist(m->ix);
 }
 
 simhash_err sh_hits_push(sh_buf *hits, size_t *n, uint64_t docno, unsigned dist)
@@ -120,24 +110,82 @@ simhash_err sh_hits_push(sh_buf *hits, size_t *n, uint64_t docno, unsigned dist)
 }
 
 simhash_err sh_memidx_query(const sh_memidx *m, const simhash_fp *fp, unsigned max_dist,
-			    sh_buf *hits, size_t *n)
+			    simhash_matches *scratch, sh_buf *hits, size_t *n)
 {
-	uint64_t q0 = fp->w[0], q1 = fp->w[1];
+	simhash_fp f = widen(m, fp);
 	simhash_err e;
 
-	for (uint64_t b = 0; b < m->cap / 64; b++) {
-		uint64_t live = m->live[b];
+	if ((e = simhash_index_query(m->ix, &f, max_dist, scratch)) != SIMHASH_OK)
+		return e;
+	if ((e = sh_buf_reserve(hits, (*n + scratch->n) * sizeof(sh_hit))) != SIMHASH_OK)
+		return e;
+	for (size_t i = 0; i < scratch->n; i++) {
+		sh_hit *h = (sh_hit *)hits->p + (*n)++;
 
-		while (live) {
-			uint64_t d = b * 64 + (uint64_t)__builtin_ctzll(live);
-			unsigned dist = simhash_hamming64(m->w0[d], q0);
-
-			live &= live - 1;
-			if (m->w1)
-				dist += simhash_hamming64(m->w1[d], q1);
-			if (dist <= max_dist && (e = sh_hits_push(hits, n, d, dist)) != SIMHASH_OK)
-				return e;
-		}
+		h->docno = scratch->v[i].id;
+		h->dist = scratch->v[i].dist;
 	}
+	return SIMHASH_OK;
+}
+
+int sh_memidx_has(const sh_memidx *m, uint64_t docno, const simhash_fp *fp,
+		  simhash_matches *scratch)
+{
+	simhash_fp f = widen(m, fp);
+
+	if (simhash_index_query(m->ix, &f, 0, scratch) != SIMHASH_OK)
+		return 0;
+	for (size_t i = 0; i < scratch->n; i++)
+		if (scratch->v[i].id == docno)
+			return 1;
+	return 0;
+}
+
+static void stamp_encode(const sh_idx_stamp *s, uint8_t *p)
+{
+	memcpy(p, STAMP_MAGIC, 8);
+	sh_put_le64(p + 8, s->uuid);
+	sh_put_le64(p + 16, s->txnid);
+	sh_put_le64(p + 24, s->count);
+}
+
+simhash_err sh_memidx_save(const sh_memidx *m, const char *path, const sh_idx_stamp *stamp)
+{
+	uint8_t p[STAMP_LEN];
+	simhash_err e;
+
+	stamp_encode(stamp, p);
+	if ((e = simhash_index_set_user(m->ix, p, sizeof p)) != SIMHASH_OK)
+		return e;
+	return simhash_index_save(m->ix, path);
+}
+
+simhash_err sh_memidx_open(const char *path, unsigned bits, const char *scheme,
+			   const sh_idx_stamp *stamp, sh_memidx **out)
+{
+	uint8_t want[STAMP_LEN];
+	const void *user;
+	size_t len;
+	sh_memidx *m;
+
+	*out = NULL;
+	if (!(m = calloc(1, sizeof *m)))
+		return SIMHASH_ENOMEM;
+	m->bits = bits;
+	if (simhash_index_open(path, &m->ix) != SIMHASH_OK) {
+		free(m); /* missing or unreadable: rebuild */
+		return SIMHASH_OK;
+	}
+	stamp_encode(stamp, want);
+	simhash_index_user(m->ix, &user, &len);
+	if (len != STAMP_LEN || memcmp(user, want, STAMP_LEN) ||
+	    simhash_index_bits(m->ix) != index_bits(bits) ||
+	    simhash_index_max_dist(m->ix) != index_max(bits) ||
+	    strcmp(simhash_index_scheme(m->ix), scheme) ||
+	    simhash_index_count(m->ix) != stamp->count) {
+		sh_memidx_free(m);
+		return SIMHASH_OK;
+	}
+	*out = m;
 	return SIMHASH_OK;
 }

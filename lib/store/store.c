@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,17 +130,51 @@ static simhash_store *store_alloc(void)
 	return st;
 }
 
+/* Saves the index with the stamp of the last commit, so that the next open
+ * maps it instead of rebuilding it. A failure only costs that rebuild. */
+static void save_index(simhash_store *st)
+{
+	sh_idx_stamp stamp;
+	MDB_txn *txn;
+
+	if (!st->idx || !st->idx_dirty || st->idx_broken || !st->idx_path)
+		return;
+	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0)
+		return;
+	stamp.uuid = st->uuid;
+	stamp.txnid = mdb_txn_id(txn);
+	stamp.count = sh_memidx_count(st->idx);
+	mdb_txn_abort(txn);
+	if (sh_memidx_save(st->idx, st->idx_path, &stamp) == SIMHASH_OK)
+		st->idx_dirty = 0;
+}
+
+static simhash_err set_idx_path(simhash_store *st, const char *path)
+{
+	size_t len = strlen(path);
+
+	if (!(st->idx_path = malloc(len + sizeof "-index")))
+		return SIMHASH_ENOMEM;
+	memcpy(st->idx_path, path, len);
+	memcpy(st->idx_path + len, "-index", sizeof "-index");
+	return SIMHASH_OK;
+}
+
 void simhash_store_close(simhash_store *st)
 {
 	if (!st)
 		return;
-	if (st->writer_started)
+	if (st->writer_started) {
 		sh_writer_stop(st);
+		save_index(st);
+	}
 	if (st->env)
 		mdb_env_close(st->env);
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);
 	sh_memidx_free(st->idx);
+	free(st->idx_path);
+	simhash_matches_free(&st->matches);
 	sh_buf_free(&st->pend);
 	sh_buf_free(&st->dels);
 	sh_buf_free(&st->hits);
@@ -219,7 +254,7 @@ static simhash_err put_meta(simhash_store *st, MDB_txn *txn, const char *key, co
 
 static simhash_err write_meta(simhash_store *st)
 {
-	uint8_t ver[4], cfgrec[128], next[8];
+	uint8_t ver[4], cfgrec[128], next[8], uuid[8];
 	size_t cfglen = sh_config_encode(&st->cfg, cfgrec, sizeof cfgrec);
 	simhash_err e;
 	MDB_txn *txn;
@@ -227,13 +262,17 @@ static simhash_err write_meta(simhash_store *st)
 
 	sh_put_le32(ver, SIMHASH_STORE_FORMAT_VERSION);
 	sh_put_le64(next, 0);
+	if (getrandom(&st->uuid, sizeof st->uuid, 0) != sizeof st->uuid)
+		st->uuid = sh_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)st);
+	sh_put_le64(uuid, st->uuid);
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		return sh_mdb_err(st, rc, "create");
 	if ((e = put_meta(st, txn, "magic", SH_STORE_MAGIC, 8)) != SIMHASH_OK ||
 	    (e = put_meta(st, txn, "version", ver, 4)) != SIMHASH_OK ||
 	    (e = put_meta(st, txn, "scheme", st->scheme, strlen(st->scheme))) != SIMHASH_OK ||
 	    (e = put_meta(st, txn, "config", cfgrec, cfglen)) != SIMHASH_OK ||
-	    (e = put_meta(st, txn, "next", next, 8)) != SIMHASH_OK) {
+	    (e = put_meta(st, txn, "next", next, 8)) != SIMHASH_OK ||
+	    (e = put_meta(st, txn, "uuid", uuid, 8)) != SIMHASH_OK) {
 		mdb_txn_abort(txn);
 		return e;
 	}
@@ -277,9 +316,12 @@ simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
 		goto out_close;
 	if ((e = env_open(st, path, 1)) != SIMHASH_OK || (e = write_meta(st)) != SIMHASH_OK)
 		goto out_unlink;
-	if ((e = sh_memidx_new(st->bits, &st->idx)) != SIMHASH_OK ||
+	if ((e = set_idx_path(st, path)) != SIMHASH_OK ||
+	    (e = sh_memidx_new(st->bits, st->scheme, &st->idx)) != SIMHASH_OK ||
 	    (e = sh_writer_start(st)) != SIMHASH_OK)
 		goto out_close;
+	unlink(st->idx_path); /* a stale one from an older store of that name */
+	st->idx_dirty = 1;
 	*out = st;
 	return SIMHASH_OK;
 out_unlink:
@@ -357,43 +399,81 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 		return SIMHASH_ECORRUPT;
 	}
 	st->next_docno = sh_get_le64(v.mv_data);
+	if ((e = get_meta(st, txn, "uuid", &v)) != SIMHASH_OK)
+		return e;
+	if (v.mv_size != 8) {
+		sh_store_seterr(st, "%s: malformed uuid record", path);
+		return SIMHASH_ECORRUPT;
+	}
+	st->uuid = sh_get_le64(v.mv_data);
 	return SIMHASH_OK;
 }
 
-/* Rebuilds the index from every stored fingerprint (invariant 2). */
-static simhash_err load_index(simhash_store *st, MDB_txn *txn)
+/* Rebuilds the index from every stored fingerprint (invariant 2): one pass
+ * over "docs" into arrays, then one bulk build. */
+static simhash_err rebuild_index(simhash_store *st, MDB_txn *txn, size_t n_docs)
 {
+	size_t words = st->bits == 128 ? 2 : 1, n = 0;
+	uint64_t *fps, *docnos;
 	MDB_cursor *cur;
 	MDB_val k, v;
-	simhash_err e;
+	simhash_err e = SIMHASH_OK;
 	int rc;
 
-	if ((e = sh_memidx_new(st->bits, &st->idx)) != SIMHASH_OK)
-		return e;
-	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0)
-		return sh_mdb_err(st, rc, "read docs");
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	fps = malloc((n_docs ? n_docs : 1) * words * sizeof *fps);
+	docnos = malloc((n_docs ? n_docs : 1) * sizeof *docnos);
+	if (!fps || !docnos) {
+		e = SIMHASH_ENOMEM;
+		goto out;
+	}
+	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0) {
+		e = sh_mdb_err(st, rc, "read docs");
+		goto out;
+	}
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && n < n_docs;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		simhash_fp fp = { { 0, 0 }, st->bits };
-		uint64_t docno;
-
 		if (k.mv_size != 8 || v.mv_size < SH_DOC_HEAD) {
-			mdb_cursor_close(cur);
 			sh_store_seterr(st, "malformed document record");
-			return SIMHASH_ECORRUPT;
+			e = SIMHASH_ECORRUPT;
+			break;
 		}
-		docno = sh_get_be64(k.mv_data);
-		fp.w[0] = sh_get_le64(v.mv_data);
-		fp.w[1] = sh_get_le64((const uint8_t *)v.mv_data + 8);
-		if ((e = sh_memidx_insert(st->idx, docno, &fp)) != SIMHASH_OK) {
-			mdb_cursor_close(cur);
-			return e;
-		}
-		if (docno >= st->next_docno)
-			st->next_docno = docno + 1;
+		docnos[n] = sh_get_be64(k.mv_data);
+		fps[n * words] = sh_get_le64(v.mv_data);
+		if (words == 2)
+			fps[n * 2 + 1] = sh_get_le64((const uint8_t *)v.mv_data + 8);
+		if (docnos[n] >= st->next_docno)
+			st->next_docno = docnos[n] + 1;
+		n++;
 	}
 	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "read docs");
+	if (e == SIMHASH_OK && rc != 0 && rc != MDB_NOTFOUND)
+		e = sh_mdb_err(st, rc, "read docs");
+	if (e == SIMHASH_OK && (e = sh_memidx_new(st->bits, st->scheme, &st->idx)) == SIMHASH_OK)
+		e = sh_memidx_build(st->idx, fps, docnos, n);
+	st->idx_dirty = 1;
+out:
+	free(fps);
+	free(docnos);
+	return e;
+}
+
+/* Maps the saved index if it is exactly this state of the store, else
+ * rebuilds it. */
+static simhash_err load_index(simhash_store *st, MDB_txn *txn)
+{
+	sh_idx_stamp stamp = { st->uuid, mdb_txn_id(txn), 0 };
+	simhash_err e;
+	MDB_stat ms;
+	int rc;
+
+	if ((rc = mdb_stat(txn, st->dbi_docs, &ms)) != 0)
+		return sh_mdb_err(st, rc, "read docs");
+	stamp.count = ms.ms_entries;
+	if ((e = sh_memidx_open(st->idx_path, st->bits, st->scheme, &stamp, &st->idx)) != SIMHASH_OK)
+		return e;
+	if (st->idx)
+		return SIMHASH_OK;
+	return rebuild_index(st, txn, ms.ms_entries);
 }
 
 simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out, char *err,
@@ -415,6 +495,8 @@ simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store *
 	if (!(st = store_alloc()))
 		return SIMHASH_ENOMEM;
 	st->flags = flags;
+	if ((e = set_idx_path(st, path)) != SIMHASH_OK)
+		goto out_close;
 	if (stat(path, &sb) != 0) {
 		char eb[128];
 		sh_store_seterr(st, "%s: %s", path, errno_text(errno, eb, sizeof eb));
@@ -491,6 +573,7 @@ void simhash_store_results_free(simhash_store_results *r)
 	free(r->m);
 	sh_buf_free(&r->bytes);
 	sh_buf_free(&r->hits);
+	simhash_matches_free(&r->matches);
 	free(r);
 }
 
@@ -569,6 +652,35 @@ void sh_hits_sort(sh_hit *h, size_t *n, size_t max)
 		*n = max;
 }
 
+simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
+			 unsigned max_dist, sh_buf *hits, size_t *n)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	simhash_err e = SIMHASH_OK;
+	int rc;
+
+	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0)
+		return sh_mdb_err(st, rc, "scan");
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && e == SIMHASH_OK;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		simhash_fp f = { { 0, 0 }, st->bits };
+		unsigned d;
+
+		if (k.mv_size != 8 || v.mv_size < SH_DOC_HEAD)
+			continue; /* verify reports it */
+		f.w[0] = sh_get_le64(v.mv_data);
+		f.w[1] = sh_get_le64((const uint8_t *)v.mv_data + 8);
+		d = simhash_hamming(&f, fp);
+		if (d <= max_dist)
+			e = sh_hits_push(hits, n, sh_get_be64(k.mv_data), d);
+	}
+	mdb_cursor_close(cur);
+	if (e == SIMHASH_OK && rc && rc != MDB_NOTFOUND)
+		e = sh_mdb_err(st, rc, "scan");
+	return e;
+}
+
 simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc)
 {
 	if (!doc || !doc->id || !doc->id_len || doc->id_len > SIMHASH_STORE_ID_MAX ||
@@ -641,17 +753,21 @@ simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigne
 				fp->bits, st->bits);
 		return SIMHASH_ESCHEME;
 	}
-	pthread_rwlock_rdlock(&st->idx_lock);
-	e = sh_memidx_query(st->idx, fp, max_dist, &r->hits, &n);
-	pthread_rwlock_unlock(&st->idx_lock);
-	if (e != SIMHASH_OK)
-		return e;
-	h = r->hits.p;
-	sh_hits_sort(h, &n, max_results);
-	if (!n)
-		return SIMHASH_OK;
 	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
 		return sh_mdb_err(st, rc, "query");
+	if (max_dist > sh_memidx_max_dist(st->idx)) {
+		e = sh_scan_docs(st, txn, fp, max_dist, &r->hits, &n);
+	} else {
+		pthread_rwlock_rdlock(&st->idx_lock);
+		e = sh_memidx_query(st->idx, fp, max_dist, &r->matches, &r->hits, &n);
+		pthread_rwlock_unlock(&st->idx_lock);
+	}
+	if (e != SIMHASH_OK) {
+		mdb_txn_abort(txn);
+		return e;
+	}
+	h = r->hits.p;
+	sh_hits_sort(h, &n, max_results);
 	for (size_t i = 0; i < n && e == SIMHASH_OK; i++) {
 		uint8_t key[8];
 		MDB_val k = { 8, key }, v;

@@ -5,7 +5,8 @@
  * one data file.
  *   "meta"  "magic" -> 8 bytes "SHSTORE\0"; "version" -> u32; "scheme" ->
  *           the scheme string; "config" -> the config record (config.c);
- *           "next" -> u64, the next document number to hand out.
+ *           "next" -> u64, the next document number to hand out; "uuid" ->
+ *           u64, random at create (stamps the saved index, memidx.h).
  *   "docs"  document number (u64 big-endian, so keys sort in insertion
  *           order) -> w0 u64, w1 u64, time i64, id_len u32, meta_len u32, id,
  *           meta. Integers in values are little-endian.
@@ -65,6 +66,10 @@ struct simhash_store {
 	unsigned bits;
 
 	sh_memidx *idx; /* guarded by idx_lock; only the writer thread changes it */
+	char *idx_path; /* PATH-index: the saved index */
+	uint64_t uuid;
+	int idx_dirty;  /* the index differs from the saved copy */
+	int idx_broken; /* an index update failed: never save it */
 	pthread_rwlock_t idx_lock;
 
 	pthread_mutex_t mu; /* guards the queue, stop, the counters */
@@ -84,6 +89,7 @@ struct simhash_store {
 	sh_buf dels; /* u64 set of docnos deleted in this batch, open addressing */
 	size_t dels_cap, n_dels;
 	sh_buf hits;
+	simhash_matches matches;
 
 	pthread_mutex_t err_mu;
 	char err[SIMHASH_STORE_ERR_MAX];
@@ -95,6 +101,7 @@ struct simhash_store_results {
 	sh_buf bytes; /* ids and metas; pointers set by sh_results_finish */
 	size_t bytes_len;
 	sh_buf hits;  /* scratch of queries */
+	simhash_matches matches;
 };
 
 static inline void sh_put_be64(uint8_t *p, uint64_t v)
@@ -146,6 +153,10 @@ simhash_err sh_results_add(simhash_store_results *r, const struct sh_doc *d, uns
 void sh_results_finish(simhash_store_results *r);
 /* Sorts hits by (dist, docno) and keeps the first max (0: all). */
 void sh_hits_sort(sh_hit *h, size_t *n, size_t max);
+/* Appends every document of txn within max_dist of fp to hits: the scan
+ * that answers distances beyond the index's. skip: a docno left out. */
+simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
+			 unsigned max_dist, sh_buf *hits, size_t *n);
 /* Whether doc's fingerprint width and lengths are acceptable for st. */
 simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc);
 

@@ -19,6 +19,7 @@ struct vctx {
 	simhash_store_problem_fn fn;
 	void *arg;
 	uint64_t n;
+	simhash_matches matches;
 };
 
 __attribute__((format(printf, 2, 3))) static void problem(struct vctx *v, const char *fmt, ...)
@@ -36,13 +37,13 @@ __attribute__((format(printf, 2, 3))) static void problem(struct vctx *v, const 
 
 static void check_meta(struct vctx *v, uint64_t *next)
 {
-	static const char *const keys[] = { "magic", "version", "scheme", "config", "next" };
-	MDB_val d[5];
+	static const char *const keys[] = { "magic", "version", "scheme", "config", "next", "uuid" };
+	MDB_val d[6];
 	simhash_config cfg;
 	char scheme[SIMHASH_SCHEME_MAX];
 
 	*next = UINT64_MAX;
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		MDB_val k = { strlen(keys[i]), (void *)keys[i] };
 		if (mdb_get(v->txn, v->st->dbi_meta, &k, &d[i]) != 0) {
 			problem(v, "meta record '%s' missing", keys[i]);
@@ -70,6 +71,8 @@ static void check_meta(struct vctx *v, uint64_t *next)
 		problem(v, "malformed next record");
 	else if (d[4].mv_data)
 		*next = sh_get_le64(d[4].mv_data);
+	if (d[5].mv_data && d[5].mv_size != 8)
+		problem(v, "malformed uuid record");
 }
 
 static int width_ok(const simhash_store *st, const simhash_fp *fp)
@@ -121,7 +124,7 @@ static simhash_err check_docs(struct vctx *v, uint64_t next, uint64_t *n_docs)
 		else if (iv.mv_size != 8 || sh_get_be64(iv.mv_data) != docno)
 			problem(v, "id %.*s: stored twice (ids names another document)",
 				(int)doc.id_len, doc.id);
-		if (!sh_memidx_has(st->idx, docno, &doc.fp))
+		if (!sh_memidx_has(st->idx, docno, &doc.fp, &v->matches))
 			problem(v, "id %.*s: missing from the index", (int)doc.id_len, doc.id);
 	}
 	mdb_cursor_close(cur);
@@ -171,7 +174,7 @@ static simhash_err refresh_index(simhash_store *st, MDB_txn *txn)
 	simhash_err e = SIMHASH_OK;
 	int rc;
 
-	if ((e = sh_memidx_new(st->bits, &m)) != SIMHASH_OK)
+	if ((e = sh_memidx_new(st->bits, st->scheme, &m)) != SIMHASH_OK)
 		return e;
 	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0) {
 		sh_memidx_free(m);
@@ -201,13 +204,14 @@ static simhash_err refresh_index(simhash_store *st, MDB_txn *txn)
 simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem_fn fn,
 			  void *arg, uint64_t *n_problems)
 {
-	struct vctx v = { st, txn, fn, arg, 0 };
+	struct vctx v = { st, txn, fn, arg, 0, { 0 } };
 	uint64_t next, n_docs, n_ids, n_idx;
 	simhash_err e;
 
 	check_meta(&v, &next);
-	if ((e = check_docs(&v, next, &n_docs)) != SIMHASH_OK ||
-	    (e = check_ids(&v, &n_ids)) != SIMHASH_OK)
+	e = check_docs(&v, next, &n_docs);
+	simhash_matches_free(&v.matches);
+	if (e != SIMHASH_OK || (e = check_ids(&v, &n_ids)) != SIMHASH_OK)
 		return e;
 	n_idx = sh_memidx_count(st->idx);
 	if (n_ids != n_docs)

@@ -194,7 +194,14 @@ static simhash_err check(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
 
 	if ((e = find_id(st, txn, doc->id, doc->id_len, &self)) != SIMHASH_OK)
 		return e;
-	if ((e = sh_memidx_query(st->idx, &doc->fp, q->max_dist, &st->hits, &n)) != SIMHASH_OK)
+	if (q->max_dist > sh_memidx_max_dist(st->idx)) {
+		/* the transaction itself holds the batch's changes */
+		if ((e = sh_scan_docs(st, txn, &doc->fp, q->max_dist, &st->hits, &n)) != SIMHASH_OK)
+			return e;
+		goto filter;
+	}
+	if ((e = sh_memidx_query(st->idx, &doc->fp, q->max_dist, &st->matches, &st->hits, &n)) !=
+	    SIMHASH_OK)
 		return e;
 	for (size_t i = 0; i < st->n_pend; i++) {
 		unsigned d = simhash_hamming(&p[i].fp, &doc->fp);
@@ -203,6 +210,7 @@ static simhash_err check(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
 		    (e = sh_hits_push(&st->hits, &n, p[i].docno, d)) != SIMHASH_OK)
 			return e;
 	}
+filter:
 	h = st->hits.p;
 	for (size_t i = 0; i < n; i++)
 		if (h[i].docno != self && !dels_has(st, h[i].docno))
@@ -304,9 +312,12 @@ static simhash_err apply(simhash_store *st)
 		else if (sh_memidx_insert(st->idx, p[i].docno, &p[i].fp) != SIMHASH_OK)
 			e = SIMHASH_ENOMEM;
 	}
+	st->idx_dirty = 1;
 	pthread_rwlock_unlock(&st->idx_lock);
-	if (e != SIMHASH_OK)
+	if (e != SIMHASH_OK) {
+		st->idx_broken = 1;
 		sh_store_seterr(st, "out of memory updating the index: reopen the store");
+	}
 	return e;
 }
 

@@ -58,6 +58,8 @@ static void fresh_path(const char *name)
 	char lock[160];
 	snprintf(lock, sizeof lock, "%s-lock", path);
 	unlink(lock);
+	snprintf(lock, sizeof lock, "%s-index", path);
+	unlink(lock);
 }
 
 static simhash_store *create_bits(const char *name, unsigned bits)
@@ -195,7 +197,8 @@ static void test_query_matches_brute_force(void)
 		for (int round = 0; round < 2; round++) {
 			for (int q = 0; q < 40; q++) {
 				simhash_fp qf = fps[rnd() % N];
-				unsigned k = (unsigned)(rnd() % (bits / 4 + 1));
+				/* beyond the index's max_dist too (16 at 64 bits): the scan path */
+				unsigned k = (unsigned)(rnd() % (bits / 2 + 1));
 				size_t expect = 0, got;
 
 				qf.w[0] ^= 1ull << (rnd() % 32);
@@ -498,6 +501,62 @@ static void test_each_visits_in_insertion_order(void)
 	simhash_store_close(st);
 }
 
+static void copy_file(const char *from, const char *to)
+{
+	char cmd[400];
+
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", from, to);
+	CHECK(system(cmd) == 0);
+}
+
+/* The saved index (PATH-index) is mapped only when it is the store's current
+ * state: an older copy put back must be ignored (rebuilt), a missing one too. */
+static void test_stale_saved_index_is_not_used(void)
+{
+	simhash_store *st = create_bits("stale", 64);
+	simhash_store_results *r;
+	char idx[200], old[200];
+	simhash_store_doc d;
+
+	if (!st)
+		return;
+	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
+	snprintf(idx, sizeof idx, "%s-index", path);
+	snprintf(old, sizeof old, "%s-old", path);
+	d = doc_of("a", mkfp(64, 0xabc, 0), NULL, 0);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	simhash_store_close(st);
+	CHECK(access(idx, F_OK) == 0);
+	copy_file(idx, old);
+	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	if (!st)
+		goto out;
+	CHECK(simhash_store_delete(st, "a", 1, NULL) == SIMHASH_OK);
+	d = doc_of("b", mkfp(64, 0xfff000, 0), NULL, 0);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	simhash_store_close(st);
+	copy_file(old, idx); /* as after a crash: the index of an older state */
+	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	if (!st)
+		goto out;
+	CHECK(simhash_store_query(st, &(simhash_fp){ { 0xabc, 0 }, 64 }, 0, 0, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 0);
+	CHECK(simhash_store_query(st, &d.fp, 0, 0, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 1);
+	CHECK_EQ_U64(verify_problems(st), 0);
+	simhash_store_close(st);
+	unlink(idx);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	if (st) {
+		CHECK(simhash_store_query(st, &d.fp, 0, 0, r) == SIMHASH_OK);
+		CHECK_EQ_U64(simhash_store_results_count(r), 1);
+		CHECK_EQ_U64(verify_problems(st), 0);
+		simhash_store_close(st);
+	}
+out:
+	simhash_store_results_free(r);
+}
+
 static void cleanup(void)
 {
 	char cmd[128];
@@ -517,6 +576,7 @@ static const struct test_case cases[] = {
 	TEST(test_check_and_put_is_atomic_across_threads),
 	TEST(test_readers_during_concurrent_writers),
 	TEST(test_each_visits_in_insertion_order),
+	TEST(test_stale_saved_index_is_not_used),
 };
 
 int main(void)
