@@ -5,7 +5,7 @@
 #      route (bench/serve_load.py);
 #   2. baseline: GET /healthz, the HTTP floor of this machine in this run;
 #   3. query by fingerprint, k = 3 (bench/serve_query.lua): requests/s and p99;
-#   4. durable check-and-insert of short texts, 256 connections
+#   4. durable check-and-insert of short texts, 64 connections
 #      (bench/serve_insert.lua): documents/s, each acknowledged after its
 #      group commit's fsync.
 # Targets (issue 10): query >= 20,000 requests/s with p99 <= 10 ms; inserts
@@ -67,7 +67,7 @@ echo "query by fingerprint, k=3:      $(printf '%8.0f' "$rps") requests/s, p99 $
 	"$(awk -v a="$rps" -v b="$base" 'BEGIN { printf "%.2f", a / b }')x baseline, non-2xx $bad" \
 	"(target >= 20000/s, p99 <= 10 ms)"
 
-wrk -t2 -c256 -d"$DUR"s --latency -s bench/serve_insert.lua "$url" >"$tmp/insert" 2>&1
+wrk -t2 -c64 -d"$DUR"s --latency -s bench/serve_insert.lua "$url" >"$tmp/insert" 2>&1
 figures "$tmp/insert"
 echo "durable check-and-insert:       $(printf '%8.0f' "$rps") documents/s, p99 $p99 ms," \
 	"non-2xx $bad (target >= 5000/s)"
