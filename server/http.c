@@ -15,9 +15,10 @@
  *     413 before any byte of the body is read; a chunked body is counted and
  *     dropped once over the limit, then answered 413.
  *  3. `in_flight` counts requests from their first callback to their
- *     completion notice; shutdown waits for it to reach 0 (up to
- *     shutdown_timeout) after quiescing the listening socket, so every
- *     acknowledged write was durable before the store closes.
+ *     completion notice; shutdown quiesces the listening socket, answers
+ *     503 to requests that start after it, and waits for in_flight to reach
+ *     0 (up to shutdown_timeout), and for `suspended` to reach 0 whatever
+ *     the time: libmicrohttpd must not stop with a suspended connection.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -60,6 +61,8 @@ struct server {
 	struct MHD_Daemon *daemon;
 	pthread_key_t ctx_key;
 	long in_flight;
+	long suspended;   /* requests handed to writers and not yet resumed */
+	int draining;     /* shutting down: new requests get 503 */
 	/* The writers' queue. */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -122,7 +125,7 @@ static enum MHD_Result send_reply(struct req *rq)
 		MHD_add_response_header(resp, "Allow", r->allow);
 	if (r->status == 401)
 		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
-	if (r->status == 413 || r->status == 408)
+	if (r->status == 413 || r->status == 408 || r->status == 503)
 		MHD_add_response_header(resp, "Connection", "close");
 	rq->status = r->status;
 	ret = MHD_queue_response(rq->conn, (unsigned)r->status, resp);
@@ -291,6 +294,7 @@ static void *writer_main(void *arg)
 		handle(rq);
 		__atomic_store_n(&rq->done, 1, __ATOMIC_RELEASE);
 		MHD_resume_connection(rq->conn);
+		__atomic_fetch_sub(&srv->suspended, 1, __ATOMIC_RELEASE);
 	}
 }
 
@@ -298,6 +302,7 @@ static void enqueue(struct server *srv, struct req *rq)
 {
 	rq->queued = 1;
 	rq->next = NULL;
+	__atomic_fetch_add(&srv->suspended, 1, __ATOMIC_RELAXED);
 	MHD_suspend_connection(rq->conn);
 	pthread_mutex_lock(&srv->lock);
 	if (srv->tail)
@@ -329,6 +334,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq->start_us = now_us();
 		*con_cls = rq;
 		__atomic_fetch_add(&srv->in_flight, 1, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&srv->draining, __ATOMIC_ACQUIRE)) {
+			api_error(&rq->reply, 503, "shutting_down", "the server is shutting down");
+			return send_reply(rq);
+		}
 		st = check_headers(rq, method, url);
 		if (st)
 			return send_reply(rq);
@@ -492,8 +501,14 @@ static MHD_socket wait_for_shutdown(struct server *srv)
 	sigaddset(&set, SIGINT);
 	sigwait(&set, &sig);
 	listen_fd = MHD_quiesce_daemon(srv->daemon);
+	/* Connections already open may still send requests: those get 503. */
+	__atomic_store_n(&srv->draining, 1, __ATOMIC_RELEASE);
 	deadline = now_us() + srv->opts->shutdown_timeout * 1000000ull;
 	while (__atomic_load_n(&srv->in_flight, __ATOMIC_ACQUIRE) > 0 && now_us() < deadline)
+		usleep(10000);
+	/* libmicrohttpd must not stop with a connection suspended, and a writer
+	 * must not resume one after: writes always end (the store answers). */
+	while (__atomic_load_n(&srv->suspended, __ATOMIC_ACQUIRE) > 0)
 		usleep(10000);
 	return listen_fd;
 }
