@@ -13,7 +13,8 @@
  *     made on first use, freed at thread exit).
  *  2. A request's body is bounded by max_body: a larger Content-Length gets
  *     413 before any byte of the body is read; a chunked body is counted and
- *     dropped once over the limit, then answered 413.
+ *     dropped once over the limit, then answered 413. All bodies held at once
+ *     stay under 16 x max_body (`buffered`): past it a connection is closed.
  *  3. `in_flight` counts requests from their first callback to their
  *     completion notice; shutdown quiesces the listening socket, answers
  *     503 to requests that start after it, and waits for in_flight to reach
@@ -62,6 +63,7 @@ struct server {
 	pthread_key_t ctx_key;
 	long in_flight;
 	long suspended;   /* requests handed to writers and not yet resumed */
+	size_t buffered;  /* bytes of request bodies held, all requests together */
 	int draining;     /* shutting down: new requests get 503 */
 	/* The writers' queue. */
 	pthread_mutex_t lock;
@@ -234,25 +236,37 @@ static int check_headers(struct req *rq, const char *method, const char *url)
 	return 0;
 }
 
+/* Bodies held at once, all connections together: 16 bodies of the largest
+ * size (so 1000 connections cannot pin 1000 x 16 MiB). */
+#define BODY_BUDGET_BODIES 16
+
 static int add_body(struct req *rq, const char *data, size_t n)
 {
-	size_t max = rq->srv->api->limits.max_body;
+	struct server *srv = rq->srv;
+	size_t max = srv->api->limits.max_body;
 
 	if (rq->over_limit || rq->len + n > max) {
 		rq->over_limit = 1;
 		return 0;
 	}
 	if (rq->cap - rq->len < n) {
-		size_t cap = rq->cap ? rq->cap : 4096;
+		size_t cap = rq->cap ? rq->cap : 4096, held;
 		char *p;
 
 		while (cap - rq->len < n)
 			cap *= 2;
 		if (cap > max)
 			cap = max;
+		held = __atomic_add_fetch(&srv->buffered, cap - rq->cap, __ATOMIC_RELAXED);
+		if (held > max * BODY_BUDGET_BODIES) {
+			__atomic_fetch_sub(&srv->buffered, cap - rq->cap, __ATOMIC_RELAXED);
+			return -1; /* too much held at once: close this connection */
+		}
 		p = realloc(rq->body, cap);
-		if (!p)
+		if (!p) {
+			__atomic_fetch_sub(&srv->buffered, cap - rq->cap, __ATOMIC_RELAXED);
 			return -1;
+		}
 		rq->body = p;
 		rq->cap = cap;
 	}
@@ -388,6 +402,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	api_reply_free(&rq->reply);
 	free(rq->id);
 	free(rq->body);
+	__atomic_fetch_sub(&srv->buffered, rq->cap, __ATOMIC_RELAXED);
 	free(rq);
 	*con_cls = NULL;
 	__atomic_fetch_sub(&srv->in_flight, 1, __ATOMIC_RELEASE);

@@ -138,6 +138,30 @@ def test_limits(binary):
     T.check(st == 200, "serving after the limits")
     s.stop()
 
+    # --max-connections: one more waits in the listen queue, unanswered,
+    # until an open one closes; the open ones keep working.
+    s = Server(binary, ["--max-connections", "2", "--threads", "1"])
+    c1, c2 = s.conn(), s.conn()
+    st1, _, _ = s.request("GET", "/healthz", conn=c1)
+    st2, _, _ = s.request("GET", "/healthz", conn=c2)
+    extra = socket.create_connection(("127.0.0.1", s.port))
+    extra.settimeout(1)
+    extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    try:
+        early = extra.recv(100)
+    except socket.timeout:
+        early = None
+    T.check(st1 == 200 and st2 == 200 and early is None, "no answer over --max-connections", early)
+    st, _, _ = s.request("GET", "/healthz", conn=c1)
+    T.check(st == 200, "open connections keep working at the limit")
+    c1.close()
+    extra.settimeout(10)
+    late = extra.recv(100)
+    T.check(late.startswith(b"HTTP/1.1 200"), "the waiting connection is served once one closes", late)
+    extra.close()
+    c2.close()
+    s.stop()
+
 
 def test_huge_body(s):
     """100 MB announced and sent: 413 as soon as the headers are read."""
