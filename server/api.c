@@ -82,16 +82,19 @@ int api_reply_json(struct api_reply *r, int status, json_t *j)
 int api_error(struct api_reply *r, int status, const char *code, const char *fmt, ...)
 {
 	char msg[512];
+	json_t *m;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	/* json_string refuses invalid UTF-8: a message quoting input never may. */
+	/* json_string refuses invalid UTF-8 (a message quoting input, or cut in
+	 * the middle of a character by the buffer's size). */
+	m = json_string(msg);
+	if (!m)
+		m = json_string("(message not UTF-8)");
 	return api_reply_json(r, status,
-			      json_pack("{s:{s:s,s:o}}", "error", "code", code, "message",
-					json_string(msg) ? json_string(msg)
-							 : json_string("(message not UTF-8)")));
+			      json_pack("{s:{s:s,s:o}}", "error", "code", code, "message", m));
 }
 
 static int hexval(int c)
