@@ -79,6 +79,24 @@ int api_reply_json(struct api_reply *r, int status, json_t *j)
 	return status;
 }
 
+/* A message as one line of UTF-8: control characters (a quoted path or key
+ * may hold any) become '?', and a character cut by the buffer's end is
+ * dropped (json_string refuses invalid UTF-8). */
+static json_t *message_json(char *msg)
+{
+	size_t i, n = strlen(msg);
+	json_t *m;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+			msg[i] = '?';
+	for (i = 0; i < 4 && n > 0; i++, n--) {
+		if ((m = json_stringn(msg, n)))
+			return m;
+	}
+	return json_string("(message not UTF-8)");
+}
+
 int api_error(struct api_reply *r, int status, const char *code, const char *fmt, ...)
 {
 	char msg[512];
@@ -88,11 +106,7 @@ int api_error(struct api_reply *r, int status, const char *code, const char *fmt
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	/* json_string refuses invalid UTF-8 (a message quoting input, or cut in
-	 * the middle of a character by the buffer's size). */
-	m = json_string(msg);
-	if (!m)
-		m = json_string("(message not UTF-8)");
+	m = message_json(msg);
 	return api_reply_json(r, status,
 			      json_pack("{s:{s:s,s:o}}", "error", "code", code, "message", m));
 }
