@@ -602,9 +602,9 @@ SIMHASH_API simhash_err simhash_store_query(simhash_store *st, const simhash_fp 
 					    unsigned max_dist, size_t max_results,
 					    simhash_store_results *r);
 
-/* Calls fn(doc, arg) for every document in insertion order, on one snapshot;
- * doc is valid during the call. fn returns nonzero to stop. fn must not write
- * to st (that would wait for its own read to end). Thread safety: safe. */
+/* Calls fn(doc, arg) for every document in insertion order, on one snapshot
+ * (writes made meanwhile, by fn too, are not seen); doc is valid during the
+ * call. fn returns nonzero to stop. Thread safety: safe. */
 typedef int (*simhash_store_each_fn)(const simhash_store_match *doc, void *arg);
 SIMHASH_API simhash_err simhash_store_each(simhash_store *st, simhash_store_each_fn fn, void *arg);
 

@@ -28,8 +28,8 @@ typedef struct sh_idx_stamp {
 
 simhash_err sh_memidx_new(unsigned bits, const char *scheme, sh_memidx **out);
 void sh_memidx_free(sh_memidx *m);
-/* Bulk-loads n fingerprints (w[0], w[1] per document for 128 bits, else w[0])
- * with their document numbers into an empty index. */
+/* Adds n fingerprints (w[0], w[1] per document for 128 bits, else w[0])
+ * with their document numbers, in one go (one new segment of the index). */
 simhash_err sh_memidx_build(sh_memidx *m, const uint64_t *fps, const uint64_t *docnos, size_t n);
 /* Adds docno (not present) with fingerprint fp. */
 simhash_err sh_memidx_insert(sh_memidx *m, uint64_t docno, const simhash_fp *fp);

@@ -120,6 +120,7 @@ static simhash_store *store_alloc(void)
 	st->lock_fd = -1;
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->err_mu, NULL);
+	pthread_mutex_init(&st->rtxn_mu, NULL);
 	pthread_cond_init(&st->work_cv, NULL);
 	pthread_cond_init(&st->done_cv, NULL);
 	/* Queries come all the time: prefer the writer, or it would starve. */
@@ -168,6 +169,9 @@ void simhash_store_close(simhash_store *st)
 		sh_writer_stop(st);
 		save_index(st);
 	}
+	for (size_t i = 0; i < st->n_rtxn; i++)
+		mdb_txn_abort(st->rtxn[i]);
+	free(st->rtxn);
 	if (st->env)
 		mdb_env_close(st->env);
 	if (st->lock_fd >= 0)
@@ -183,6 +187,7 @@ void simhash_store_close(simhash_store *st)
 	pthread_cond_destroy(&st->done_cv);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->err_mu);
+	pthread_mutex_destroy(&st->rtxn_mu);
 	free(st);
 }
 
@@ -207,6 +212,8 @@ static simhash_err env_open(simhash_store *st, const char *path, int create)
 		sh_store_seterr(st, "%s: not a simhash store (not an LMDB file)", path);
 		return SIMHASH_ECORRUPT;
 	}
+	if (!(flags & MDB_RDONLY))
+		mdb_reader_check(st->env, NULL); /* slots of killed readers */
 	if ((rc = mdb_txn_begin(st->env, NULL, create ? 0 : MDB_RDONLY, &txn)) != 0)
 		return sh_mdb_err(st, rc, path);
 	if ((rc = mdb_dbi_open(txn, "meta", dflags, &st->dbi_meta)) != 0 ||
@@ -647,7 +654,8 @@ static int cmp_hit(const void *a, const void *b)
 
 void sh_hits_sort(sh_hit *h, size_t *n, size_t max)
 {
-	qsort(h, *n, sizeof *h, cmp_hit);
+	if (*n > 1)
+		qsort(h, *n, sizeof *h, cmp_hit);
 	if (max && *n > max)
 		*n = max;
 }
@@ -699,6 +707,47 @@ simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc)
 
 /* ---- reads */
 
+/* A read transaction on the latest commit: a kept one renewed, or a new one. */
+static int rtxn_get(simhash_store *st, MDB_txn **txn)
+{
+	MDB_txn *t = NULL;
+	int rc;
+
+	pthread_mutex_lock(&st->rtxn_mu);
+	if (st->n_rtxn)
+		t = st->rtxn[--st->n_rtxn];
+	pthread_mutex_unlock(&st->rtxn_mu);
+	if (t) {
+		if ((rc = mdb_txn_renew(t)) == 0) {
+			*txn = t;
+			return 0;
+		}
+		mdb_txn_abort(t);
+	}
+	return mdb_txn_begin(st->env, NULL, MDB_RDONLY, txn);
+}
+
+/* Ends a read transaction from rtxn_get, keeping it for the next read. */
+static void rtxn_put(simhash_store *st, MDB_txn *txn)
+{
+	mdb_txn_reset(txn);
+	pthread_mutex_lock(&st->rtxn_mu);
+	if (st->n_rtxn == st->cap_rtxn) {
+		size_t cap = st->cap_rtxn ? 2 * st->cap_rtxn : 16;
+		MDB_txn **p = cap <= MAX_READERS / 2 ? realloc(st->rtxn, cap * sizeof *p) : NULL;
+
+		if (!p) {
+			pthread_mutex_unlock(&st->rtxn_mu);
+			mdb_txn_abort(txn);
+			return;
+		}
+		st->rtxn = p;
+		st->cap_rtxn = cap;
+	}
+	st->rtxn[st->n_rtxn++] = txn;
+	pthread_mutex_unlock(&st->rtxn_mu);
+}
+
 simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
 			      simhash_store_results *r)
 {
@@ -711,7 +760,7 @@ simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
 	if (!st || !r || !id || !id_len || id_len > SIMHASH_STORE_ID_MAX)
 		return SIMHASH_EINVAL;
 	results_reset(r);
-	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+	if ((rc = rtxn_get(st, &txn)) != 0)
 		return sh_mdb_err(st, rc, "get");
 	rc = mdb_get(txn, st->dbi_ids, &k, &v);
 	if (rc == 0) {
@@ -729,7 +778,7 @@ simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
 	if (rc && rc != MDB_NOTFOUND)
 		e = sh_mdb_err(st, rc, "get");
 out:
-	mdb_txn_abort(txn);
+	rtxn_put(st, txn);
 	if (e == SIMHASH_ECORRUPT)
 		sh_store_seterr(st, "malformed record of id %.*s", (int)id_len, id);
 	sh_results_finish(r);
@@ -753,7 +802,7 @@ simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigne
 				fp->bits, st->bits);
 		return SIMHASH_ESCHEME;
 	}
-	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+	if ((rc = rtxn_get(st, &txn)) != 0)
 		return sh_mdb_err(st, rc, "query");
 	if (max_dist > sh_memidx_max_dist(st->idx)) {
 		e = sh_scan_docs(st, txn, fp, max_dist, &r->hits, &n);
@@ -763,7 +812,7 @@ simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigne
 		pthread_rwlock_unlock(&st->idx_lock);
 	}
 	if (e != SIMHASH_OK) {
-		mdb_txn_abort(txn);
+		rtxn_put(st, txn);
 		return e;
 	}
 	h = r->hits.p;
@@ -782,7 +831,7 @@ simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigne
 		else if ((e = sh_doc_decode(st, &v, &d)) == SIMHASH_OK)
 			e = sh_results_add(r, &d, h[i].dist);
 	}
-	mdb_txn_abort(txn);
+	rtxn_put(st, txn);
 	sh_results_finish(r);
 	return e;
 }

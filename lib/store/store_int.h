@@ -93,6 +93,12 @@ struct simhash_store {
 
 	pthread_mutex_t err_mu;
 	char err[SIMHASH_STORE_ERR_MAX];
+
+	/* reset read transactions kept for reuse: renewing one skips the
+	 * reader table's lock that a new one takes (guarded by rtxn_mu) */
+	pthread_mutex_t rtxn_mu;
+	MDB_txn **rtxn;
+	size_t n_rtxn, cap_rtxn;
 };
 
 struct simhash_store_results {

@@ -298,22 +298,46 @@ static simhash_err run_one(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
 	return SIMHASH_EINVAL;
 }
 
-/* Applies the committed batch to the index (invariant 1). An insertion that
- * runs out of memory leaves the index short of a document: reported in err. */
+/* Applies the committed batch to the index (invariant 1): the additions in
+ * one bulk build (one new segment, not one per document), then the
+ * deletions (document numbers are never reused, so a deletion in the batch
+ * always follows its addition). An update that fails (out of memory) leaves
+ * the index short of documents: the handle then refuses to save it. */
 static simhash_err apply(simhash_store *st)
 {
 	const struct sh_pend *p = st->pend.p;
+	size_t words = st->bits == 128 ? 2 : 1, n_add = 0;
 	simhash_err e = SIMHASH_OK;
+	uint64_t *fps, *docnos;
 
+	for (size_t i = 0; i < st->n_pend; i++)
+		n_add += !p[i].del;
+	fps = malloc((n_add ? n_add : 1) * words * sizeof *fps);
+	docnos = malloc((n_add ? n_add : 1) * sizeof *docnos);
 	pthread_rwlock_wrlock(&st->idx_lock);
-	for (size_t i = 0; i < st->n_pend; i++) {
+	if (!fps || !docnos) {
+		e = SIMHASH_ENOMEM;
+	} else {
+		size_t j = 0;
+
+		for (size_t i = 0; i < st->n_pend; i++) {
+			if (p[i].del)
+				continue;
+			docnos[j] = p[i].docno;
+			fps[j * words] = p[i].fp.w[0];
+			if (words == 2)
+				fps[j * 2 + 1] = p[i].fp.w[1];
+			j++;
+		}
+		e = sh_memidx_build(st->idx, fps, docnos, n_add);
+	}
+	for (size_t i = 0; i < st->n_pend; i++)
 		if (p[i].del)
 			sh_memidx_delete(st->idx, p[i].docno, &p[i].fp);
-		else if (sh_memidx_insert(st->idx, p[i].docno, &p[i].fp) != SIMHASH_OK)
-			e = SIMHASH_ENOMEM;
-	}
 	st->idx_dirty = 1;
 	pthread_rwlock_unlock(&st->idx_lock);
+	free(fps);
+	free(docnos);
 	if (e != SIMHASH_OK) {
 		st->idx_broken = 1;
 		sh_store_seterr(st, "out of memory updating the index: reopen the store");

@@ -381,7 +381,7 @@ static void test_check_and_put_is_atomic_across_threads(void)
 struct rw_arg {
 	simhash_store *st;
 	int t;
-	volatile int *stop;
+	int *stop;
 	int fail;
 	long n;
 };
@@ -417,7 +417,7 @@ static void *reader_thread(void *p)
 	simhash_fp q = mkfp(64, 0, 0);
 
 	simhash_store_results_new(&r);
-	while (!*a->stop) {
+	while (!__atomic_load_n(a->stop, __ATOMIC_ACQUIRE)) {
 		if (simhash_store_query(a->st, &q, 20, 0, r) != SIMHASH_OK)
 			a->fail = 1;
 		if (simhash_store_get(a->st, "w0-0", 4, r) != SIMHASH_OK)
@@ -434,7 +434,7 @@ static void test_readers_during_concurrent_writers(void)
 	simhash_store *st = create_bits("rw", 64);
 	struct rw_arg a[W + R];
 	pthread_t th[W + R];
-	volatile int stop = 0;
+	int stop = 0;
 	simhash_store_stats s = { .size = sizeof s };
 
 	if (!st)
@@ -445,7 +445,7 @@ static void test_readers_during_concurrent_writers(void)
 	}
 	for (int t = 0; t < W; t++)
 		pthread_join(th[t], NULL);
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (int t = W; t < W + R; t++)
 		pthread_join(th[t], NULL);
 	for (int t = 0; t < W + R; t++)

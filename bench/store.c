@@ -1,0 +1,310 @@
+/* store.c - `make bench` figures of the store (bench/store.sh runs it):
+ *
+ *   store open N PATH          make a store of N documents (random 64-bit
+ *                              fingerprints, 12-byte ids, no metadata), then
+ *                              time open with the saved index mapped and open
+ *                              with it rebuilt (PATH-index removed)
+ *   store cap PATH T SECONDS   durable check-and-put (k 3) of short texts,
+ *                              fingerprinted per thread, from T threads and,
+ *                              as the baseline, from 1 (no group commit)
+ *   store query PATH T SECONDS queries by fingerprint (k 3) from T threads;
+ *                              baseline: the bare index on the same data
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include "simhash.h"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t mix(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void die(const char *what, simhash_store *st, simhash_err e)
+{
+	char err[SIMHASH_STORE_ERR_MAX] = "";
+
+	simhash_store_errmsg(st, err, sizeof err);
+	fprintf(stderr, "store bench: %s: %s %s\n", what, simhash_strerror(e), err);
+	exit(1);
+}
+
+static simhash_store *open_rw(const char *path)
+{
+	char err[SIMHASH_STORE_ERR_MAX];
+	simhash_store *st;
+	simhash_err e = simhash_store_open(path, 0, &st, err, sizeof err);
+
+	if (e) {
+		fprintf(stderr, "store bench: %s\n", err);
+		exit(1);
+	}
+	return st;
+}
+
+static long peak_rss_mb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss / 1024;
+}
+
+static int bench_open(uint64_t n, const char *path)
+{
+	enum { BATCH = 50000 };
+	simhash_store_doc *docs = calloc(BATCH, sizeof *docs);
+	char (*ids)[16] = calloc(BATCH, 16);
+	simhash_store_stats s = { .size = sizeof s };
+	simhash_config cfg;
+	simhash_store *st;
+	char idx[4096];
+	double t0, t1;
+	simhash_err e;
+
+	simhash_config_init(&cfg);
+	if ((e = simhash_store_create(path, &cfg, &st, NULL, 0)))
+		die("create", NULL, e);
+	t0 = now();
+	for (uint64_t i = 0; i < n; i += BATCH) {
+		size_t m = n - i < BATCH ? (size_t)(n - i) : BATCH;
+
+		for (size_t j = 0; j < m; j++) {
+			snprintf(ids[j], 16, "d%011llu", (unsigned long long)(i + j));
+			docs[j] = (simhash_store_doc){ ids[j], 12, { { mix(i + j), 0 }, 64 }, NULL, 0, 0 };
+		}
+		if ((e = simhash_store_put_many(st, docs, m)))
+			die("put", st, e);
+	}
+	t1 = now();
+	printf("store open: generated %llu documents in %.1f s (%.0f docs/s, batches of %d)\n",
+	       (unsigned long long)n, t1 - t0, n / (t1 - t0), BATCH);
+	t0 = now();
+	simhash_store_close(st); /* saves the index */
+	printf("store open: close (index saved) %.2f s\n", now() - t0);
+	t0 = now();
+	st = open_rw(path);
+	t1 = now();
+	simhash_store_stats_get(st, &s);
+	printf("store open: open with the saved index mapped: %.3f s for %llu documents\n",
+	       t1 - t0, (unsigned long long)s.n_docs);
+	simhash_store_close(st);
+	snprintf(idx, sizeof idx, "%s-index", path);
+	unlink(idx);
+	t0 = now();
+	st = open_rw(path);
+	t1 = now();
+	printf("store open: open rebuilding the index (after a crash): %.3f s\n", t1 - t0);
+	printf("store open: peak RSS %ld MB\n", peak_rss_mb());
+	simhash_store_close(st);
+	free(docs);
+	free(ids);
+	return 0;
+}
+
+struct cap_arg {
+	simhash_store *st;
+	int t;
+	volatile int *stop;
+	uint64_t n, dups;
+};
+
+static void *cap_thread(void *p)
+{
+	struct cap_arg *a = p;
+	simhash_store_results *r;
+	simhash_config cfg;
+	simhash_ctx *ctx;
+	simhash_err e;
+
+	simhash_config_init(&cfg);
+	simhash_store_config(a->st, &cfg);
+	if (simhash_ctx_new(&cfg, &ctx) || simhash_store_results_new(&r))
+		exit(1);
+	while (!*a->stop) {
+		char text[160], id[32];
+		simhash_store_doc d = { id, 0, { { 0, 0 }, 0 }, NULL, 0, 0 };
+		uint64_t x = mix(((uint64_t)a->t << 40) + a->n);
+		int added, len;
+
+		/* a short text, about a tweet: 100-odd bytes */
+		len = snprintf(text, sizeof text,
+			       "breaking: item %llx reported near station %llu, details follow "
+			       "at %llu; more updates later today",
+			       (unsigned long long)x, (unsigned long long)(x >> 40),
+			       (unsigned long long)(x & 0xffff));
+		d.id_len = (size_t)snprintf(id, sizeof id, "c%d-%llu", a->t, (unsigned long long)a->n);
+		simhash_fingerprint(ctx, text, (size_t)len, &d.fp);
+		if ((e = simhash_store_check_and_put(a->st, &d, 3, 10, 0, r, &added)))
+			die("check_and_put", a->st, e);
+		a->dups += simhash_store_results_count(r) > 0;
+		a->n++;
+	}
+	simhash_store_results_free(r);
+	simhash_ctx_free(ctx);
+	return NULL;
+}
+
+static double run_cap(simhash_store *st, int threads, double seconds, uint64_t *commits)
+{
+	struct cap_arg *a = calloc((size_t)threads, sizeof *a);
+	pthread_t *th = calloc((size_t)threads, sizeof *th);
+	simhash_store_stats s0 = { .size = sizeof s0 }, s1 = { .size = sizeof s1 };
+	volatile int stop = 0;
+	uint64_t n = 0;
+	double t0, t1;
+
+	simhash_store_stats_get(st, &s0);
+	t0 = now();
+	for (int t = 0; t < threads; t++) {
+		a[t] = (struct cap_arg){ st, t + threads * 1000, &stop, 0, 0 };
+		pthread_create(&th[t], NULL, cap_thread, &a[t]);
+	}
+	usleep((useconds_t)(seconds * 1e6));
+	stop = 1;
+	for (int t = 0; t < threads; t++) {
+		pthread_join(th[t], NULL);
+		n += a[t].n;
+	}
+	t1 = now();
+	simhash_store_stats_get(st, &s1);
+	*commits = s1.n_commits - s0.n_commits;
+	free(a);
+	free(th);
+	return n / (t1 - t0);
+}
+
+static int bench_cap(const char *path, int threads, double seconds)
+{
+	simhash_store *st = open_rw(path);
+	simhash_store_stats s = { .size = sizeof s };
+	uint64_t c1, cn;
+	double base, rate;
+
+	simhash_store_stats_get(st, &s);
+	base = run_cap(st, 1, seconds, &c1);
+	rate = run_cap(st, threads, seconds, &cn);
+	printf("store check-and-put (durable, k 3, short texts, %llu stored): "
+	       "%d threads %.0f docs/s (%.1f per fsync), 1 thread %.0f docs/s: ratio %.1f\n",
+	       (unsigned long long)s.n_docs, threads, rate, rate * seconds / (cn ? cn : 1), base,
+	       rate / base);
+	simhash_store_close(st);
+	return 0;
+}
+
+struct q_arg {
+	simhash_store *st;
+	simhash_index *ix;
+	int t;
+	volatile int *stop;
+	uint64_t n, hits;
+};
+
+static void *q_thread(void *p)
+{
+	struct q_arg *a = p;
+	simhash_store_results *r;
+	simhash_matches m = { 0 };
+
+	simhash_store_results_new(&r);
+	while (!*a->stop) {
+		/* a stored fingerprint (document i of bench_open) with 2 bits flipped */
+		uint64_t i = mix(a->n * 7 + (uint64_t)a->t) % 1000000;
+		simhash_fp fp = { { mix(i) ^ 0x11, 0 }, 64 };
+
+		if (a->ix) {
+			simhash_index_query(a->ix, &fp, 3, &m);
+			a->hits += m.n;
+		} else {
+			simhash_store_query(a->st, &fp, 3, 0, r);
+			a->hits += simhash_store_results_count(r);
+		}
+		a->n++;
+	}
+	simhash_matches_free(&m);
+	simhash_store_results_free(r);
+	return NULL;
+}
+
+static double run_q(simhash_store *st, simhash_index *ix, int threads, double seconds,
+		    uint64_t *hits)
+{
+	struct q_arg a[64];
+	pthread_t th[64];
+	volatile int stop = 0;
+	uint64_t n = 0;
+	double t0 = now(), t1;
+
+	*hits = 0;
+	for (int t = 0; t < threads; t++) {
+		a[t] = (struct q_arg){ st, ix, t, &stop, 0, 0 };
+		pthread_create(&th[t], NULL, q_thread, &a[t]);
+	}
+	usleep((useconds_t)(seconds * 1e6));
+	stop = 1;
+	for (int t = 0; t < threads; t++) {
+		pthread_join(th[t], NULL);
+		n += a[t].n;
+		*hits += a[t].hits;
+	}
+	t1 = now();
+	return n / (t1 - t0);
+}
+
+static int bench_query(const char *path, int threads, double seconds)
+{
+	simhash_store *st = open_rw(path);
+	simhash_store_stats s = { .size = sizeof s };
+	uint64_t n, *fps, *ids, h1, h2;
+	simhash_index *ix;
+	double base, rate;
+
+	simhash_store_stats_get(st, &s);
+	n = s.n_docs < 1000000 ? s.n_docs : 1000000;
+	fps = malloc(n * 8);
+	ids = malloc(n * 8);
+	for (uint64_t i = 0; i < n; i++) {
+		fps[i] = mix(i);
+		ids[i] = i;
+	}
+	simhash_index_new(64, SIMHASH_INDEX_MAX_DIST_64, &ix);
+	simhash_index_build(ix, fps, ids, n, 2);
+	base = run_q(NULL, ix, threads, seconds, &h1);
+	rate = run_q(st, NULL, threads, seconds, &h2);
+	printf("store query by fingerprint (k 3, %llu stored, %d threads): %.0f queries/s "
+	       "(%.2f matches each); bare index %.0f queries/s: ratio %.2f\n",
+	       (unsigned long long)s.n_docs, threads, rate, rate > 0 ? (double)h2 / (rate * seconds) : 0,
+	       base, rate / base);
+	simhash_index_free(ix);
+	free(fps);
+	free(ids);
+	simhash_store_close(st);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "open"))
+		return bench_open(strtoull(argv[2], NULL, 10), argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "cap"))
+		return bench_cap(argv[2], atoi(argv[3]), atof(argv[4]));
+	if (argc == 5 && !strcmp(argv[1], "query"))
+		return bench_query(argv[2], atoi(argv[3]) > 64 ? 64 : atoi(argv[3]), atof(argv[4]));
+	fprintf(stderr, "usage: store open N PATH | cap PATH THREADS SECONDS | query PATH THREADS SECONDS\n");
+	return 2;
+}

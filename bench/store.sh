@@ -1,0 +1,18 @@
+#!/bin/sh
+# store.sh BUILD - `make bench` figures of the store (bench/store.c):
+#   1. open time of a store of STORE_BENCH_DOCS documents (default 10 million):
+#      generated, opened with its saved index mapped, and opened rebuilding it;
+#   2. durable check-and-put of short texts from 128 threads (group commit)
+#      against 1 thread, on a store of 1 million documents;
+#   3. queries by fingerprint (k 3) on that store against the bare index.
+# The stores live in a temporary folder, deleted at the end.
+set -eu
+BUILD=${1:-build}
+N=${STORE_BENCH_DOCS:-10000000}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/store-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+"$BUILD/bench/store" open "$N" "$tmp/big.db"
+rm -f "$tmp/big.db" "$tmp/big.db-lock" "$tmp/big.db-index"
+"$BUILD/bench/store" open 1000000 "$tmp/m.db" > /dev/null
+"$BUILD/bench/store" query "$tmp/m.db" 2 5
+"$BUILD/bench/store" cap "$tmp/m.db" 128 5
