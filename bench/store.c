@@ -282,7 +282,7 @@ static int bench_query(const char *path, int threads, double seconds)
 		fps[i] = mix(i);
 		ids[i] = i;
 	}
-	simhash_index_new(64, SIMHASH_INDEX_MAX_DIST_64, &ix);
+	simhash_index_new(64, 12, &ix); /* as the store's */
 	simhash_index_build(ix, fps, ids, n, 2);
 	base = run_q(NULL, ix, threads, seconds, &h1);
 	rate = run_q(st, NULL, threads, seconds, &h2);

@@ -243,15 +243,17 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 	uint32_t version, bits, max_dist, n_chunks, n_tables, scheme_len;
 	uint64_t n, user_len, size, hdr_len, off, words;
 
-	if (len < 16 || memcmp(p, MAGIC, 8) != 0)
-		return fail(why, cap, SIMHASH_ECORRUPT, len < 8 ? "truncated: %llu bytes, not a simhash index"
-						   : "bad magic: not a simhash index",
-			    (unsigned long long)len);
+	if (len == 0)
+		return fail(why, cap, SIMHASH_ECORRUPT, "empty file, not a simhash index");
+	if (memcmp(p, MAGIC, len < 8 ? (size_t)len : 8) != 0)
+		return fail(why, cap, SIMHASH_ECORRUPT, "bad magic: not a simhash index");
+	if (len < 16)
+		return fail(why, cap, SIMHASH_ECORRUPT, "truncated: %llu bytes", (unsigned long long)len);
 	if (get32(p + 12) != BOM)
 		return fail(why, cap, SIMHASH_ECORRUPT, "unknown byte order mark");
 	version = get32(p + 8);
 	if (version > SH_IX_FORMAT_VERSION)
-		return fail(why, cap, SIMHASH_ECORRUPT, "format version %u is newer than this library's %u",
+		return fail(why, cap, SIMHASH_EVERSION, "format version %u is newer than this library's %u",
 			    version, SH_IX_FORMAT_VERSION);
 	if (version == 0)
 		return fail(why, cap, SIMHASH_ECORRUPT, "format version 0 is invalid");
@@ -308,22 +310,19 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 		const uint8_t *d = p + HDR_FIXED + HDR_TABLE * t;
 		sh_ix_table *tb = &s->tab[t];
 		unsigned w = bits / n_chunks + (t < bits % n_chunks);
-		tb->start = get32(d), tb->width = get32(d + 4), tb->dir_bits = get32(d + 8);
-		if (tb->start != start || tb->width != w || tb->dir_bits > tb->width || tb->dir_bits > 24 ||
+		sh_ix_table_geometry(tb, bits, start, w, n);
+		if (get32(d) != start || get32(d + 4) != w || get32(d + 8) != tb->dir_bits ||
 		    get64(d + 16) != off)
 			return fail(why, cap, SIMHASH_ECORRUPT, "bad table %u in the header", t);
 		start += w;
-		tb->mask[0] = tb->mask[1] = 0;
-		for (unsigned b = tb->start; b < tb->start + w; b++)
-			tb->mask[b >> 6] |= UINT64_C(1) << (b & 63);
+		tb->dir = (const uint32_t *)(p + off);
 		off = align64(off + (((uint64_t)1 << tb->dir_bits) + 1) * 4);
-		if (get64(d + 24) != off)
-			return fail(why, cap, SIMHASH_ECORRUPT, "bad table %u in the header", t);
+		if (get64(d + 24) != off || off + n * 8 * words > len)
+			goto out_trunc;
+		tb->fps = (const uint64_t *)(p + off);
 		off = align64(off + n * 8 * words);
 		if (get64(d + 32) != off || off + n * 4 > len)
 			goto out_trunc;
-		tb->dir = (const uint32_t *)(p + get64(d + 16));
-		tb->fps = (const uint64_t *)(p + get64(d + 24));
 		tb->rows = (const uint32_t *)(p + off);
 		off = align64(off + n * 4);
 	}
@@ -338,6 +337,7 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 		s->plan.radius[t] = t < n_tables ? sh_ix_radius(n_chunks, max_dist, t) : UINT32_MAX;
 	}
 	s->plan.probes = getd(p + 64), s->plan.candidates = getd(p + 72), s->plan.query_ns = getd(p + 80);
+	s->plan.scan_ns = 60.0 + (double)n * (bits == 64 ? 0.30 : 0.55);
 	s->plan.memory = len;
 	s->plan.bytes_per_fp = n ? (double)len / (double)n : 0;
 	return SIMHASH_OK;

@@ -197,7 +197,7 @@ static void test_query_matches_brute_force(void)
 		for (int round = 0; round < 2; round++) {
 			for (int q = 0; q < 40; q++) {
 				simhash_fp qf = fps[rnd() % N];
-				/* beyond the index's max_dist too (16 at 64 bits): the scan path */
+				/* beyond the index's max_dist too (12 at 64 bits): the scan path */
 				unsigned k = (unsigned)(rnd() % (bits / 2 + 1));
 				size_t expect = 0, got;
 
