@@ -7,6 +7,8 @@
 #                libmicrohttpd, jansson, OpenSSL (MD5)
 #   tests/docs:  python3 and python3-jieba (reference checks, jieba's idf.txt),
 #                xxhash (xxhsum), man-db and groff-base (the man page), git
+#   with --all, for `make check-all` and `make bench` only: chromium, nodejs and npm
+#                (the page in headless Chromium, playwright-core from npm), wrk (load)
 set -euo pipefail
 
 packages=(
@@ -15,6 +17,11 @@ packages=(
 	liblmdb-dev libmicrohttpd-dev libjansson-dev libssl-dev
 	python3 python3-jieba man-db groff-base ca-certificates git
 )
+
+extra=(chromium nodejs npm wrk)
+if [ "${1:-}" = "--all" ]; then
+	packages+=("${extra[@]}")
+fi
 
 if [ "${1:-}" = "--list" ]; then # for .ci/run
 	printf '%s\n' "${packages[@]}"
