@@ -154,8 +154,9 @@ Datum simhash_gin_extract_value(PG_FUNCTION_ARGS)
 
 /* What consistent() needs to know of each query key. */
 typedef struct query_info {
-	int k, r;
+	int k;
 	unsigned n_blocks, n_layouts;
+	int8 radius[MAX_LAYOUTS][MAX_BLOCKS]; /* -1: block not probed */
 } query_info;
 
 typedef struct key_info {
@@ -219,12 +220,19 @@ Datum simhash_gin_extract_query(PG_FUNCTION_ARGS)
 	shpg_ball_unpack(ball, &fp, &k);
 	shpg_check_k(k, fp.bits);
 	layout_init(&lay, fp.bits, fcinfo);
-	q = palloc(sizeof *q);
+	q = palloc0(sizeof *q);
 	q->k = k;
-	q->r = k / (int)lay.n_blocks;
 	q->n_blocks = lay.n_blocks;
+	/* Radii with sum(radius + 1) = k + 1: a row with every block b farther
+	 * than radius[b] is at least k + 1 away. The larger radii rotate with the
+	 * layout, so the layouts probe different blocks widely. */
+	for (l = 0; l < lay.n_layouts; l++)
+		for (b = 0; b < lay.n_blocks; b++)
+			q->radius[l][b] = (int8)((k + 1) / (int)lay.n_blocks - 1 +
+						 ((b + l) % lay.n_blocks < (unsigned)((k + 1) % (int)lay.n_blocks)));
 	for (b = 0; b < lay.n_blocks; b++)
-		per_layout += ball_size(lay.size[b], (unsigned)q->r);
+		if (q->radius[0][b] >= 0)
+			per_layout += ball_size(lay.size[b], (unsigned)q->radius[0][b]);
 	if (per_layout > MAX_QUERY_KEYS) {
 		/* Too many probes: read every row and recheck, still exact. */
 		*nkeys = 0;
@@ -234,16 +242,19 @@ Datum simhash_gin_extract_query(PG_FUNCTION_ARGS)
 	q->n_layouts = 1;
 	while (q->n_layouts < lay.n_layouts && per_layout * (q->n_layouts + 1) <= MULTI_LAYOUT_KEYS)
 		q->n_layouts++;
-	e.keys = palloc(sizeof(Datum) * (size_t)(per_layout * q->n_layouts));
-	e.info = palloc(sizeof(key_info) * (size_t)(per_layout * q->n_layouts));
+	e.keys = palloc(sizeof(Datum) * (size_t)(2 * per_layout * q->n_layouts));
+	e.info = palloc(sizeof(key_info) * (size_t)(2 * per_layout * q->n_layouts));
 	e.n = 0;
 	e.q = q;
 	e.bits = fp.bits;
 	for (l = 0; l < q->n_layouts; l++)
 		for (b = 0; b < lay.n_blocks; b++) {
+			if (q->radius[l][b] < 0)
+				continue;
 			e.l = l;
 			e.b = b;
-			emit_ball(&e, block_value(&lay, &fp, l, b), lay.size[b], 0, 0, (unsigned)q->r);
+			emit_ball(&e, block_value(&lay, &fp, l, b), lay.size[b], 0, 0,
+				  (unsigned)q->radius[l][b]);
 		}
 	*extra = palloc(sizeof(Pointer) * e.n);
 	for (i = 0; i < e.n; i++)
@@ -266,7 +277,9 @@ static GinTernaryValue judge(const GinTernaryValue *check, int32 nkeys, Pointer 
 	if (nkeys == 0)
 		return GIN_MAYBE;
 	q = ((key_info *)extra[0])->q;
-	memset(min_d, q->r + 1, sizeof min_d);
+	for (l = 0; l < q->n_layouts; l++)
+		for (b = 0; b < q->n_blocks; b++)
+			min_d[l][b] = (uint8)(q->radius[l][b] + 1);
 	memset(sure, 0, sizeof sure);
 	for (i = 0; i < nkeys; i++) {
 		const key_info *ki = (const key_info *)extra[i];
