@@ -176,6 +176,75 @@ static double ball_size(unsigned s, unsigned r)
 	return total;
 }
 
+/* C(n, i) as a double. */
+static double choose(unsigned n, unsigned i)
+{
+	double c = 1;
+	unsigned j;
+
+	for (j = 1; j <= i; j++)
+		c = c * (n - i + j) / j;
+	return c;
+}
+
+/* Expected share of rows whose block (s bits, `ones` of them set in the
+ * query's block) is within r of the query's, if every bit is 1 with
+ * probability p: the posting volume a probe of radius r reads. */
+static double ball_mass(unsigned s, unsigned ones, int r, double p)
+{
+	unsigned zeros = s - ones, d, i;
+	double total = 0;
+
+	for (d = 0; (int)d <= r; d++)
+		for (i = 0; i <= d; i++) {
+			unsigned set;
+
+			if (i > ones || d - i > zeros)
+				continue;
+			set = ones - i + (d - i);
+			total += choose(ones, i) * choose(zeros, d - i) * pow(p, set) * pow(1 - p, s - set);
+		}
+	return total;
+}
+
+/* Chooses layout l's radii, sum(radius + 1) = k + 1, one step at a time to the
+ * block where a wider probe reads the fewest rows (plus a cost per key). The
+ * bias p is guessed from the query's own bits: with biased data (p = 0.72) a
+ * block with many ones in the query is hot, so it gets a small radius or none,
+ * and the query stays bounded; with uniform data the radii come out even. */
+static void choose_radii(const layout *lay, const shpg_fp *fp, unsigned l, int k, double p,
+			 int8 *radius)
+{
+	unsigned ones[MAX_BLOCKS], b, best;
+	double cost[MAX_BLOCKS], next, best_step;
+	int step;
+
+	for (b = 0; b < lay->n_blocks; b++) {
+		ones[b] = (unsigned)__builtin_popcount(block_value(lay, fp, l, b));
+		radius[b] = -1;
+		cost[b] = 0;
+	}
+	for (step = 0; step <= k; step++) {
+		best = MAX_BLOCKS;
+		best_step = 0;
+		for (b = 0; b < lay->n_blocks; b++) {
+			unsigned bb = (b + l) % lay->n_blocks; /* layouts start apart */
+
+			if (radius[bb] >= lay->size[bb])
+				continue;
+			next = ball_mass(lay->size[bb], ones[bb], radius[bb] + 1, p) +
+			       ball_size(lay->size[bb], (unsigned)(radius[bb] + 1)) / 65536.0;
+			if (best == MAX_BLOCKS || next - cost[bb] < best_step) {
+				best = bb;
+				best_step = next - cost[bb];
+			}
+		}
+		Assert(best < MAX_BLOCKS);
+		radius[best]++;
+		cost[best] += best_step;
+	}
+}
+
 struct emit {
 	Datum *keys;
 	key_info *info;
@@ -213,7 +282,7 @@ Datum simhash_gin_extract_query(PG_FUNCTION_ARGS)
 	struct emit e;
 	layout lay;
 	shpg_fp fp;
-	double per_layout = 0;
+	double n_keys[MAX_LAYOUTS], total, p;
 	unsigned b, l;
 	int k, i;
 
@@ -223,27 +292,30 @@ Datum simhash_gin_extract_query(PG_FUNCTION_ARGS)
 	q = palloc0(sizeof *q);
 	q->k = k;
 	q->n_blocks = lay.n_blocks;
-	/* Radii with sum(radius + 1) = k + 1: a row with every block b farther
-	 * than radius[b] is at least k + 1 away. The larger radii rotate with the
-	 * layout, so the layouts probe different blocks widely. */
-	for (l = 0; l < lay.n_layouts; l++)
+	/* Radii with sum(radius + 1) = k + 1: a row farther than radius[b] in
+	 * every block b is at least k + 1 away, so it may be skipped. */
+	p = (double)(__builtin_popcountll(fp.w[0]) + __builtin_popcountll(fp.w[1])) / fp.bits;
+	p = p < 0.1 ? 0.1 : p > 0.9 ? 0.9 : p;
+	for (l = 0; l < lay.n_layouts; l++) {
+		choose_radii(&lay, &fp, l, k, p, q->radius[l]);
+		n_keys[l] = 0;
 		for (b = 0; b < lay.n_blocks; b++)
-			q->radius[l][b] = (int8)((k + 1) / (int)lay.n_blocks - 1 +
-						 ((b + l) % lay.n_blocks < (unsigned)((k + 1) % (int)lay.n_blocks)));
-	for (b = 0; b < lay.n_blocks; b++)
-		if (q->radius[0][b] >= 0)
-			per_layout += ball_size(lay.size[b], (unsigned)q->radius[0][b]);
-	if (per_layout > MAX_QUERY_KEYS) {
+			if (q->radius[l][b] >= 0)
+				n_keys[l] += ball_size(lay.size[b], (unsigned)q->radius[l][b]);
+	}
+	if (n_keys[0] > MAX_QUERY_KEYS) {
 		/* Too many probes: read every row and recheck, still exact. */
 		*nkeys = 0;
 		*search_mode = GIN_SEARCH_MODE_ALL;
 		PG_RETURN_POINTER(NULL);
 	}
+	/* More layouts (their AND removes false candidates) while it stays small. */
+	total = n_keys[0];
 	q->n_layouts = 1;
-	while (q->n_layouts < lay.n_layouts && per_layout * (q->n_layouts + 1) <= MULTI_LAYOUT_KEYS)
-		q->n_layouts++;
-	e.keys = palloc(sizeof(Datum) * (size_t)(2 * per_layout * q->n_layouts));
-	e.info = palloc(sizeof(key_info) * (size_t)(2 * per_layout * q->n_layouts));
+	while (q->n_layouts < lay.n_layouts && total + n_keys[q->n_layouts] <= MULTI_LAYOUT_KEYS)
+		total += n_keys[q->n_layouts++];
+	e.keys = palloc(sizeof(Datum) * (size_t)total);
+	e.info = palloc(sizeof(key_info) * (size_t)total);
 	e.n = 0;
 	e.q = q;
 	e.bits = fp.bits;
