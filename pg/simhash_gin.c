@@ -11,15 +11,16 @@
  * different blocks never collide, even when block values are equal, and hot
  * block values (biased bits) stay one posting tree per (block, value).
  *
- * Why every row within k is found (pigeonhole): the B block distances of a row
- * sum to its distance d <= k, so some block is within r = floor(k / B) of the
- * query's block. The query asks, in each layout it uses, for every value within
- * r of each query block. So a row within k matches at least one key of every
- * layout used, and consistent() keeps it.
+ * Why every row within k is found (pigeonhole): the query gives each block b
+ * of a layout a radius r_b >= -1 with sum(r_b + 1) = k + 1, and asks for every
+ * value within r_b of the query's block. A row that matched none of them is
+ * at least r_b + 1 away in every block, so at least k + 1 away in all. So a row
+ * within k matches a key of every layout the query uses, and consistent()
+ * keeps it. (The radii are chosen by expected posting volume, choose_radii().)
  *
  * Filtering before the heap: a row has exactly one value per block, so a
  * matched key tells that block's exact distance and an unmatched block is at
- * least r + 1 away. consistent() sums these lower bounds per layout and drops
+ * least r_b + 1 away. consistent() sums these lower bounds per layout and drops
  * the row when one exceeds k; when every block of a layout matched, the sum is
  * the exact distance and no recheck is needed. Otherwise the heap recheck
  * computes the exact distance, so the answer always equals a sequential scan.
