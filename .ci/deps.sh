@@ -5,6 +5,8 @@
 #                `clang -fsanitize=address,undefined` does not link without it)
 #   libraries:   ICU, OpenCC (and its data: libopencc1.1, opencc), xxHash, LMDB,
 #                libmicrohttpd, jansson, OpenSSL (MD5)
+#   PostgreSQL:  postgresql-15 and postgresql-server-dev-15 (the extension in pg/,
+#                built with PGXS, tested by `make pg-check` on a scratch server)
 #   tests/docs:  python3 and python3-jieba (reference checks, jieba's idf.txt),
 #                xxhash (xxhsum), man-db and groff-base (the man page), git
 #   with --all, for `make check-all` and `make bench` only: chromium, nodejs and npm
@@ -15,6 +17,7 @@ packages=(
 	build-essential clang libclang-rt-14-dev pkg-config
 	libicu-dev libopencc-dev libopencc1.1 opencc libxxhash-dev xxhash
 	liblmdb-dev libmicrohttpd-dev libjansson-dev libssl-dev
+	postgresql-15 postgresql-server-dev-15
 	python3 python3-jieba man-db groff-base ca-certificates git
 )
 

@@ -108,17 +108,6 @@ void cli_config_free(struct cli_config *cc)
 	cc->idf = NULL;
 }
 
-/* Index of s in names, or -1. */
-static int lookup(const char *const *names, const char *s)
-{
-	int i;
-
-	for (i = 0; names[i]; i++)
-		if (!strcmp(names[i], s))
-			return i;
-	return -1;
-}
-
 static int bad_value(const struct cli_parse *p, int id, const char *arg)
 {
 	const struct cfg_opt *c = &cfg_opts[id];
@@ -130,46 +119,18 @@ static int bad_value(const struct cli_parse *p, int id, const char *arg)
 	return CLI_BAD;
 }
 
-/* Applies configuration option id with argument arg to p->cc: 0 or CLI_BAD. */
+/* Applies configuration option id with argument arg to p->cc: 0 or CLI_BAD.
+ * The library maps names and values to fields (simhash_config_set), so the
+ * PostgreSQL extension's options string reads them the same way; the files
+ * of --stopwords and --idf are loaded by cli_config_finish. */
 static int apply(struct cli_parse *p, int id, const char *arg)
 {
-	simhash_config *cfg = &p->cc->cfg;
-	unsigned long v = 0;
-	int e = 0;
-
-	if (cfg_opts[id].names) {
-		e = lookup(cfg_opts[id].names, arg);
-		if (e < 0)
-			return bad_value(p, id, arg);
-	} else if (cfg_opts[id].o.arg && !strcmp(cfg_opts[id].o.arg, "N")) {
-		unsigned long lo = id == C_NGRAM ? 1 : 0;
-		unsigned long hi = id == C_NGRAM || id == C_NGRAM_CJK ? 64 : UINT_MAX;
-		if (parse_uint(arg, lo, hi, &v))
-			return bad_value(p, id, arg);
-	}
 	switch (id) {
-	case C_BITS: cfg->bits = 32u << e; break;
-	case C_COMPAT: cfg->compat = (simhash_compat)e; break;
-	case C_FEATURES: cfg->features = (simhash_features)e; break;
-	case C_NGRAM: cfg->ngram = (unsigned)v; break;
-	case C_NGRAM_CJK: cfg->ngram_cjk = (unsigned)v; break;
-	case C_TOKENIZER: cfg->tokenizer = (simhash_tokenizer)e; break;
-	case C_HASH: cfg->hash = (simhash_hash)e; break;
-	case C_WEIGHT: cfg->weight = (simhash_weight)e; break;
-	case C_TF_CAP: cfg->tf_cap = (unsigned)v; break;
-	case C_STOPWORDS: p->cc->stopwords_path = arg; break;
-	case C_IDF: p->cc->idf_path = strcmp(arg, "jieba") ? arg : JIEBA_IDF_PATH; break;
-	case C_CASEFOLD: cfg->casefold = 1; break;
-	case C_NO_CASEFOLD: cfg->casefold = 0; break;
-	case C_HTML: cfg->html = 1; break;
-	case C_NO_HTML: cfg->html = 0; break;
-	case C_T2S: cfg->t2s = 1; break;
-	case C_NO_T2S: cfg->t2s = 0; break;
-	case C_SPACE: cfg->space = (simhash_space)e; break;
-	case C_PUNCT: cfg->punct = (simhash_punct)e; break;
-	case C_MAX_REPEAT: cfg->max_repeat = (unsigned)v; break;
-	case C_UTF8: cfg->utf8 = (simhash_utf8)e; break;
+	case C_STOPWORDS: p->cc->stopwords_path = arg; return 0;
+	case C_IDF: p->cc->idf_path = strcmp(arg, "jieba") ? arg : JIEBA_IDF_PATH; return 0;
 	}
+	if (simhash_config_set(&p->cc->cfg, cfg_opts[id].o.name, arg) != SIMHASH_OK)
+		return bad_value(p, id, arg);
 	return 0;
 }
 

@@ -182,6 +182,19 @@ SIMHASH_API void simhash_config_init(simhash_config *cfg);
 /* SIMHASH_OK if *cfg is consistent; else SIMHASH_EINVAL. Thread safety: safe. */
 SIMHASH_API simhash_err simhash_config_check(const simhash_config *cfg);
 
+/* Sets one option of *cfg by the name and value the command line uses for it
+ * (without the leading "--"): "bits" "128", "features" "word", "ngram" "4",
+ * "no-t2s" NULL, ... A flag takes value NULL; every other option a value.
+ * "stopwords" and "idf" name files: load them and set the fields instead.
+ * SIMHASH_EINVAL for an unknown name or a bad value; *cfg is then untouched.
+ * Combinations are checked by simhash_config_check(). Thread safety: safe. */
+SIMHASH_API simhash_err simhash_config_set(simhash_config *cfg, const char *name,
+					   const char *value);
+
+/* 1 if option name takes a value, 0 if it is a flag, -1 if simhash_config_set()
+ * does not know it. Thread safety: safe. */
+SIMHASH_API int simhash_config_option_takes_value(const char *name);
+
 #define SIMHASH_SCHEME_MAX 256
 
 /* Writes the canonical scheme string of cfg, for example "v1/f64/char3/xxh3/tf/nfkc-cf+t2s/sp-auto",

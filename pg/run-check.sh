@@ -1,0 +1,89 @@
+#!/bin/sh
+# run-check.sh BUILD - `make pg-check`: pg_regress on pg/sql/*.sql against a
+# scratch server started in a temporary folder (pg/cluster.sh) and stopped at the
+# end, also when a test fails. The extension must be installed (make pg-install).
+#
+# What the tests compare with is made here, at test time, so that no test
+# hard-codes a fingerprint of the default scheme:
+#   cli.tsv       `simhash fingerprint --lines` of data/sample.txt plus a few
+#                 texts of our own, under several option sets (opts.txt)
+#   fuzz_*.tsv    every file of the fuzz corpora (fp_parse, jsonl, normalize) in
+#                 hex, with what the command line says of the normalize ones
+# The last line is "pg: N passed, N failed", as tests/run.sh expects of a suite.
+set -u
+BUILD=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cli=$(cd "$root" && cd "$(dirname "$BUILD/simhash")" && pwd)/simhash
+. "$root/pg/cluster.sh"
+
+if ! pg_available; then
+	echo "pg-check: PostgreSQL 15 (postgresql-15, postgresql-server-dev-15) not found" >&2
+	echo "pg: 0 passed, 1 failed"
+	exit 1
+fi
+trap pg_cluster_stop EXIT
+trap 'exit 1' INT TERM
+pg_cluster_start || { echo "pg: 0 passed, 1 failed"; exit 1; }
+data=$PG_TMP/inputs
+mkdir -p "$data"
+
+# Texts: the sample, then edge cases (empty line, emoji, CJK, mixed scripts).
+{
+	cat "$root/data/sample.txt"
+	printf '\n'
+	printf 'Emoji 😀👍🏽 and a 4-byte 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 run\n'
+	printf '今天天气很好，我们去公园散步吧。\n'
+	printf '這是一個繁體中文的句子，測試簡繁轉換。\n'
+	printf 'Ｆｕｌｌｗｉｄｔｈ ＴＥＸＴ and <b>html</b> &amp; entities\n'
+	printf 'a\n'
+} >"$data/texts.txt"
+cat >"$data/opts.txt" <<'OPTS'
+
+--bits 128
+--features word
+--features shingle --ngram 2
+--hash md5 --no-t2s
+--compat python-simhash
+--compat python-simhash --bits 128
+--weight logtf --tf-cap 2 --html
+--no-casefold --punct keep --space drop -n 4
+--ngram=5 --ngram-cjk 1 --max-repeat 2 --tokenizer icu
+OPTS
+n=0
+: >"$data/cli.tsv"
+while IFS= read -r opts; do
+	n=$((n + 1))
+	# shellcheck disable=SC2086 # opts is a list of words
+	"$cli" fingerprint --lines $opts "$data/texts.txt" | sed "s/^/$n	/" >>"$data/cli.tsv" || exit 1
+done <"$data/opts.txt"
+
+hexof() { od -An -v -tx1 "$1" | tr -d ' \n'; }
+: >"$data/fuzz_fp.tsv"
+for f in "$root"/fuzz/corpus/fp_parse/* "$root"/fuzz/corpus/jsonl/* "$root"/fuzz/corpus/normalize/*; do
+	[ -f "$f" ] && printf '%s\t%s\n' "$(basename "$f")" "$(hexof "$f")" >>"$data/fuzz_fp.tsv"
+done
+: >"$data/fuzz_norm.tsv"
+for f in "$root"/fuzz/corpus/normalize/*; do
+	[ -f "$f" ] || continue
+	a=$("$cli" fingerprint "$f" 2>/dev/null | cut -f1) || a=error
+	b=$("$cli" fingerprint --utf8 reject --bits 128 "$f" 2>/dev/null | cut -f1) || b=error
+	printf '%s\t%s\t%s\t%s\n' "$(basename "$f")" "$(hexof "$f")" "${a:-error}" "${b:-error}" \
+		>>"$data/fuzz_norm.tsv"
+done
+export SIMHASH_PG_INPUTS="$data"
+
+tests=$(cd "$root/pg/sql" && ls *.sql | sed 's/\.sql$//' | sort)
+regress=$(pg_config --pkglibdir)/pgxs/src/test/regress/pg_regress
+"$regress" --inputdir="$root/pg" --outputdir="$root/pg" --bindir="$pg_bindir" \
+	--host="$PGHOST" --port="$PGPORT" --user=postgres --dbname=contrib_regression \
+	$tests >"$PG_TMP/regress.log" 2>&1
+status=$?
+cat "$PG_TMP/regress.log"
+if [ $status -ne 0 ] && [ -f "$root/pg/regression.diffs" ]; then
+	head -n 200 "$root/pg/regression.diffs"
+fi
+total=$(printf '%s\n' $tests | wc -l)
+failed=$(grep -cE '^(not ok|test .* \.\.\. FAILED| .* \.\.\. FAILED)' "$PG_TMP/regress.log")
+[ $status -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
+echo "pg: $((total - failed)) passed, $failed failed"
+exit $status

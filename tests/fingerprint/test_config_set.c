@@ -1,0 +1,63 @@
+/* test_config_set.c - simhash_config_set(): each option name and value sets the
+ * field the command line's flag sets, bad values leave the config untouched. */
+#include "simhash.h"
+#include "test.h"
+
+static void test_enum_number_and_flag_options_set_their_fields(void)
+{
+	simhash_config c;
+
+	simhash_config_init(&c);
+	CHECK(simhash_config_set(&c, "bits", "128") == SIMHASH_OK && c.bits == 128);
+	CHECK(simhash_config_set(&c, "bits", "32") == SIMHASH_OK && c.bits == 32);
+	CHECK(simhash_config_set(&c, "features", "shingle") == SIMHASH_OK &&
+	      c.features == SIMHASH_FEATURES_SHINGLE);
+	CHECK(simhash_config_set(&c, "ngram", "5") == SIMHASH_OK && c.ngram == 5);
+	CHECK(simhash_config_set(&c, "ngram-cjk", "0") == SIMHASH_OK && c.ngram_cjk == 0);
+	CHECK(simhash_config_set(&c, "hash", "md5") == SIMHASH_OK && c.hash == SIMHASH_HASH_MD5);
+	CHECK(simhash_config_set(&c, "weight", "logtf") == SIMHASH_OK &&
+	      c.weight == SIMHASH_WEIGHT_LOGTF);
+	CHECK(simhash_config_set(&c, "tf-cap", "4294967295") == SIMHASH_OK &&
+	      c.tf_cap == 4294967295u);
+	CHECK(simhash_config_set(&c, "no-t2s", NULL) == SIMHASH_OK && c.t2s == 0);
+	CHECK(simhash_config_set(&c, "t2s", NULL) == SIMHASH_OK && c.t2s == 1);
+	CHECK(simhash_config_set(&c, "html", NULL) == SIMHASH_OK && c.html == 1);
+	CHECK(simhash_config_set(&c, "no-casefold", NULL) == SIMHASH_OK && c.casefold == 0);
+	CHECK(simhash_config_set(&c, "space", "drop") == SIMHASH_OK && c.space == SIMHASH_SPACE_DROP);
+	CHECK(simhash_config_set(&c, "punct", "keep") == SIMHASH_OK && c.punct == SIMHASH_PUNCT_KEEP);
+	CHECK(simhash_config_set(&c, "utf8", "reject") == SIMHASH_OK && c.utf8 == SIMHASH_UTF8_REJECT);
+	CHECK(simhash_config_set(&c, "compat", "python-simhash") == SIMHASH_OK &&
+	      c.compat == SIMHASH_COMPAT_PYTHON_SIMHASH);
+	CHECK(simhash_config_set(&c, "tokenizer", "icu") == SIMHASH_OK &&
+	      c.tokenizer == SIMHASH_TOKENIZER_ICU);
+	CHECK(simhash_config_set(&c, "max-repeat", "3") == SIMHASH_OK && c.max_repeat == 3);
+}
+
+static void test_bad_names_and_values_leave_config_untouched(void)
+{
+	simhash_config c, d;
+	static const char *const bad[][2] = {
+		{ "bits", "16" }, { "bits", NULL }, { "ngram", "0" }, { "ngram", "65" },
+		{ "ngram", "-1" }, { "ngram", "+3" }, { "ngram", " 3" }, { "ngram", "3x" },
+		{ "ngram", "" }, { "tf-cap", "4294967296" }, { "ngram-cjk", "65" },
+		{ "hash", "XXH3" }, { "t2s", "1" }, { "stopwords", "f" }, { "idf", "jieba" },
+		{ "--bits", "64" }, { "", NULL }, { "nope", NULL },
+	};
+	size_t i;
+
+	simhash_config_init(&c);
+	d = c;
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CHECK(simhash_config_set(&c, bad[i][0], bad[i][1]) == SIMHASH_EINVAL);
+		CHECK(memcmp(&c, &d, sizeof c) == 0);
+	}
+	CHECK(simhash_config_set(NULL, "bits", "64") == SIMHASH_EINVAL);
+	CHECK(simhash_config_set(&c, NULL, "64") == SIMHASH_EINVAL);
+	CHECK(simhash_config_option_takes_value("bits") == 1);
+	CHECK(simhash_config_option_takes_value("no-html") == 0);
+	CHECK(simhash_config_option_takes_value("idf") == -1);
+}
+
+TEST_MAIN("config_set",
+	  TEST(test_enum_number_and_flag_options_set_their_fields),
+	  TEST(test_bad_names_and_values_leave_config_untouched))
