@@ -38,6 +38,7 @@ enum {
 	C_PUNCT,
 	C_MAX_REPEAT,
 	C_UTF8,
+	C_SCHEME,
 	C_COUNT
 };
 
@@ -89,6 +90,9 @@ static const struct cfg_opt cfg_opts[C_COUNT] = {
 	[C_MAX_REPEAT] = { { "max-repeat", 0, "N", "cut runs of a character to N (0: off)" }, NULL },
 	[C_UTF8] = { { "utf8", 0, "replace|reject", "invalid UTF-8: U+FFFD, or fail" },
 		     utf8_names },
+	[C_SCHEME] = { { "scheme", 0, "STRING",
+			 "the configuration a scheme string names (see `simhash scheme`)" },
+		       NULL },
 };
 
 #define VAL_CMD 256  /* getopt value of the command's option i: VAL_CMD + i */
@@ -147,6 +151,7 @@ static int apply(struct cli_parse *p, int id, const char *arg)
 		if (parse_uint(arg, lo, hi, &v))
 			return bad_value(p, id, arg);
 	}
+	p->cc->set |= 1ul << id;
 	switch (id) {
 	case C_BITS: cfg->bits = 32u << e; break;
 	case C_COMPAT: cfg->compat = (simhash_compat)e; break;
@@ -169,6 +174,7 @@ static int apply(struct cli_parse *p, int id, const char *arg)
 	case C_PUNCT: cfg->punct = (simhash_punct)e; break;
 	case C_MAX_REPEAT: cfg->max_repeat = (unsigned)v; break;
 	case C_UTF8: cfg->utf8 = (simhash_utf8)e; break;
+	case C_SCHEME: p->cc->scheme = arg; break;
 	}
 	return 0;
 }
@@ -294,6 +300,61 @@ static int load_error(const char *path, simhash_err err, size_t line, const char
 	return EXIT_FAIL;
 }
 
+/* Replaces the configuration with the one cc->scheme names, keeping the
+ * UTF-8 policy and the tables loaded from --idf and --stopwords. */
+static int apply_scheme(struct cli_config *cc, const char *cmd)
+{
+	const unsigned long keep = 1ul << C_UTF8 | 1ul << C_IDF | 1ul << C_STOPWORDS | 1ul << C_SCHEME;
+	unsigned which = 0;
+	uint64_t idf_d = 0, stop_d = 0;
+	simhash_err err;
+	int i;
+
+	for (i = 0; i < C_COUNT; i++)
+		if ((cc->set & ~keep) & (1ul << i)) {
+			cli_err("%s: --scheme cannot be combined with --%s", cmd, cfg_opts[i].o.name);
+			return EXIT_USAGE;
+		}
+	if (simhash_scheme_tables(cc->scheme, &which, &idf_d, &stop_d) != SIMHASH_OK) {
+		cli_err("%s: invalid --scheme '%s' (see `simhash scheme`)", cmd, cc->scheme);
+		return EXIT_USAGE;
+	}
+	if ((which & SIMHASH_SCHEME_IDF) && !cc->idf) {
+		cli_err("%s: the scheme needs --idf FILE (an IDF table of digest %016llx)", cmd,
+			(unsigned long long)idf_d);
+		return EXIT_USAGE;
+	}
+	if ((which & SIMHASH_SCHEME_STOPWORDS) && !cc->stopwords) {
+		cli_err("%s: the scheme needs --stopwords FILE (a list of digest %016llx)", cmd,
+			(unsigned long long)stop_d);
+		return EXIT_USAGE;
+	}
+	if ((cc->idf && !(which & SIMHASH_SCHEME_IDF)) ||
+	    (cc->stopwords && !(which & SIMHASH_SCHEME_STOPWORDS))) {
+		cli_err("%s: the scheme names no %s", cmd,
+			cc->idf && !(which & SIMHASH_SCHEME_IDF) ? "IDF table" : "stop word list");
+		return EXIT_USAGE;
+	}
+	err = simhash_config_from_scheme(cc->scheme, &cc->cfg);
+	if (err == SIMHASH_ESCHEME) {
+		if ((which & SIMHASH_SCHEME_IDF) && simhash_idf_digest(cc->idf) != idf_d)
+			cli_err("%s: %s: IDF table of digest %016llx, the scheme needs %016llx", cmd,
+				cc->idf_path, (unsigned long long)simhash_idf_digest(cc->idf),
+				(unsigned long long)idf_d);
+		else
+			cli_err("%s: %s: stop word list of digest %016llx, the scheme needs %016llx",
+				cmd, cc->stopwords_path,
+				(unsigned long long)simhash_stopwords_digest(cc->stopwords),
+				(unsigned long long)stop_d);
+		return EXIT_FAIL;
+	}
+	if (err) {
+		cli_err("%s: --scheme: %s", cmd, simhash_strerror(err));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 int cli_config_finish(struct cli_config *cc, const char *cmd)
 {
 	simhash_config *cfg = &cc->cfg;
@@ -323,6 +384,11 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 		if (err)
 			return load_error(cc->idf_path, err, line, "IDF");
 		cfg->idf = cc->idf;
+	}
+	if (cc->scheme) {
+		int ret = apply_scheme(cc, cmd);
+		if (ret != EXIT_OK)
+			return ret;
 	}
 	if (simhash_config_check(cfg) != SIMHASH_OK) {
 		cli_err("%s: these options do not make a valid configuration", cmd);

@@ -189,6 +189,27 @@ SIMHASH_API simhash_err simhash_config_check(const simhash_config *cfg);
  * Thread safety: safe. */
 SIMHASH_API simhash_err simhash_config_scheme(const simhash_config *cfg, char *buf, size_t cap);
 
+/* Parses a scheme string that simhash_config_scheme() writes back into *cfg
+ * (filled by simhash_config_init() first; fields the scheme does not name, such
+ * as the UTF-8 policy, keep their values). Only canonical strings are accepted:
+ * anything else is SIMHASH_ECORRUPT and *cfg is untouched. A scheme names its
+ * IDF and stop-word tables by digest only: set cfg->idf and cfg->stopwords to
+ * the tables before the call (simhash_scheme_tables() tells which are needed).
+ * If a named table is missing or has another digest, every other field is
+ * filled and the result is SIMHASH_ESCHEME; a stop-word table the scheme does
+ * not name is dropped (set to NULL) where it would change fingerprints.
+ * Thread safety: safe. */
+SIMHASH_API simhash_err simhash_config_from_scheme(const char *scheme, simhash_config *cfg);
+
+#define SIMHASH_SCHEME_IDF 1u       /* the scheme names an IDF table */
+#define SIMHASH_SCHEME_STOPWORDS 2u /* the scheme names a stop-word table */
+
+/* Which tables a (canonical) scheme names, and their digests (0 where none):
+ * *which gets SIMHASH_SCHEME_IDF | SIMHASH_SCHEME_STOPWORDS bits. Any output
+ * may be NULL. SIMHASH_ECORRUPT if scheme is not canonical. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_scheme_tables(const char *scheme, unsigned *which,
+					      uint64_t *idf_digest, uint64_t *stopwords_digest);
+
 /* ---------------------------------------------------------------- fingerprinting */
 
 typedef struct simhash_ctx simhash_ctx;
