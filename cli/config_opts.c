@@ -45,7 +45,7 @@ enum {
 /* Names of enum values, indexed by the enum's value. */
 static const char *const bits_names[] = { "32", "64", "128", NULL };
 static const char *const compat_names[] = { "none", "python-simhash", NULL };
-static const char *const features_names[] = { "char", "word", "shingle", NULL };
+static const char *const features_names[] = { "char", "word", "shingle", "auto", NULL };
 static const char *const tokenizer_names[] = { "simple", "icu", NULL };
 static const char *const hash_names[] = { "xxh3", "fnv1", "fnv1a", "md5", NULL };
 static const char *const weight_names[] = { "tf", "binary", "logtf", "tfidf", NULL };
@@ -63,7 +63,9 @@ static const struct cfg_opt cfg_opts[C_COUNT] = {
 	[C_COMPAT] = { { "compat", 0, "python-simhash",
 			 "match Python's simhash 2.1.2 (ignores feature flags)" },
 		       compat_names },
-	[C_FEATURES] = { { "features", 0, "char|word|shingle", "what a feature is" }, features_names },
+	[C_FEATURES] = { { "features", 0, "auto|char|word|shingle",
+			   "what a feature is (auto: char n-grams, word shingles for long texts)" },
+			 features_names },
 	[C_NGRAM] = { { "ngram", 'n', "N", "n of char n-grams and word shingles" }, NULL },
 	[C_NGRAM_CJK] = { { "ngram-cjk", 0, "N",
 			    "n of char n-grams starting at a CJK character (0: as --ngram)" },
@@ -385,6 +387,11 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 			return load_error(cc->idf_path, err, line, "IDF");
 		cfg->idf = cc->idf;
 	}
+	/* --weight, --tf-cap or --hash alone mean the char n-grams of scheme v1,
+	 * which the length-adaptive default does not vary. */
+	if (cfg->features == SIMHASH_FEATURES_AUTO && !(cc->set & 1ul << C_FEATURES) &&
+	    (cfg->weight != SIMHASH_WEIGHT_TF || cfg->tf_cap || cfg->hash != SIMHASH_HASH_XXH3))
+		cfg->features = SIMHASH_FEATURES_CHAR;
 	if (cc->scheme) {
 		int ret = apply_scheme(cc, cmd);
 		if (ret != EXIT_OK)

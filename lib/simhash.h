@@ -50,6 +50,11 @@ typedef enum simhash_err {
 /* A static, lowercase description of err; never NULL. Thread safety: safe. */
 SIMHASH_API const char *simhash_strerror(simhash_err err);
 
+/* Writes "ICU 72.1, Unicode 15.0" (the versions normalization runs with; a
+ * newer Unicode may normalize newly assigned characters differently) and a
+ * NUL into buf. SIMHASH_EINVAL if cap is too small. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_unicode_version(char *buf, size_t cap);
+
 /* ---------------------------------------------------------------- fingerprints */
 
 /* A fingerprint of 32, 64 or 128 bits. w[0] holds bits 0..63 (bit 0 is the
@@ -91,6 +96,11 @@ typedef enum simhash_features {
 	SIMHASH_FEATURES_CHAR = 0,    /* overlapping n-grams of code points */
 	SIMHASH_FEATURES_WORD = 1,    /* words (see simhash_tokenizer) */
 	SIMHASH_FEATURES_SHINGLE = 2, /* n consecutive words, joined by a space */
+	/* The default (scheme v2): char n-grams (tf) for short texts, word
+	 * 3-shingles (1 + ln tf) for long ones, both blended by length in
+	 * between (docs/algorithms.md). Needs hash XXH3, weight TF, no tf cap;
+	 * ngram and ngram_cjk shape the char n-grams. */
+	SIMHASH_FEATURES_AUTO = 3,
 } simhash_features;
 
 typedef enum simhash_tokenizer {

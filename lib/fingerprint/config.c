@@ -19,7 +19,7 @@ void simhash_config_init(simhash_config *cfg)
 	cfg->punct = SIMHASH_PUNCT_DROP;
 	cfg->max_repeat = 0;
 	cfg->utf8 = SIMHASH_UTF8_REPLACE;
-	cfg->features = SIMHASH_FEATURES_CHAR;
+	cfg->features = SIMHASH_FEATURES_AUTO;
 	cfg->ngram = 3;
 	cfg->ngram_cjk = 2;
 	cfg->tokenizer = SIMHASH_TOKENIZER_SIMPLE;
@@ -42,13 +42,17 @@ simhash_err simhash_config_check(const simhash_config *cfg)
 		return SIMHASH_EINVAL;
 	if ((unsigned)cfg->space > SIMHASH_SPACE_DROP || (unsigned)cfg->punct > SIMHASH_PUNCT_KEEP ||
 	    (unsigned)cfg->utf8 > SIMHASH_UTF8_REJECT ||
-	    (unsigned)cfg->features > SIMHASH_FEATURES_SHINGLE ||
+	    (unsigned)cfg->features > SIMHASH_FEATURES_AUTO ||
 	    (unsigned)cfg->tokenizer > SIMHASH_TOKENIZER_ICU ||
 	    (unsigned)cfg->hash > SIMHASH_HASH_MD5 || (unsigned)cfg->weight > SIMHASH_WEIGHT_TFIDF)
 		return SIMHASH_EINVAL;
 	if (cfg->features != SIMHASH_FEATURES_WORD && (cfg->ngram < 1 || cfg->ngram > 64))
 		return SIMHASH_EINVAL;
-	if (cfg->features == SIMHASH_FEATURES_CHAR && cfg->ngram_cjk > 64)
+	if ((cfg->features == SIMHASH_FEATURES_CHAR || cfg->features == SIMHASH_FEATURES_AUTO) &&
+	    cfg->ngram_cjk > 64)
+		return SIMHASH_EINVAL;
+	if (cfg->features == SIMHASH_FEATURES_AUTO &&
+	    (cfg->hash != SIMHASH_HASH_XXH3 || cfg->weight != SIMHASH_WEIGHT_TF || cfg->tf_cap))
 		return SIMHASH_EINVAL;
 	if (cfg->weight == SIMHASH_WEIGHT_TFIDF && !cfg->idf)
 		return SIMHASH_EINVAL;

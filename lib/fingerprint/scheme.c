@@ -4,8 +4,9 @@
  * order, and nothing that does not (the UTF-8 policy only decides whether a
  * text is accepted; the tokenizer and stop words do not matter to char
  * n-grams). Fingerprints made under different scheme strings are never to be
- * compared. The version ("v1") changes when the same scheme would give other
- * fingerprints.
+ * compared. The version changes when the same options would give other
+ * fingerprints: "v1" for char, word and shingle features and the Python
+ * compatibility mode; "v2" for the length-adaptive default ("auto").
  *
  * Invariants:
  *  1. render(cfg) is a function of the fields that change fingerprints only.
@@ -37,6 +38,18 @@ struct tables {
 	uint64_t stop;
 };
 
+/* Whether cfg's features start from char n-grams (ngram, ngram_cjk; no
+ * stop words): "char" (v1) and the length-adaptive "auto" (v2). */
+static int is_char(const simhash_config *cfg)
+{
+	return cfg->features == SIMHASH_FEATURES_CHAR || cfg->features == SIMHASH_FEATURES_AUTO;
+}
+
+static const char *char_name(const simhash_config *cfg)
+{
+	return cfg->features == SIMHASH_FEATURES_AUTO ? "auto" : "char";
+}
+
 /* Writes the scheme of a checked cfg, naming its tables by the digests in t. */
 static simhash_err render(const simhash_config *cfg, const struct tables *t, char *buf, size_t cap)
 {
@@ -47,10 +60,10 @@ static simhash_err render(const simhash_config *cfg, const struct tables *t, cha
 		n = snprintf(buf, cap, "v1/f%u/" COMPAT_NAME, cfg->bits);
 		return n > 0 && (size_t)n < cap ? SIMHASH_OK : SIMHASH_EINVAL;
 	}
-	if (cfg->features == SIMHASH_FEATURES_CHAR && cfg->ngram_cjk && cfg->ngram_cjk != cfg->ngram)
-		snprintf(feat, sizeof feat, "char%u-cjk%u", cfg->ngram, cfg->ngram_cjk);
-	else if (cfg->features == SIMHASH_FEATURES_CHAR)
-		snprintf(feat, sizeof feat, "char%u", cfg->ngram);
+	if (is_char(cfg) && cfg->ngram_cjk && cfg->ngram_cjk != cfg->ngram)
+		snprintf(feat, sizeof feat, "%s%u-cjk%u", char_name(cfg), cfg->ngram, cfg->ngram_cjk);
+	else if (is_char(cfg))
+		snprintf(feat, sizeof feat, "%s%u", char_name(cfg), cfg->ngram);
 	else if (cfg->features == SIMHASH_FEATURES_WORD)
 		snprintf(feat, sizeof feat, "word-%s", tok_names[cfg->tokenizer]);
 	else
@@ -65,9 +78,10 @@ static simhash_err render(const simhash_config *cfg, const struct tables *t, cha
 		 cfg->t2s ? "+t2s" : "", cfg->html ? "+html" : "");
 	if (cfg->max_repeat)
 		snprintf(norm + strlen(norm), sizeof norm - strlen(norm), "+rep%u", cfg->max_repeat);
-	if ((t->which & SIMHASH_SCHEME_STOPWORDS) && cfg->features != SIMHASH_FEATURES_CHAR)
+	if ((t->which & SIMHASH_SCHEME_STOPWORDS) && !is_char(cfg))
 		snprintf(stop, sizeof stop, "/stop%016llx", (unsigned long long)t->stop);
-	n = snprintf(buf, cap, "v1/f%u/%s/%s/%s/%s/sp-%s/pu-%s%s", cfg->bits, feat,
+	n = snprintf(buf, cap, "%s/f%u/%s/%s/%s/%s/sp-%s/pu-%s%s",
+		     cfg->features == SIMHASH_FEATURES_AUTO ? "v2" : "v1", cfg->bits, feat,
 		     hash_names[cfg->hash], weight, norm, space_names[cfg->space],
 		     punct_names[cfg->punct], stop);
 	return n > 0 && (size_t)n < cap ? SIMHASH_OK : SIMHASH_EINVAL;
@@ -158,10 +172,10 @@ static int eat_name(const char **s, const char *const *names)
 /* "char3-cjk2", "char3", "word-icu", "shingle3-simple". */
 static int parse_features(const char **s, simhash_config *cfg)
 {
-	int tok;
+	int tok, is_auto = eat(s, "auto");
 
-	if (eat(s, "char")) {
-		cfg->features = SIMHASH_FEATURES_CHAR;
+	if (is_auto || eat(s, "char")) {
+		cfg->features = is_auto ? SIMHASH_FEATURES_AUTO : SIMHASH_FEATURES_CHAR;
 		if (!eat_uint(s, &cfg->ngram))
 			return 0;
 		cfg->ngram_cjk = cfg->ngram;
@@ -256,8 +270,8 @@ static simhash_err parse(const char *scheme, simhash_config *cfg, struct tables 
 	t->which = 0;
 	t->idf = 0;
 	t->stop = 0;
-	if (strlen(scheme) >= SIMHASH_SCHEME_MAX || !eat(&s, "v1/f") || !eat_uint(&s, &cfg->bits) ||
-	    !eat(&s, "/"))
+	if (strlen(scheme) >= SIMHASH_SCHEME_MAX || !(eat(&s, "v1/f") || eat(&s, "v2/f")) ||
+	    !eat_uint(&s, &cfg->bits) || !eat(&s, "/"))
 		return SIMHASH_ECORRUPT;
 	if (!strcmp(s, COMPAT_NAME)) {
 		cfg->compat = SIMHASH_COMPAT_PYTHON_SIMHASH;
@@ -298,7 +312,7 @@ simhash_err simhash_config_from_scheme(const char *scheme, simhash_config *cfg)
 	if (err)
 		return err;
 	if (!(t.which & SIMHASH_SCHEME_STOPWORDS) && c.compat == SIMHASH_COMPAT_NONE &&
-	    c.features != SIMHASH_FEATURES_CHAR)
+	    !is_char(&c))
 		c.stopwords = NULL;
 	if ((t.which & SIMHASH_SCHEME_IDF) &&
 	    (!c.idf || simhash_idf_digest(c.idf) != t.idf))
