@@ -13,10 +13,11 @@
  *  - L = characters of the normalized text. The char share is a = 1 for
  *    L <= SH_AUTO_L0, 0 for L >= SH_AUTO_L1, linear in between.
  *  - Words are those of the simple tokenizer (runs of word characters, every
- *    CJK character alone); a word's key is XXH3-64 of its bytes; a shingle is
- *    the 24 bytes of its three word keys, little-endian; its key is XXH3-64 of
- *    those bytes, which is its feature hash at 64 bits (the low half at 32;
- *    at 128 bits, splitmix64's finalizer of the key xor two constants).
+ *    CJK character alone); a word's key is XXH3-64 of its bytes; the key of
+ *    the shingle of word keys a, b, c is mix(a ^ b * K1 ^ rotl(c * K2, 31))
+ *    (mix: splitmix64's finalizer; K1, K2 below), which is its feature hash
+ *    at 64 bits (the low half at 32; at 128 bits, mix of the key xor K1 and
+ *    mix of the key xor K2).
  *  - A shingle's weight is 1 + ln tf in 16.16 fixed point, with log2 taken
  *    by linear interpolation between powers of two: integers only.
  *  - Char votes Vc_j = 2 c_j - n (c_j: n-grams with bit j set, n: n-grams);
@@ -34,6 +35,7 @@
 #include "auto.h"
 
 struct sh_auto {
+	sh_buf keys; /* word keys of the text */
 	struct slot *slot;
 	size_t cap; /* power of two, or 0 */
 	size_t used;
@@ -56,6 +58,7 @@ void sh_auto_free(sh_auto *a)
 	if (!a)
 		return;
 	free(a->slot);
+	sh_buf_free(&a->keys);
 	free(a);
 }
 
@@ -111,32 +114,26 @@ static simhash_err count(sh_auto *a, uint64_t key)
 	return SIMHASH_OK;
 }
 
-/* The key of the shingle of word keys k[0..3). */
-static inline uint64_t shingle_key(const uint64_t k[3], uint8_t buf[24])
+/* The key of the shingle of word keys k[0..3): word keys are XXH3 values,
+ * so a product with distinct odd constants, one rotation (order matters)
+ * and splitmix64's finalizer make a well-mixed key at a few cycles. */
+static inline uint64_t shingle_key(const uint64_t k[3])
 {
-	for (int i = 0; i < 3; i++)
-		sh_put_le64(buf + 8 * i, k[i]);
-	return sh_key_inline(buf, 24);
+	uint64_t x = k[0] ^ k[1] * 0x9e3779b97f4a7c15ull;
+	x ^= (k[2] * 0xc2b2ae3d27d4eb4full) << 31 | (k[2] * 0xc2b2ae3d27d4eb4full) >> 33;
+	return sh_mix64(x);
 }
 
-/* Counts the distinct word 3-shingles of t into a's table. */
-static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
+/* Fills a->keys with the keys of the words of t; returns their number. */
+static simhash_err word_keys(sh_auto *a, const sh_text *t, size_t *n_words)
 {
-	uint64_t k[3] = {0, 0, 0};
-	uint8_t buf[24];
+	uint64_t *k;
 	size_t i = 0, m = 0;
-	simhash_err err;
 
-	/* A table grown by a long text is given back before a short one, so a
-	 * short text never clears a large table. */
-	if (a->cap > 1024 && a->cap > 8 * (t->n_chars + 1)) {
-		free(a->slot);
-		a->slot = NULL;
-		a->cap = 0;
-	}
-	if (a->cap)
-		memset(a->slot, 0, a->cap * sizeof *a->slot);
-	a->used = 0;
+	/* at most one word per character */
+	if (sh_buf_reserve(&a->keys, (t->n_chars + 1) * sizeof *k))
+		return SIMHASH_ENOMEM;
+	k = a->keys.p;
 	while (i < t->n_chars) {
 		uint8_t c = t->cls[i];
 		size_t j = i + 1;
@@ -147,17 +144,45 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 			i++;
 			continue;
 		}
-		k[0] = k[1];
-		k[1] = k[2];
-		k[2] = sh_key_inline(t->s + t->off[i], t->off[j] - t->off[i]);
-		if (++m >= 3) {
-			err = count(a, shingle_key(k, buf));
-			if (err)
-				return err;
-		}
+		k[m++] = sh_key_inline(t->s + t->off[i], t->off[j] - t->off[i]);
 		i = j;
 	}
 	*n_words = m;
+	return SIMHASH_OK;
+}
+
+/* Counts the distinct word 3-shingles of t into a's table. */
+static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
+{
+	const uint64_t *k;
+	size_t m, want = 64;
+	simhash_err err = word_keys(a, t, &m);
+
+	if (err)
+		return err;
+	*n_words = m;
+	/* A table for the text's shingles at most half full (up to a bound
+	 * past which it grows as needed), reused when its size is close: no
+	 * short text clears a large table, no text rehashes. */
+	while (want < 2 * m && want < (1u << 17))
+		want *= 2;
+	if (a->cap < want || a->cap > 4 * want) {
+		struct slot *sl = calloc(want, sizeof *sl);
+		if (!sl)
+			return SIMHASH_ENOMEM;
+		free(a->slot);
+		a->slot = sl;
+		a->cap = want;
+	} else {
+		memset(a->slot, 0, a->cap * sizeof *a->slot);
+	}
+	a->used = 0;
+	k = a->keys.p;
+	for (size_t w = 2; w < m; w++) {
+		err = count(a, shingle_key(k + w - 2));
+		if (err)
+			return err;
+	}
 	return SIMHASH_OK;
 }
 

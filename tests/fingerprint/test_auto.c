@@ -1,6 +1,6 @@
 /* test_auto.c - the length-adaptive features of the v2 default, against a
- * reference written from their definition in auto.c (plain loops, XXH3 from
- * libxxhash): char 3-gram votes, word 3-shingle votes with 1 + ln tf in 16.16
+ * reference written from their definition in docs/algorithms.md (plain loops,
+ * XXH3 from libxxhash): char 3-gram votes, word 3-shingle votes with 1 + ln tf in 16.16
  * fixed point, blended by length in 128-bit integers. Texts are lowercase
  * ASCII words and single spaces, which normalization leaves as they are. */
 #include <stdint.h>
@@ -80,13 +80,9 @@ static simhash_fp reference(const char *text, size_t len, unsigned bits)
 		start = i + 1;
 	}
 	for (size_t w = 2; w < n_words; w++) {
-		unsigned char b[24];
-		uint64_t k;
+		uint64_t k, c = keys[w] * 0xc2b2ae3d27d4eb4full;
 		size_t s;
-		for (int q = 0; q < 3; q++)
-			for (int byte = 0; byte < 8; byte++)
-				b[8 * q + byte] = (unsigned char)(keys[w - 2 + (size_t)q] >> (8 * byte));
-		k = XXH3_64bits(b, 24);
+		k = mix64(keys[w - 2] ^ keys[w - 1] * 0x9e3779b97f4a7c15ull ^ (c << 31 | c >> 33));
 		for (s = 0; s < n_sh && sh[s] != k; s++)
 			;
 		if (s == n_sh) {
