@@ -13,11 +13,10 @@
  *  - L = characters of the normalized text. The char share is a = 1 for
  *    L <= SH_AUTO_L0, 0 for L >= SH_AUTO_L1, linear in between.
  *  - Words are those of the simple tokenizer (runs of word characters, every
- *    CJK character alone); a word's key is XXH3-64 of its bytes; the key of
- *    the shingle of word keys a, b, c is mix(a ^ b * K1 ^ rotl(c * K2, 31))
- *    (mix: splitmix64's finalizer; K1, K2 below), which is its feature hash
- *    at 64 bits (the low half at 32; at 128 bits, mix of the key xor K1 and
- *    mix of the key xor K2).
+ *    CJK character alone); a word's key is XXH3-64 of its bytes; a shingle's
+ *    key is XXH3-64 of the 24 bytes of its three word keys, little-endian,
+ *    and is its feature hash at 64 bits (the low half at 32; at 128 bits,
+ *    splitmix64's finalizer of the key xor two constants).
  *  - A shingle's weight is 1 + ln tf in 16.16 fixed point, with log2 taken
  *    by linear interpolation between powers of two: integers only.
  *  - Char votes Vc_j = 2 c_j - n (c_j: n-grams with bit j set, n: n-grams);
@@ -25,7 +24,8 @@
  *    a * Vc_j / n + (1 - a) * Vs_j / Ws > 0, computed exactly in 128-bit
  *    integers. With a = 1 this is the "char" fingerprint, bit for bit.
  *
- * Memory: the shingle table holds the distinct shingles (16 bytes each).
+ * Memory: the distinct shingles (16 bytes each) and a table of 4-byte slots
+ * at most half full, plus 8 bytes per word of the text.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +35,16 @@
 #include "auto.h"
 
 struct sh_auto {
-	sh_buf keys; /* word keys of the text */
-	struct slot *slot;
-	size_t cap; /* power of two, or 0 */
-	size_t used;
+	sh_buf keys;     /* word keys of the text */
+	struct ent *ent; /* the distinct shingles, in order of first occurrence */
+	uint32_t *idx;   /* hash table: 1 + index into ent, 0 empty */
+	size_t cap;      /* slots of idx and twice the entries of ent, a power of two, or 0 */
+	size_t mask;     /* this text uses slots [0, mask]: a small text a small part */
+	size_t used;     /* entries of ent, at most (mask + 1) / 2 */
 };
 
-struct slot {
-	uint64_t key; /* shingle key; count 0: empty */
+struct ent {
+	uint64_t key;
 	uint32_t count;
 	uint32_t pad;
 };
@@ -57,7 +59,8 @@ void sh_auto_free(sh_auto *a)
 {
 	if (!a)
 		return;
-	free(a->slot);
+	free(a->ent);
+	free(a->idx);
 	sh_buf_free(&a->keys);
 	free(a);
 }
@@ -71,25 +74,44 @@ static int64_t logtf_q16(uint32_t tf)
 	return 65536 + (int64_t)((l2 * 45426u) >> 16); /* 45426 = round(65536 ln 2) */
 }
 
-static simhash_err grow(sh_auto *a)
+/* Empties the slots of the entries, in time linear in their number: in
+ * reverse order of insertion, so every entry's probe path (slots taken by
+ * earlier entries) is intact when it is looked for. Every slot is 0 after. */
+static void unindex(sh_auto *a)
 {
-	size_t cap = a->cap ? a->cap * 2 : 1024;
-	struct slot *s = calloc(cap, sizeof *s);
-
-	if (!s)
-		return SIMHASH_ENOMEM;
-	for (size_t i = 0; i < a->cap; i++) {
-		size_t j;
-		if (!a->slot[i].count)
-			continue;
-		j = (size_t)a->slot[i].key & (cap - 1);
-		while (s[j].count)
-			j = (j + 1) & (cap - 1);
-		s[j] = a->slot[i];
+	for (size_t e = a->used; e-- > 0;) {
+		size_t j = (size_t)a->ent[e].key & a->mask;
+		while (a->idx[j] != e + 1)
+			j = (j + 1) & a->mask;
+		a->idx[j] = 0;
 	}
-	free(a->slot);
-	a->slot = s;
-	a->cap = cap;
+}
+
+/* Uses slots [0, slots) from now on (entries kept, re-indexed). */
+static simhash_err reslot(sh_auto *a, size_t slots)
+{
+	unindex(a);
+	if (slots > a->cap) {
+		uint32_t *idx = calloc(slots, sizeof *idx);
+		struct ent *ent = realloc(a->ent, slots / 2 * sizeof *ent);
+		if (ent)
+			a->ent = ent;
+		if (!idx || !ent) {
+			free(idx);
+			a->used = 0;
+			return SIMHASH_ENOMEM;
+		}
+		free(a->idx);
+		a->idx = idx;
+		a->cap = slots;
+	}
+	a->mask = slots - 1;
+	for (size_t e = 0; e < a->used; e++) {
+		size_t j = (size_t)a->ent[e].key & a->mask;
+		while (a->idx[j])
+			j = (j + 1) & a->mask;
+		a->idx[j] = (uint32_t)(e + 1);
+	}
 	return SIMHASH_OK;
 }
 
@@ -97,31 +119,36 @@ static simhash_err count(sh_auto *a, uint64_t key)
 {
 	size_t j;
 
-	if (2 * (a->used + 1) > a->cap) {
-		simhash_err err = grow(a);
+	if (2 * (a->used + 1) > a->mask + 1) {
+		simhash_err err = a->used >= UINT32_MAX / 2 ? SIMHASH_ENOMEM
+							    : reslot(a, 2 * (a->mask + 1));
 		if (err)
 			return err;
 	}
-	j = (size_t)key & (a->cap - 1);
-	while (a->slot[j].count && a->slot[j].key != key)
-		j = (j + 1) & (a->cap - 1);
-	if (!a->slot[j].count) {
-		a->slot[j].key = key;
-		a->used++;
+	j = (size_t)key & a->mask;
+	while (a->idx[j] && a->ent[a->idx[j] - 1].key != key)
+		j = (j + 1) & a->mask;
+	if (!a->idx[j]) {
+		a->ent[a->used].key = key;
+		a->ent[a->used].count = 0;
+		a->idx[j] = (uint32_t)++a->used;
 	}
-	if (a->slot[j].count < UINT32_MAX)
-		a->slot[j].count++;
+	if (a->ent[a->idx[j] - 1].count < UINT32_MAX)
+		a->ent[a->idx[j] - 1].count++;
 	return SIMHASH_OK;
 }
 
-/* The key of the shingle of word keys k[0..3): word keys are XXH3 values,
- * so a product with distinct odd constants, one rotation (order matters)
- * and splitmix64's finalizer make a well-mixed key at a few cycles. */
+/* The key of the shingle of word keys k[0..3): XXH3-64 of their 24 bytes,
+ * little-endian. */
 static inline uint64_t shingle_key(const uint64_t k[3])
 {
-	uint64_t x = k[0] ^ k[1] * 0x9e3779b97f4a7c15ull;
-	x ^= (k[2] * 0xc2b2ae3d27d4eb4full) << 31 | (k[2] * 0xc2b2ae3d27d4eb4full) >> 33;
-	return sh_mix64(x);
+	uint8_t buf[24];
+
+	for (int i = 0; i < 3; i++)
+		sh_put_le64(buf + 8 * i, k[i]);
+	/* what XXH3_64bits() dispatches to for 17 to 128 bytes, called directly
+	 * so it inlines (same value) */
+	return (uint64_t)XXH3_len_17to128_64b(buf, 24, XXH3_kSecret, sizeof(XXH3_kSecret), 0);
 }
 
 /* Fills a->keys with the keys of the words of t; returns their number. */
@@ -161,22 +188,17 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 	if (err)
 		return err;
 	*n_words = m;
-	/* A table for the text's shingles at most half full (up to a bound
-	 * past which it grows as needed), reused when its size is close: no
-	 * short text clears a large table, no text rehashes. */
-	while (want < 2 * m && want < (1u << 17))
+	/* The table, kept across texts, is emptied of the last text's entries;
+	 * this one uses as many slots as its shingles can fill half of (up to
+	 * a bound past which it grows as needed), so a short text stays in a
+	 * few cache lines of a table a long text made large. */
+	while (want < 2 * m && want < ((size_t)1 << 22))
 		want *= 2;
-	if (a->cap < want || a->cap > 4 * want) {
-		struct slot *sl = calloc(want, sizeof *sl);
-		if (!sl)
-			return SIMHASH_ENOMEM;
-		free(a->slot);
-		a->slot = sl;
-		a->cap = want;
-	} else {
-		memset(a->slot, 0, a->cap * sizeof *a->slot);
-	}
+	unindex(a);
 	a->used = 0;
+	err = reslot(a, want);
+	if (err)
+		return err;
 	k = a->keys.p;
 	for (size_t w = 2; w < m; w++) {
 		err = count(a, shingle_key(k + w - 2));
@@ -206,23 +228,21 @@ simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_
 	 * (vote.h); the rest add their weight bit by bit. */
 	sh_vote_init(&v[0], bits);
 	sh_vote_init(&v[1], bits);
-	for (size_t s = 0; s < a->cap; s++) {
+	for (size_t s = 0; s < a->used; s++) {
 		uint64_t h[2];
 		int64_t w;
-		if (!a->slot[s].count)
-			continue;
 		if (bits == 128) {
-			h[0] = sh_mix64(sh_exp_mix(a->slot[s].key, 2) ^ 0x9e3779b97f4a7c15ull);
-			h[1] = sh_mix64(sh_exp_mix(a->slot[s].key, 2) ^ 0xc2b2ae3d27d4eb4full);
+			h[0] = sh_mix64(sh_exp_mix(a->ent[s].key, 2) ^ 0x9e3779b97f4a7c15ull);
+			h[1] = sh_mix64(sh_exp_mix(a->ent[s].key, 2) ^ 0xc2b2ae3d27d4eb4full);
 		} else {
-			h[0] = sh_exp_mix(a->slot[s].key, 2);
+			h[0] = sh_exp_mix(a->ent[s].key, 2);
 			h[1] = 0;
 		}
-		if (a->slot[s].count <= 2) {
-			sh_vote_add(&v[a->slot[s].count - 1], h[0], h[1]);
+		if (a->ent[s].count <= 2) {
+			sh_vote_add(&v[a->ent[s].count - 1], h[0], h[1]);
 			continue;
 		}
-		w = logtf_q16(a->slot[s].count);
+		w = logtf_q16(a->ent[s].count);
 		for (unsigned j = 0; j < bits; j++)
 			vs[j] += (h[j >> 6] >> (j & 63) & 1) ? w : -w;
 		*ws += w;

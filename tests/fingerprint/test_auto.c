@@ -80,9 +80,13 @@ static simhash_fp reference(const char *text, size_t len, unsigned bits)
 		start = i + 1;
 	}
 	for (size_t w = 2; w < n_words; w++) {
-		uint64_t k, c = keys[w] * 0xc2b2ae3d27d4eb4full;
+		unsigned char b[24];
+		uint64_t k;
 		size_t s;
-		k = mix64(keys[w - 2] ^ keys[w - 1] * 0x9e3779b97f4a7c15ull ^ (c << 31 | c >> 33));
+		for (int q = 0; q < 3; q++)
+			for (int byte = 0; byte < 8; byte++)
+				b[8 * q + byte] = (unsigned char)(keys[w - 2 + (size_t)q] >> (8 * byte));
+		k = XXH3_64bits(b, 24);
 		for (s = 0; s < n_sh && sh[s] != k; s++)
 			;
 		if (s == n_sh) {
@@ -190,6 +194,29 @@ static void test_auto_matches_reference(void)
 	}
 }
 
+/* One ctx across texts of every size: its shingle table is reused and
+ * emptied between texts, never carried over. */
+static void test_reused_ctx_matches_reference(void)
+{
+	static char buf[4000];
+	simhash_config cfg;
+	simhash_ctx *ctx = NULL;
+
+	simhash_config_init(&cfg);
+	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
+	for (int i = 0; ctx && i < 300; i++) {
+		size_t len = random_text(buf, 1 + rnd() % (rnd() % 2 ? 3500 : 900));
+		simhash_fp got, want = reference(buf, len, 64);
+		CHECK(simhash_fingerprint(ctx, buf, len, &got) == SIMHASH_OK);
+		if (!same(got, want)) {
+			fprintf(stderr, "text %d (%zu chars) differs\n", i, len);
+			CHECK(0);
+			break;
+		}
+	}
+	simhash_ctx_free(ctx);
+}
+
 /* Up to L0 characters the v2 fingerprint is the v1 char fingerprint. */
 static void test_short_texts_keep_their_char_fingerprint(void)
 {
@@ -215,4 +242,5 @@ static void test_short_texts_keep_their_char_fingerprint(void)
 TEST_MAIN("auto",
 	  TEST(test_default_features_are_auto),
 	  TEST(test_auto_matches_reference),
+	  TEST(test_reused_ctx_matches_reference),
 	  TEST(test_short_texts_keep_their_char_fingerprint))
