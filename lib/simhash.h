@@ -172,7 +172,7 @@ typedef struct simhash_config {
 	unsigned max_repeat;        /* 0: off; n: a run of one character longer than n is cut to n */
 	simhash_utf8 utf8;          /* SIMHASH_UTF8_REPLACE */
 	/* features */
-	simhash_features features;  /* SIMHASH_FEATURES_CHAR */
+	simhash_features features;  /* SIMHASH_FEATURES_AUTO (scheme v2; CHAR: v1) */
 	unsigned ngram;             /* n of char n-grams and word shingles */
 	unsigned ngram_cjk;         /* n of char n-grams that start at a Han, Kana
 				     * character (these carry a syllable each); 0: ngram */
@@ -193,8 +193,9 @@ SIMHASH_API simhash_err simhash_config_check(const simhash_config *cfg);
 
 #define SIMHASH_SCHEME_MAX 256
 
-/* Writes the canonical scheme string of cfg, for example "v1/f64/char3/xxh3/tf/nfkc-cf+t2s/sp-auto",
- * NUL-terminated, into buf (SIMHASH_SCHEME_MAX bytes). Two configs with the
+/* Writes the canonical scheme string of cfg, for example
+ * "v2/f64/auto3-cjk2/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop" (the default) or
+ * "v1/f64/char3-cjk2/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop", NUL-terminated, into buf (SIMHASH_SCHEME_MAX bytes). Two configs with the
  * same scheme give the same fingerprints. SIMHASH_EINVAL if cfg is invalid.
  * Thread safety: safe. */
 SIMHASH_API simhash_err simhash_config_scheme(const simhash_config *cfg, char *buf, size_t cap);
