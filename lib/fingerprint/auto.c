@@ -24,8 +24,8 @@
  *    a * Vc_j / n + (1 - a) * Vs_j / Ws > 0, computed exactly in 128-bit
  *    integers. With a = 1 this is the "char" fingerprint, bit for bit.
  *
- * Memory: the distinct shingles (16 bytes each) and a table of 4-byte slots
- * at most half full, plus 8 bytes per word of the text.
+ * Memory: the distinct shingles (16 bytes each, up to twice that allocated)
+ * and a table of 4-byte slots at most half full.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +35,6 @@
 #include "auto.h"
 
 struct sh_auto {
-	sh_buf keys;     /* word keys of the text */
 	struct ent *ent; /* the distinct shingles, in order of first occurrence */
 	uint32_t *idx;   /* hash table: 1 + index into ent, 0 empty */
 	size_t cap;      /* slots of idx and twice the entries of ent, a power of two, or 0 */
@@ -61,7 +60,6 @@ void sh_auto_free(sh_auto *a)
 		return;
 	free(a->ent);
 	free(a->idx);
-	sh_buf_free(&a->keys);
 	free(a);
 }
 
@@ -151,47 +149,39 @@ static inline uint64_t shingle_key(const uint64_t k[3])
 	return (uint64_t)XXH3_len_17to128_64b(buf, 24, XXH3_kSecret, sizeof(XXH3_kSecret), 0);
 }
 
-/* Fills a->keys with the keys of the words of t; returns their number. */
-static simhash_err word_keys(sh_auto *a, const sh_text *t, size_t *n_words)
+/* The end of the word that starts at character i, or i if none does
+ * (a space or punctuation); *next gets where to look next. */
+static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 {
-	uint64_t *k;
-	size_t i = 0, m = 0;
+	uint8_t c = t->cls[i];
+	size_t j = i + 1;
 
-	/* at most one word per character */
-	if (sh_buf_reserve(&a->keys, (t->n_chars + 1) * sizeof *k))
-		return SIMHASH_ENOMEM;
-	k = a->keys.p;
-	while (i < t->n_chars) {
-		uint8_t c = t->cls[i];
-		size_t j = i + 1;
-		if (c == SH_C_WORD) {
-			while (j < t->n_chars && t->cls[j] == SH_C_WORD)
-				j++;
-		} else if (c != SH_C_CJK) {
-			i++;
-			continue;
-		}
-		k[m++] = sh_key_inline(t->s + t->off[i], t->off[j] - t->off[i]);
-		i = j;
+	if (c == SH_C_WORD) {
+		while (j < t->n_chars && t->cls[j] == SH_C_WORD)
+			j++;
+	} else if (c != SH_C_CJK) {
+		*next = i + 1;
+		return i;
 	}
-	*n_words = m;
-	return SIMHASH_OK;
+	*next = j;
+	return j;
 }
 
 /* Counts the distinct word 3-shingles of t into a's table. */
 static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 {
-	const uint64_t *k;
-	size_t m, want = 64;
-	simhash_err err = word_keys(a, t, &m);
+	uint64_t k[3] = {0, 0, 0};
+	size_t i, next, m = 0, want = 64;
+	simhash_err err;
 
-	if (err)
-		return err;
-	*n_words = m;
 	/* The table, kept across texts, is emptied of the last text's entries;
 	 * this one uses as many slots as its shingles can fill half of (up to
 	 * a bound past which it grows as needed), so a short text stays in a
-	 * few cache lines of a table a long text made large. */
+	 * few cache lines of a table a long text made large. A first pass
+	 * counts the words. */
+	for (i = 0; i < t->n_chars; i = next)
+		m += word_end(t, i, &next) != i;
+	*n_words = m;
 	while (want < 2 * m && want < ((size_t)1 << 22))
 		want *= 2;
 	unindex(a);
@@ -199,11 +189,19 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 	err = reslot(a, want);
 	if (err)
 		return err;
-	k = a->keys.p;
-	for (size_t w = 2; w < m; w++) {
-		err = count(a, shingle_key(k + w - 2));
-		if (err)
-			return err;
+	m = 0;
+	for (i = 0; i < t->n_chars; i = next) {
+		size_t end = word_end(t, i, &next);
+		if (end == i)
+			continue;
+		k[0] = k[1];
+		k[1] = k[2];
+		k[2] = sh_key_inline(t->s + t->off[i], t->off[end] - t->off[i]);
+		if (++m >= 3) {
+			err = count(a, shingle_key(k));
+			if (err)
+				return err;
+		}
 	}
 	return SIMHASH_OK;
 }
