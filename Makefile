@@ -43,8 +43,8 @@ $(BUILD)/gen/gen_t2s: tools/gen_t2s.c lib/common/utf8.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(shell pkg-config --libs opencc)
 
-$(BUILD)/gen/t2s_table.h: $(BUILD)/gen/gen_t2s
-	$(BUILD)/gen/gen_t2s > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/t2s_table.h: $(BUILD)/gen/gen_t2s tools/t2s_table.sha256 tools/check_t2s.sh
+	$(BUILD)/gen/gen_t2s > $@.tmp && sh tools/check_t2s.sh $@.tmp && mv $@.tmp $@
 
 $(BUILD)/lib/normalize/t2s.o: lib/normalize/t2s.c $(BUILD)/gen/t2s_table.h lib/common/internal.h
 	@mkdir -p $(dir $@)

@@ -13,12 +13,13 @@
 int cmd_version(int argc, char **argv)
 {
 	struct cli_parse p;
+	char uv[64];
 	int o, ret = EXIT_OK;
 
 	cli_parse_begin(&p, "version", NULL, NULL, argc, argv);
 	while ((o = cli_parse_next(&p)) != CLI_END) {
 		if (o == CLI_HELP) {
-			fputs("usage: simhash version\n\nPrints the version of simhash and of libsimhash.\n",
+			fputs("usage: simhash version\n\nPrints the version of simhash and of libsimhash, and the ICU and Unicode\nversions texts are normalized with.\n",
 			      stdout);
 			cli_opts_help(stdout, NULL, 0);
 			goto out;
@@ -35,6 +36,8 @@ int cmd_version(int argc, char **argv)
 		printf("simhash %s (libsimhash %s)\n", CLI_VERSION, simhash_version());
 	else
 		printf("simhash %s\n", CLI_VERSION);
+	if (simhash_unicode_version(uv, sizeof uv) == SIMHASH_OK)
+		printf("%s\n", uv);
 out:
 	cli_parse_end(&p);
 	return ret;

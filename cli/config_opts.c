@@ -38,13 +38,14 @@ enum {
 	C_PUNCT,
 	C_MAX_REPEAT,
 	C_UTF8,
+	C_SCHEME,
 	C_COUNT
 };
 
 /* Names of enum values, indexed by the enum's value. */
 static const char *const bits_names[] = { "32", "64", "128", NULL };
 static const char *const compat_names[] = { "none", "python-simhash", NULL };
-static const char *const features_names[] = { "char", "word", "shingle", NULL };
+static const char *const features_names[] = { "char", "word", "shingle", "auto", NULL };
 static const char *const tokenizer_names[] = { "simple", "icu", NULL };
 static const char *const hash_names[] = { "xxh3", "fnv1", "fnv1a", "md5", NULL };
 static const char *const weight_names[] = { "tf", "binary", "logtf", "tfidf", NULL };
@@ -62,7 +63,9 @@ static const struct cfg_opt cfg_opts[C_COUNT] = {
 	[C_COMPAT] = { { "compat", 0, "python-simhash",
 			 "match Python's simhash 2.1.2 (ignores feature flags)" },
 		       compat_names },
-	[C_FEATURES] = { { "features", 0, "char|word|shingle", "what a feature is" }, features_names },
+	[C_FEATURES] = { { "features", 0, "auto|char|word|shingle",
+			   "what a feature is (auto: char n-grams, word shingles for long texts)" },
+			 features_names },
 	[C_NGRAM] = { { "ngram", 'n', "N", "n of char n-grams and word shingles" }, NULL },
 	[C_NGRAM_CJK] = { { "ngram-cjk", 0, "N",
 			    "n of char n-grams starting at a CJK character (0: as --ngram)" },
@@ -89,6 +92,9 @@ static const struct cfg_opt cfg_opts[C_COUNT] = {
 	[C_MAX_REPEAT] = { { "max-repeat", 0, "N", "cut runs of a character to N (0: off)" }, NULL },
 	[C_UTF8] = { { "utf8", 0, "replace|reject", "invalid UTF-8: U+FFFD, or fail" },
 		     utf8_names },
+	[C_SCHEME] = { { "scheme", 0, "STRING",
+			 "the configuration a scheme string names (see `simhash scheme`)" },
+		       NULL },
 };
 
 #define VAL_CMD 256  /* getopt value of the command's option i: VAL_CMD + i */
@@ -125,9 +131,11 @@ static int bad_value(const struct cli_parse *p, int id, const char *arg)
  * of --stopwords and --idf are loaded by cli_config_finish. */
 static int apply(struct cli_parse *p, int id, const char *arg)
 {
+	p->cc->set |= 1ul << id;
 	switch (id) {
 	case C_STOPWORDS: p->cc->stopwords_path = arg; return 0;
 	case C_IDF: p->cc->idf_path = strcmp(arg, "jieba") ? arg : JIEBA_IDF_PATH; return 0;
+	case C_SCHEME: p->cc->scheme = arg; return 0;
 	}
 	if (simhash_config_set(&p->cc->cfg, cfg_opts[id].o.name, arg) != SIMHASH_OK)
 		return bad_value(p, id, arg);
@@ -255,6 +263,61 @@ static int load_error(const char *path, simhash_err err, size_t line, const char
 	return EXIT_FAIL;
 }
 
+/* Replaces the configuration with the one cc->scheme names, keeping the
+ * UTF-8 policy and the tables loaded from --idf and --stopwords. */
+static int apply_scheme(struct cli_config *cc, const char *cmd)
+{
+	const unsigned long keep = 1ul << C_UTF8 | 1ul << C_IDF | 1ul << C_STOPWORDS | 1ul << C_SCHEME;
+	unsigned which = 0;
+	uint64_t idf_d = 0, stop_d = 0;
+	simhash_err err;
+	int i;
+
+	for (i = 0; i < C_COUNT; i++)
+		if ((cc->set & ~keep) & (1ul << i)) {
+			cli_err("%s: --scheme cannot be combined with --%s", cmd, cfg_opts[i].o.name);
+			return EXIT_USAGE;
+		}
+	if (simhash_scheme_tables(cc->scheme, &which, &idf_d, &stop_d) != SIMHASH_OK) {
+		cli_err("%s: invalid --scheme '%s' (see `simhash scheme`)", cmd, cc->scheme);
+		return EXIT_USAGE;
+	}
+	if ((which & SIMHASH_SCHEME_IDF) && !cc->idf) {
+		cli_err("%s: the scheme needs --idf FILE (an IDF table of digest %016llx)", cmd,
+			(unsigned long long)idf_d);
+		return EXIT_USAGE;
+	}
+	if ((which & SIMHASH_SCHEME_STOPWORDS) && !cc->stopwords) {
+		cli_err("%s: the scheme needs --stopwords FILE (a list of digest %016llx)", cmd,
+			(unsigned long long)stop_d);
+		return EXIT_USAGE;
+	}
+	if ((cc->idf && !(which & SIMHASH_SCHEME_IDF)) ||
+	    (cc->stopwords && !(which & SIMHASH_SCHEME_STOPWORDS))) {
+		cli_err("%s: the scheme names no %s", cmd,
+			cc->idf && !(which & SIMHASH_SCHEME_IDF) ? "IDF table" : "stop word list");
+		return EXIT_USAGE;
+	}
+	err = simhash_config_from_scheme(cc->scheme, &cc->cfg);
+	if (err == SIMHASH_ESCHEME) {
+		if ((which & SIMHASH_SCHEME_IDF) && simhash_idf_digest(cc->idf) != idf_d)
+			cli_err("%s: %s: IDF table of digest %016llx, the scheme needs %016llx", cmd,
+				cc->idf_path, (unsigned long long)simhash_idf_digest(cc->idf),
+				(unsigned long long)idf_d);
+		else
+			cli_err("%s: %s: stop word list of digest %016llx, the scheme needs %016llx",
+				cmd, cc->stopwords_path,
+				(unsigned long long)simhash_stopwords_digest(cc->stopwords),
+				(unsigned long long)stop_d);
+		return EXIT_FAIL;
+	}
+	if (err) {
+		cli_err("%s: --scheme: %s", cmd, simhash_strerror(err));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 int cli_config_finish(struct cli_config *cc, const char *cmd)
 {
 	simhash_config *cfg = &cc->cfg;
@@ -284,6 +347,16 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 		if (err)
 			return load_error(cc->idf_path, err, line, "IDF");
 		cfg->idf = cc->idf;
+	}
+	/* --weight, --tf-cap or --hash alone mean the char n-grams of scheme v1,
+	 * which the length-adaptive default does not vary. */
+	if (cfg->features == SIMHASH_FEATURES_AUTO && !(cc->set & 1ul << C_FEATURES) &&
+	    (cfg->weight != SIMHASH_WEIGHT_TF || cfg->tf_cap || cfg->hash != SIMHASH_HASH_XXH3))
+		cfg->features = SIMHASH_FEATURES_CHAR;
+	if (cc->scheme) {
+		int ret = apply_scheme(cc, cmd);
+		if (ret != EXIT_OK)
+			return ret;
 	}
 	if (simhash_config_check(cfg) != SIMHASH_OK) {
 		cli_err("%s: these options do not make a valid configuration", cmd);

@@ -36,6 +36,8 @@ struct cli_config {
 	const char *idf_path;
 	simhash_stopwords *stopwords; /* loaded by cli_config_finish */
 	simhash_idf *idf;
+	const char *scheme;  /* --scheme: replaces the configuration flags */
+	unsigned long set;   /* bit i: configuration option i was given */
 };
 
 #define CLI_END (-1)

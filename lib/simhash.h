@@ -51,6 +51,11 @@ typedef enum simhash_err {
 /* A static, lowercase description of err; never NULL. Thread safety: safe. */
 SIMHASH_API const char *simhash_strerror(simhash_err err);
 
+/* Writes "ICU 72.1, Unicode 15.0" (the versions normalization runs with; a
+ * newer Unicode may normalize newly assigned characters differently) and a
+ * NUL into buf. SIMHASH_EINVAL if cap is too small. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_unicode_version(char *buf, size_t cap);
+
 /* ---------------------------------------------------------------- fingerprints */
 
 /* A fingerprint of 32, 64 or 128 bits. w[0] holds bits 0..63 (bit 0 is the
@@ -92,6 +97,11 @@ typedef enum simhash_features {
 	SIMHASH_FEATURES_CHAR = 0,    /* overlapping n-grams of code points */
 	SIMHASH_FEATURES_WORD = 1,    /* words (see simhash_tokenizer) */
 	SIMHASH_FEATURES_SHINGLE = 2, /* n consecutive words, joined by a space */
+	/* The default (scheme v2): char n-grams (tf) for short texts, word
+	 * 3-shingles (1 + ln tf) for long ones, both blended by length in
+	 * between (docs/algorithms.md). Needs hash XXH3, weight TF, no tf cap;
+	 * ngram and ngram_cjk shape the char n-grams. */
+	SIMHASH_FEATURES_AUTO = 3,
 } simhash_features;
 
 typedef enum simhash_tokenizer {
@@ -163,7 +173,7 @@ typedef struct simhash_config {
 	unsigned max_repeat;        /* 0: off; n: a run of one character longer than n is cut to n */
 	simhash_utf8 utf8;          /* SIMHASH_UTF8_REPLACE */
 	/* features */
-	simhash_features features;  /* SIMHASH_FEATURES_CHAR */
+	simhash_features features;  /* SIMHASH_FEATURES_AUTO (scheme v2; CHAR: v1) */
 	unsigned ngram;             /* n of char n-grams and word shingles */
 	unsigned ngram_cjk;         /* n of char n-grams that start at a Han, Kana
 				     * character (these carry a syllable each); 0: ngram */
@@ -197,11 +207,33 @@ SIMHASH_API int simhash_config_option_takes_value(const char *name);
 
 #define SIMHASH_SCHEME_MAX 256
 
-/* Writes the canonical scheme string of cfg, for example "v1/f64/char3/xxh3/tf/nfkc-cf+t2s/sp-auto",
- * NUL-terminated, into buf (SIMHASH_SCHEME_MAX bytes). Two configs with the
+/* Writes the canonical scheme string of cfg, for example
+ * "v2/f64/auto3-cjk2/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop" (the default) or
+ * "v1/f64/char3-cjk2/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop", NUL-terminated, into buf (SIMHASH_SCHEME_MAX bytes). Two configs with the
  * same scheme give the same fingerprints. SIMHASH_EINVAL if cfg is invalid.
  * Thread safety: safe. */
 SIMHASH_API simhash_err simhash_config_scheme(const simhash_config *cfg, char *buf, size_t cap);
+
+/* Parses a scheme string that simhash_config_scheme() writes back into *cfg
+ * (filled by simhash_config_init() first; fields the scheme does not name, such
+ * as the UTF-8 policy, keep their values). Only canonical strings are accepted:
+ * anything else is SIMHASH_ECORRUPT and *cfg is untouched. A scheme names its
+ * IDF and stop-word tables by digest only: set cfg->idf and cfg->stopwords to
+ * the tables before the call (simhash_scheme_tables() tells which are needed).
+ * If a named table is missing or has another digest, every other field is
+ * filled and the result is SIMHASH_ESCHEME; a stop-word table the scheme does
+ * not name is dropped (set to NULL) where it would change fingerprints.
+ * Thread safety: safe. */
+SIMHASH_API simhash_err simhash_config_from_scheme(const char *scheme, simhash_config *cfg);
+
+#define SIMHASH_SCHEME_IDF 1u       /* the scheme names an IDF table */
+#define SIMHASH_SCHEME_STOPWORDS 2u /* the scheme names a stop-word table */
+
+/* Which tables a (canonical) scheme names, and their digests (0 where none):
+ * *which gets SIMHASH_SCHEME_IDF | SIMHASH_SCHEME_STOPWORDS bits. Any output
+ * may be NULL. SIMHASH_ECORRUPT if scheme is not canonical. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_scheme_tables(const char *scheme, unsigned *which,
+					      uint64_t *idf_digest, uint64_t *stopwords_digest);
 
 /* ---------------------------------------------------------------- fingerprinting */
 

@@ -407,7 +407,8 @@ static void option_error(const char *msg)
 static void parse_options(const char *opts, simhash_config *cfg)
 {
 	char *s = pstrdup(opts), *save = NULL, *tok, *name, *value;
-	int takes;
+	const char *scheme = NULL;
+	int takes, features_named = 0, n_named = 0;
 
 	simhash_config_init(cfg);
 	for (tok = strtok_r(s, " \t\n\r", &save); tok; tok = strtok_r(NULL, " \t\n\r", &save)) {
@@ -426,6 +427,15 @@ static void parse_options(const char *opts, simhash_config *cfg)
 		if (!strcmp(name, "stopwords") || !strcmp(name, "idf"))
 			option_error(psprintf("--%s names a file of the server and is not available in SQL",
 					      name));
+		if (!strcmp(name, "scheme")) {
+			if (!value && !(value = strtok_r(NULL, " \t\n\r", &save)))
+				option_error("option '--scheme' needs an argument");
+			scheme = value;
+			continue;
+		}
+		n_named++;
+		if (!strcmp(name, "features"))
+			features_named = 1;
 		takes = simhash_config_option_takes_value(name);
 		if (takes < 0)
 			option_error(psprintf("unknown option '--%s'", name));
@@ -438,6 +448,17 @@ static void parse_options(const char *opts, simhash_config *cfg)
 		}
 		if (simhash_config_set(cfg, name, value) != SIMHASH_OK)
 			option_error(psprintf("invalid --%s '%s'", name, value ? value : ""));
+	}
+	/* As on the command line: --weight, --tf-cap or --hash alone mean the char
+	 * n-grams of scheme v1, which the length-adaptive default does not vary. */
+	if (cfg->features == SIMHASH_FEATURES_AUTO && !features_named &&
+	    (cfg->weight != SIMHASH_WEIGHT_TF || cfg->tf_cap || cfg->hash != SIMHASH_HASH_XXH3))
+		cfg->features = SIMHASH_FEATURES_CHAR;
+	if (scheme) {
+		if (n_named)
+			option_error("--scheme cannot be combined with other options in SQL");
+		if (simhash_config_from_scheme(scheme, cfg) != SIMHASH_OK)
+			option_error(psprintf("invalid --scheme '%s' (see `simhash scheme`)", scheme));
 	}
 	if (cfg->compat == SIMHASH_COMPAT_NONE && cfg->weight == SIMHASH_WEIGHT_TFIDF)
 		option_error("--weight tfidf needs --idf, which is not available in SQL");

@@ -20,6 +20,23 @@ static inline uint64_t sh_mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
+/* Experiments only: a build with -DSH_EXP_SEED=N (N > 0) remixes every
+ * feature hash of the char n-gram and auto paths with seed N, so quality can
+ * be judged over several hash functions. Release builds leave it 0: the
+ * identity. */
+#ifndef SH_EXP_SEED
+#define SH_EXP_SEED 0
+#endif
+static inline uint64_t sh_exp_mix(uint64_t h, unsigned which)
+{
+#if SH_EXP_SEED
+	return sh_mix64(h ^ ((uint64_t)SH_EXP_SEED * 0x9e3779b97f4a7c15ull + which));
+#else
+	(void)which;
+	return h;
+#endif
+}
+
 /* Stores v little-endian: hash inputs have a stated byte order. */
 static inline void sh_put_le64(uint8_t *p, uint64_t v)
 {

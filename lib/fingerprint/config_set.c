@@ -20,7 +20,7 @@ enum field {
 
 static const char *const bits_names[] = { "32", "64", "128", NULL };
 static const char *const compat_names[] = { "none", "python-simhash", NULL };
-static const char *const features_names[] = { "char", "word", "shingle", NULL };
+static const char *const features_names[] = { "char", "word", "shingle", "auto", NULL };
 static const char *const tokenizer_names[] = { "simple", "icu", NULL };
 static const char *const hash_names[] = { "xxh3", "fnv1", "fnv1a", "md5", NULL };
 static const char *const weight_names[] = { "tf", "binary", "logtf", "tfidf", NULL };

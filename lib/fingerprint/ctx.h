@@ -9,6 +9,7 @@ struct simhash_ctx {
 	sh_feats *feats;
 	sh_dedup *dedup;
 	sh_compat *compat;
+	struct sh_auto *autov; /* SIMHASH_FEATURES_AUTO: the shingle table */
 	sh_text text;      /* the last normalized text */
 	size_t bad_offset; /* of the last SIMHASH_EUTF8 */
 	sh_buf pairs;      /* similarity: (key, weight) of the first text */

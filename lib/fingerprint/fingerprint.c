@@ -13,6 +13,7 @@
 #include "../common/internal.h"
 #include "../hash/hash_inline.h"
 #include "vote.h"
+#include "auto.h"
 #include "ctx.h"
 
 simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out)
@@ -26,10 +27,17 @@ simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out)
 	if (!ctx)
 		return SIMHASH_ENOMEM;
 	ctx->cfg = *cfg;
-	ctx->simd = sh_cpu_has_avx512();
+	ctx->simd = sh_cpu_has_avx512() && !SH_EXP_SEED;
 	err = sh_norm_new(cfg, &ctx->norm);
-	if (!err)
-		err = sh_feats_new(cfg, &ctx->feats);
+	if (!err) {
+		/* auto features are char n-grams plus shingles (auto.c) */
+		simhash_config fcfg = *cfg;
+		if (fcfg.features == SIMHASH_FEATURES_AUTO)
+			fcfg.features = SIMHASH_FEATURES_CHAR;
+		err = sh_feats_new(&fcfg, &ctx->feats);
+	}
+	if (!err && cfg->features == SIMHASH_FEATURES_AUTO)
+		err = sh_auto_new(&ctx->autov);
 	if (!err)
 		err = sh_dedup_new(&ctx->dedup);
 	if (!err && cfg->compat == SIMHASH_COMPAT_PYTHON_SIMHASH)
@@ -50,6 +58,7 @@ void simhash_ctx_free(simhash_ctx *ctx)
 	sh_feats_free(ctx->feats);
 	sh_dedup_free(ctx->dedup);
 	sh_compat_free(ctx->compat);
+	sh_auto_free(ctx->autov);
 	sh_buf_free(&ctx->pairs);
 	free(ctx);
 }
@@ -61,7 +70,7 @@ const simhash_config *simhash_ctx_config(const simhash_ctx *ctx)
 
 void sh_ctx_set_simd(simhash_ctx *ctx, int on)
 {
-	ctx->simd = on && sh_cpu_has_avx512();
+	ctx->simd = on && sh_cpu_has_avx512() && !SH_EXP_SEED;
 	sh_norm_set_simd(ctx->norm, on);
 }
 
@@ -88,7 +97,9 @@ static inline int all_cjk(const uint8_t *c)
 	return w == 0x0101010101010101ull * SH_C_CJK;
 }
 
-static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
+/* Counts the unit votes of the n features; finishes into *out, or with
+ * counts non-NULL fills counts[0..bits) and returns the number of votes. */
+static uint64_t unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out, uint64_t *counts)
 {
 	const simhash_config *cfg = &ctx->cfg;
 	const sh_text *t;
@@ -128,13 +139,16 @@ static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 				for (unsigned k = 0; k < 8; k++)
 					h[k] = ngram_key(t, i + k, ng, ngc);
 			}
+			if (SH_EXP_SEED)
+				for (unsigned k = 0; k < 8; k++)
+					h[k] = sh_exp_mix(h[k], 0);
 			sh_lane_add8(&v.lane[0], h, 1);
 			v.n += 8;
 			i += 8;
 		}
 		for (; i < n; i++)
 			if (i + (t->cls[i] == SH_C_CJK ? ngc : ng) <= t->n_chars)
-				sh_vote_add(&v, ngram_key(t, i, ng, ngc), 0);
+				sh_vote_add(&v, sh_exp_mix(ngram_key(t, i, ng, ngc), 0), 0);
 	} else {
 		for (size_t i = 0; i < n; i++) {
 			const uint8_t *p;
@@ -143,10 +157,31 @@ static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 			if (!sh_feats_get(ctx->feats, i, &p, &len))
 				continue;
 			sh_hash(cfg->hash, cfg->bits, p, len, h);
-			sh_vote_add(&v, h[0], h[1]);
+			sh_vote_add(&v, sh_exp_mix(h[0], 0), sh_exp_mix(h[1], 1));
 		}
 	}
+	if (counts)
+		return sh_vote_counts(&v, cfg->bits, counts);
 	sh_vote_finish(&v, cfg->bits, out);
+	return 0;
+}
+
+/* The v2 default: char n-grams and word shingles blended by length (auto.c). */
+static simhash_err auto_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
+{
+	const simhash_config *cfg = &ctx->cfg;
+	int64_t vs[128], ws = 0, share = sh_auto_share(&ctx->text);
+	uint64_t counts[128], n_votes = 0;
+
+	if (share < SH_AUTO_SPAN) {
+		simhash_err err = sh_auto_shingles(ctx->autov, cfg->bits, &ctx->text, vs, &ws);
+		if (err)
+			return err;
+	}
+	if (share > 0 || ws == 0)
+		n_votes = unit_votes(ctx, n, NULL, counts);
+	sh_auto_combine(cfg->bits, share, counts, n_votes, vs, ws, out);
+	return SIMHASH_OK;
 }
 
 static simhash_err weighted_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
@@ -165,6 +200,8 @@ static simhash_err weighted_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 		uint64_t h[2];
 		(void)sh_feats_get(ctx->feats, u[i].first, &p, &len);
 		sh_hash(ctx->cfg.hash, ctx->cfg.bits, p, len, h);
+		h[0] = sh_exp_mix(h[0], 0);
+		h[1] = sh_exp_mix(h[1], 1);
 		sh_wvote_add(&v, h, sh_weight(&ctx->cfg, &u[i]));
 	}
 	sh_wvote_finish(&v, out);
@@ -226,8 +263,12 @@ simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len, 
 	err = sh_ctx_features(ctx, text, len, &n);
 	if (err)
 		return err;
-	if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0) {
-		unit_votes(ctx, n, &fp);
+	if (cfg->features == SIMHASH_FEATURES_AUTO) {
+		err = auto_votes(ctx, n, &fp);
+		if (err)
+			return err;
+	} else if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0) {
+		unit_votes(ctx, n, &fp, NULL);
 	} else {
 		err = weighted_votes(ctx, n, &fp);
 		if (err)

@@ -84,6 +84,9 @@ static inline void sh_vote_add(sh_vote *v, uint64_t lo, uint64_t hi)
 }
 
 void sh_vote_finish(sh_vote *v, unsigned bits, simhash_fp *out);
+/* Instead of finishing: counts[j] = votes with bit j set, j < bits; returns
+ * the number of votes. */
+uint64_t sh_vote_counts(sh_vote *v, unsigned bits, uint64_t *counts);
 
 /* vote_avx512.c: whether this CPU runs it; and the unit votes of the
  * one-byte ng-gram windows (ng <= 3) from i on, eight at a time, while a

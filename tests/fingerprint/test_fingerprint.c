@@ -18,6 +18,15 @@ static uint64_t rnd(void)
 	return z ^ (z >> 31);
 }
 
+/* These tests check the char n-gram, word and shingle paths of scheme v1
+ * against references: start from the v1 char features, not the v2 default
+ * (test_auto.c checks that). */
+static void v1_config_init(simhash_config *cfg)
+{
+	simhash_config_init(cfg);
+	cfg->features = SIMHASH_FEATURES_CHAR;
+}
+
 static simhash_fp fp_cfg(const simhash_config *cfg, const char *text, size_t len)
 {
 	simhash_ctx *ctx = NULL;
@@ -32,7 +41,7 @@ static simhash_fp fp_cfg(const simhash_config *cfg, const char *text, size_t len
 static simhash_fp fp_default(const char *text)
 {
 	simhash_config cfg;
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	return fp_cfg(&cfg, text, strlen(text));
 }
 
@@ -66,7 +75,7 @@ static void test_traditional_folds_to_simplified(void)
 {
 	CHECK(same(fp_default("這是一個關於軟體測試的說明"), fp_default("这是一个关于软体测试的说明")));
 	simhash_config cfg;
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.t2s = 0;
 	CHECK(!same(fp_cfg(&cfg, "這是一個測試", strlen("這是一個測試")),
 		    fp_cfg(&cfg, "这是一个测试", strlen("这是一个测试"))));
@@ -164,7 +173,7 @@ static void test_unit_votes_match_reference(void)
 	for (int trial = 0; trial < 60; trial++) {
 		simhash_config cfg;
 		size_t len = random_text(buf, 1 + rnd() % 1500);
-		simhash_config_init(&cfg);
+		v1_config_init(&cfg);
 		cfg.bits = widths[trial % 3];
 		cfg.ngram = 1 + (unsigned)(rnd() % 5);
 		cfg.ngram_cjk = (unsigned)(rnd() % 4);
@@ -213,7 +222,7 @@ static void test_fast_blocks_match_reference(void)
 				buf[k++] = (char)('A' + rnd() % 26);
 		}
 		buf[k] = 0;
-		simhash_config_init(&cfg);
+		v1_config_init(&cfg);
 		cfg.ngram = 1 + (unsigned)(trial % 4);
 		cfg.ngram_cjk = 1 + (unsigned)(trial % 3);
 		CHECK(same(fp_cfg(&cfg, buf, k), reference(&cfg, buf, k)));
@@ -247,7 +256,7 @@ static void test_vector_and_scalar_paths_agree(void)
 		size_t len = trial % 3 == 0   ? random_doc(buf, 1 + rnd() % 5000, rnd())
 			     : trial % 3 == 1 ? random_text(buf, 1 + rnd() % 2500)
 					      : random_ascii(buf, 1 + rnd() % 40000);
-		simhash_config_init(&cfg);
+		v1_config_init(&cfg);
 		cfg.ngram = 1 + (unsigned)(trial % 3);
 		cfg.bits = trial % 5 == 4 ? 32 : 64;
 		cfg.punct = trial % 4 == 1 ? SIMHASH_PUNCT_KEEP : SIMHASH_PUNCT_DROP;
@@ -273,7 +282,7 @@ static void test_tf_paths_agree(void)
 	for (int trial = 0; trial < 30; trial++) {
 		simhash_config cfg;
 		size_t len = random_text(buf, 1 + rnd() % 1500);
-		simhash_config_init(&cfg);
+		v1_config_init(&cfg);
 		cfg.bits = trial % 2 ? 128 : 64;
 		simhash_fp a = fp_cfg(&cfg, buf, len);
 		cfg.tf_cap = 1000000;
@@ -323,7 +332,7 @@ static void test_html_mode_drops_markup(void)
 	simhash_config cfg;
 	const char *html = "<html><head><style>p{color:red}</style><script>var x=1;</script></head>"
 			   "<body><!-- note --><p>Fish &amp; chips&nbsp;&#x4E2D;&#25991;</p></body>";
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.html = 1;
 	CHECK(same(fp_cfg(&cfg, html, strlen(html)), fp_default("fish chips 中文")));
 	CHECK(!same(fp_default(html), fp_default("fish chips 中文")));
@@ -337,7 +346,7 @@ static void test_invalid_utf8_replaced_or_rejected(void)
 	/* U+FFFD is a symbol, so it separates words like punctuation */
 	CHECK(same(fp_default("abc\xff" "def"), fp_default("abc\xef\xbf\xbd" "def")));
 	CHECK(same(fp_default("abc\xff" "def"), fp_default("abc def")));
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.utf8 = SIMHASH_UTF8_REJECT;
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
 	CHECK(simhash_fingerprint(ctx, "abc\xe4\xb8" "x", 6, &fp) == SIMHASH_EUTF8);
@@ -387,7 +396,7 @@ static void test_invalid_bytes_grow_into_replacement_characters(void)
 	simhash_config cfg;
 	buf[0] = 'a';
 	memset(buf + 1, 0xff, 4000);
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.punct = SIMHASH_PUNCT_KEEP;
 	for (size_t len = 2; len < 4001; len = len * 3 / 2 + 1)
 		CHECK(fp_cfg(&cfg, buf, len).bits == 64);
@@ -396,7 +405,7 @@ static void test_invalid_bytes_grow_into_replacement_characters(void)
 static void test_nul_bytes_are_spaces(void)
 {
 	simhash_config cfg;
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	CHECK(same(fp_cfg(&cfg, "abc\0def", 7), fp_default("abc def")));
 }
 
@@ -431,7 +440,7 @@ static const char *features_of(simhash_config *cfg, const char *text)
 static void test_feature_rules(void)
 {
 	simhash_config cfg;
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	CHECK_STR(features_of(&cfg, "Abcd ab"), "abc|bcd|cd |d a| ab|");
 	CHECK_STR(features_of(&cfg, "中文ab"), "中文|文a|");
 	cfg.features = SIMHASH_FEATURES_WORD;
@@ -457,7 +466,7 @@ static void test_stopwords_are_removed(void)
 	simhash_stopwords *sw = NULL;
 	CHECK(simhash_stopwords_new(&sw) == SIMHASH_OK);
 	CHECK(simhash_stopwords_add(sw, "the", 3) == SIMHASH_OK);
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.features = SIMHASH_FEATURES_WORD;
 	cfg.stopwords = sw;
 	CHECK_STR(features_of(&cfg, "The cat and the hat"), "cat|and|hat|");
@@ -479,6 +488,9 @@ static void test_scheme_strings(void)
 	char s[SIMHASH_SCHEME_MAX];
 	simhash_config_init(&cfg);
 	CHECK(simhash_config_scheme(&cfg, s, sizeof s) == SIMHASH_OK);
+	CHECK_STR(s, "v2/f64/auto3-cjk2/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop");
+	cfg.features = SIMHASH_FEATURES_CHAR;
+	CHECK(simhash_config_scheme(&cfg, s, sizeof s) == SIMHASH_OK);
 	CHECK_STR(s, "v1/f64/char3-cjk2/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop");
 	cfg.bits = 128;
 	cfg.features = SIMHASH_FEATURES_SHINGLE;
@@ -489,7 +501,7 @@ static void test_scheme_strings(void)
 	cfg.t2s = 0;
 	CHECK(simhash_config_scheme(&cfg, s, sizeof s) == SIMHASH_OK);
 	CHECK_STR(s, "v1/f128/shingle3-icu/xxh3/logtf-cap5/nfkc-cf+html/sp-auto/pu-drop");
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.compat = SIMHASH_COMPAT_PYTHON_SIMHASH;
 	CHECK(simhash_config_scheme(&cfg, s, sizeof s) == SIMHASH_OK);
 	CHECK_STR(s, "v1/f64/python-simhash-2.1.2");
@@ -501,16 +513,16 @@ static void test_bad_configs_are_rejected(void)
 {
 	simhash_config cfg;
 	simhash_ctx *ctx = NULL;
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.bits = 48;
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_EINVAL && !ctx);
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.ngram = 0;
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_EINVAL);
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.weight = SIMHASH_WEIGHT_TFIDF; /* without a table */
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_EINVAL);
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.hash = (simhash_hash)9;
 	CHECK(simhash_config_check(&cfg) == SIMHASH_EINVAL);
 }
@@ -520,7 +532,7 @@ static void test_similarity_of_texts(void)
 	simhash_config cfg;
 	simhash_ctx *ctx = NULL;
 	double cos = -1, jac = -1;
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	cfg.features = SIMHASH_FEATURES_WORD;
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
 	CHECK(simhash_text_similarity(ctx, "a b c", 5, "a b d", 5, &cos, &jac) == SIMHASH_OK);
@@ -544,7 +556,7 @@ static void test_features_api_votes_with_weights(void)
 	simhash_ctx *ctx = NULL;
 	simhash_fp fp;
 	simhash_feature f[2] = {{"aaa", 3, 1.0}, {"bbb", 3, 2.5}};
-	simhash_config_init(&cfg);
+	v1_config_init(&cfg);
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
 	/* the heavier feature wins every bit where they differ; ties are 0 */
 	CHECK(simhash_fingerprint_features(ctx, f, 2, &fp) == SIMHASH_OK);

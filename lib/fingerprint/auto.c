@@ -1,0 +1,286 @@
+/* auto.c - the length-adaptive features of the v2 default (SIMHASH_FEATURES_AUTO).
+ *
+ * Short texts are fingerprinted by character n-grams (tf, as "char" features),
+ * long ones by word 3-shingles weighted 1 + ln tf, and texts in between by
+ * both, blended by length: character n-grams find the near-duplicates of a
+ * title or a message, where one edited word changes most shingles, while on
+ * documents they are dominated by the few hundred n-grams every text of a
+ * language shares (" th", "the", "ing"), which pulls unrelated fingerprints
+ * together; shingles of a long text are mostly its own. docs/quality.md has
+ * the measurements behind the thresholds.
+ *
+ * Definitions (part of the fingerprint contract of the v2 scheme):
+ *  - L = characters of the normalized text. The char share is a = 1 for
+ *    L <= SH_AUTO_L0, 0 for L >= SH_AUTO_L1, linear in between.
+ *  - Words are those of the simple tokenizer (runs of word characters, every
+ *    CJK character alone); a word's key is XXH3-64 of its bytes; a shingle's
+ *    key is XXH3-64 of the 24 bytes of its three word keys, little-endian,
+ *    and is its feature hash at 64 bits (the low half at 32; at 128 bits,
+ *    splitmix64's finalizer of the key xor two constants).
+ *  - A shingle's weight is 1 + ln tf in 16.16 fixed point, with log2 taken
+ *    by linear interpolation between powers of two: integers only.
+ *  - Char votes Vc_j = 2 c_j - n (c_j: n-grams with bit j set, n: n-grams);
+ *    shingle votes Vs_j = sum of +-w; bit j is 1 iff
+ *    a * Vc_j / n + (1 - a) * Vs_j / Ws > 0, computed exactly in 128-bit
+ *    integers. With a = 1 this is the "char" fingerprint, bit for bit.
+ *
+ * Memory: the distinct shingles (16 bytes each, up to twice that allocated)
+ * and a table of 4-byte slots at most half full.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "../common/internal.h"
+#include "../hash/hash_inline.h"
+#include "vote.h"
+#include "auto.h"
+
+struct sh_auto {
+	struct ent *ent; /* the distinct shingles, in order of first occurrence */
+	uint32_t *idx;   /* hash table: 1 + index into ent, 0 empty */
+	size_t cap;      /* slots of idx and twice the entries of ent, a power of two, or 0 */
+	size_t mask;     /* this text uses slots [0, mask]: a small text a small part */
+	size_t used;     /* entries of ent, at most (mask + 1) / 2 */
+};
+
+struct ent {
+	uint64_t key;
+	uint32_t count;
+	uint32_t pad;
+};
+
+simhash_err sh_auto_new(sh_auto **out)
+{
+	*out = calloc(1, sizeof **out);
+	return *out ? SIMHASH_OK : SIMHASH_ENOMEM;
+}
+
+void sh_auto_free(sh_auto *a)
+{
+	if (!a)
+		return;
+	free(a->ent);
+	free(a->idx);
+	free(a);
+}
+
+/* 65536 * (1 + ln tf), log2 interpolated linearly between powers of two. */
+static int64_t logtf_q16(uint32_t tf)
+{
+	unsigned e = 31u - (unsigned)__builtin_clz(tf);
+	/* log2(tf) in 16.16: e plus the linear mantissa */
+	uint64_t l2 = ((uint64_t)e << 16) + (((uint64_t)(tf - (1u << e)) << 16) >> e);
+	return 65536 + (int64_t)((l2 * 45426u) >> 16); /* 45426 = round(65536 ln 2) */
+}
+
+/* Empties the slots of the entries, in time linear in their number: in
+ * reverse order of insertion, so every entry's probe path (slots taken by
+ * earlier entries) is intact when it is looked for. Every slot is 0 after. */
+static void unindex(sh_auto *a)
+{
+	for (size_t e = a->used; e-- > 0;) {
+		size_t j = (size_t)a->ent[e].key & a->mask;
+		while (a->idx[j] != e + 1)
+			j = (j + 1) & a->mask;
+		a->idx[j] = 0;
+	}
+}
+
+/* Uses slots [0, slots) from now on (entries kept, re-indexed). */
+static simhash_err reslot(sh_auto *a, size_t slots)
+{
+	unindex(a);
+	if (slots > a->cap) {
+		uint32_t *idx = calloc(slots, sizeof *idx);
+		struct ent *ent = realloc(a->ent, slots / 2 * sizeof *ent);
+		if (ent)
+			a->ent = ent;
+		if (!idx || !ent) {
+			free(idx);
+			a->used = 0;
+			return SIMHASH_ENOMEM;
+		}
+		free(a->idx);
+		a->idx = idx;
+		a->cap = slots;
+	}
+	a->mask = slots - 1;
+	for (size_t e = 0; e < a->used; e++) {
+		size_t j = (size_t)a->ent[e].key & a->mask;
+		while (a->idx[j])
+			j = (j + 1) & a->mask;
+		a->idx[j] = (uint32_t)(e + 1);
+	}
+	return SIMHASH_OK;
+}
+
+static simhash_err count(sh_auto *a, uint64_t key)
+{
+	size_t j;
+
+	if (2 * (a->used + 1) > a->mask + 1) {
+		simhash_err err = a->used >= UINT32_MAX / 2 ? SIMHASH_ENOMEM
+							    : reslot(a, 2 * (a->mask + 1));
+		if (err)
+			return err;
+	}
+	j = (size_t)key & a->mask;
+	while (a->idx[j] && a->ent[a->idx[j] - 1].key != key)
+		j = (j + 1) & a->mask;
+	if (!a->idx[j]) {
+		a->ent[a->used].key = key;
+		a->ent[a->used].count = 0;
+		a->idx[j] = (uint32_t)++a->used;
+	}
+	if (a->ent[a->idx[j] - 1].count < UINT32_MAX)
+		a->ent[a->idx[j] - 1].count++;
+	return SIMHASH_OK;
+}
+
+/* The key of the shingle of word keys k[0..3): XXH3-64 of their 24 bytes,
+ * little-endian. */
+static inline uint64_t shingle_key(const uint64_t k[3])
+{
+	uint8_t buf[24];
+
+	for (int i = 0; i < 3; i++)
+		sh_put_le64(buf + 8 * i, k[i]);
+	/* what XXH3_64bits() dispatches to for 17 to 128 bytes, called directly
+	 * so it inlines (same value) */
+	return (uint64_t)XXH3_len_17to128_64b(buf, 24, XXH3_kSecret, sizeof(XXH3_kSecret), 0);
+}
+
+/* The end of the word that starts at character i, or i if none does
+ * (a space or punctuation); *next gets where to look next. */
+static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
+{
+	uint8_t c = t->cls[i];
+	size_t j = i + 1;
+
+	if (c == SH_C_WORD) {
+		while (j < t->n_chars && t->cls[j] == SH_C_WORD)
+			j++;
+	} else if (c != SH_C_CJK) {
+		*next = i + 1;
+		return i;
+	}
+	*next = j;
+	return j;
+}
+
+/* Counts the distinct word 3-shingles of t into a's table. */
+static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
+{
+	uint64_t k[3] = {0, 0, 0};
+	size_t i, next, m = 0, want = 64;
+	simhash_err err;
+
+	/* The table, kept across texts, is emptied of the last text's entries;
+	 * this one uses as many slots as its shingles can fill half of (up to
+	 * a bound past which it grows as needed), so a short text stays in a
+	 * few cache lines of a table a long text made large. A first pass
+	 * counts the words. */
+	for (i = 0; i < t->n_chars; i = next)
+		m += word_end(t, i, &next) != i;
+	*n_words = m;
+	while (want < 2 * m && want < ((size_t)1 << 22))
+		want *= 2;
+	unindex(a);
+	a->used = 0;
+	err = reslot(a, want);
+	if (err)
+		return err;
+	m = 0;
+	for (i = 0; i < t->n_chars; i = next) {
+		size_t end = word_end(t, i, &next);
+		if (end == i)
+			continue;
+		k[0] = k[1];
+		k[1] = k[2];
+		k[2] = sh_key_inline(t->s + t->off[i], t->off[end] - t->off[i]);
+		if (++m >= 3) {
+			err = count(a, shingle_key(k));
+			if (err)
+				return err;
+		}
+	}
+	return SIMHASH_OK;
+}
+
+simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_t vs[128],
+			     int64_t *ws)
+{
+	uint64_t ones[128];
+	sh_vote v[2];
+	size_t m;
+	simhash_err err = collect(a, t, &m);
+
+	if (err)
+		return err;
+	memset(vs, 0, 128 * sizeof *vs);
+	*ws = 0;
+	if (m < 3)
+		return SIMHASH_OK;
+	/* Each distinct shingle votes once; integer sums, so the order of the
+	 * table does not matter. Most shingles occur once or twice: those are
+	 * unit votes of weight logtf_q16(1) or logtf_q16(2), counted bit-sliced
+	 * (vote.h); the rest add their weight bit by bit. */
+	sh_vote_init(&v[0], bits);
+	sh_vote_init(&v[1], bits);
+	for (size_t s = 0; s < a->used; s++) {
+		uint64_t h[2];
+		int64_t w;
+		if (bits == 128) {
+			h[0] = sh_mix64(sh_exp_mix(a->ent[s].key, 2) ^ 0x9e3779b97f4a7c15ull);
+			h[1] = sh_mix64(sh_exp_mix(a->ent[s].key, 2) ^ 0xc2b2ae3d27d4eb4full);
+		} else {
+			h[0] = sh_exp_mix(a->ent[s].key, 2);
+			h[1] = 0;
+		}
+		if (a->ent[s].count <= 2) {
+			sh_vote_add(&v[a->ent[s].count - 1], h[0], h[1]);
+			continue;
+		}
+		w = logtf_q16(a->ent[s].count);
+		for (unsigned j = 0; j < bits; j++)
+			vs[j] += (h[j >> 6] >> (j & 63) & 1) ? w : -w;
+		*ws += w;
+	}
+	for (unsigned c = 1; c <= 2; c++) {
+		int64_t w = logtf_q16(c);
+		uint64_t n_c = sh_vote_counts(&v[c - 1], bits, ones);
+		for (unsigned j = 0; j < bits; j++)
+			vs[j] += w * (2 * (int64_t)ones[j] - (int64_t)n_c);
+		*ws += w * (int64_t)n_c;
+	}
+	return SIMHASH_OK;
+}
+
+int64_t sh_auto_share(const sh_text *t)
+{
+	if (t->n_chars <= SH_AUTO_L0)
+		return SH_AUTO_SPAN;
+	if (t->n_chars >= SH_AUTO_L1)
+		return 0;
+	return SH_AUTO_L1 - (int64_t)t->n_chars;
+}
+
+void sh_auto_combine(unsigned bits, int64_t share, const uint64_t *counts, uint64_t n,
+		     const int64_t *vs, int64_t ws, simhash_fp *out)
+{
+	if (ws == 0)
+		share = SH_AUTO_SPAN;
+	out->bits = bits;
+	out->w[0] = out->w[1] = 0;
+	for (unsigned j = 0; j < bits; j++) {
+		__int128 s;
+		if (share == SH_AUTO_SPAN)
+			s = 2 * (__int128)counts[j] - (__int128)n;
+		else if (share == 0)
+			s = vs[j];
+		else
+			s = (2 * (__int128)counts[j] - (__int128)n) * share * ws +
+			    (__int128)vs[j] * (SH_AUTO_SPAN - share) * (__int128)n;
+		if (s > 0)
+			out->w[j >> 6] |= 1ull << (j & 63);
+	}
+}

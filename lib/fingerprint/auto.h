@@ -1,0 +1,33 @@
+/* auto.h - the length-adaptive features of the v2 default (auto.c). */
+#ifndef SH_AUTO_H
+#define SH_AUTO_H
+#include "../common/internal.h"
+
+/* Up to L0 normalized characters a text is fingerprinted by char n-grams
+ * alone, from L1 on by word 3-shingles alone, in between by both. */
+#ifndef SH_AUTO_L0
+#define SH_AUTO_L0 256
+#endif
+#ifndef SH_AUTO_L1
+#define SH_AUTO_L1 768
+#endif
+#define SH_AUTO_SPAN ((int64_t)(SH_AUTO_L1 - SH_AUTO_L0))
+
+typedef struct sh_auto sh_auto;
+simhash_err sh_auto_new(sh_auto **out);
+void sh_auto_free(sh_auto *a);
+
+/* The char n-grams' share of the vote for text t, times SH_AUTO_SPAN. */
+int64_t sh_auto_share(const sh_text *t);
+
+/* The votes of the distinct word 3-shingles of t: vs[0..bits) and their total
+ * weight *ws (0 if t has fewer than three words). */
+simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_t vs[128],
+			     int64_t *ws);
+
+/* The fingerprint from the char votes (counts[j] of n n-grams have bit j set)
+ * and the shingle votes, with the char share `share` (SH_AUTO_SPAN: counts
+ * only, as the "char" fingerprint; 0: shingles only). */
+void sh_auto_combine(unsigned bits, int64_t share, const uint64_t *counts, uint64_t n,
+		     const int64_t *vs, int64_t ws, simhash_fp *out);
+#endif

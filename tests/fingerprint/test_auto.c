@@ -1,0 +1,246 @@
+/* test_auto.c - the length-adaptive features of the v2 default, against a
+ * reference written from their definition in docs/algorithms.md (plain loops,
+ * XXH3 from libxxhash): char 3-gram votes, word 3-shingle votes with 1 + ln tf in 16.16
+ * fixed point, blended by length in 128-bit integers. Texts are lowercase
+ * ASCII words and single spaces, which normalization leaves as they are. */
+#include <stdint.h>
+#include <xxhash.h>
+#include "../test.h"
+#include "simhash.h"
+
+void sh_ctx_set_simd(simhash_ctx *ctx, int on);
+
+#define L0 256
+#define L1 768
+
+static uint64_t rng_state = 0x7e57a470ull;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static int64_t logtf_q16(uint32_t tf)
+{
+	unsigned e = 0;
+	while ((tf >> (e + 1)) != 0)
+		e++;
+	uint64_t l2 = ((uint64_t)e << 16) + (((uint64_t)(tf - (1u << e)) << 16) >> e);
+	return 65536 + (int64_t)((l2 * 45426u) >> 16);
+}
+
+/* Bit j of the width-`bits` hash h. */
+static int bit(const uint64_t h[2], unsigned j)
+{
+	return (int)(h[j >> 6] >> (j & 63) & 1);
+}
+
+static void char_hash(const char *p, size_t len, unsigned bits, uint64_t h[2])
+{
+	if (bits == 128) {
+		XXH128_hash_t x = XXH3_128bits(p, len);
+		h[0] = x.low64;
+		h[1] = x.high64;
+	} else {
+		h[0] = XXH3_64bits(p, len);
+		h[1] = 0;
+	}
+}
+
+static simhash_fp reference(const char *text, size_t len, unsigned bits)
+{
+	static uint64_t keys[4096], sh[4096];
+	static uint32_t cnt[4096];
+	size_t n_words = 0, n_sh = 0, start = 0;
+	int64_t vc[128] = {0}, vs[128] = {0}, ws = 0, share;
+	simhash_fp fp = {{0, 0}, bits};
+
+	/* char 3-grams, tf */
+	for (size_t i = 0; i + 3 <= len; i++) {
+		uint64_t h[2];
+		char_hash(text + i, 3, bits, h);
+		for (unsigned j = 0; j < bits; j++)
+			vc[j] += bit(h, j) ? 1 : -1;
+	}
+	/* words and distinct shingles */
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && text[i] != ' ')
+			continue;
+		if (i > start)
+			keys[n_words++] = XXH3_64bits(text + start, i - start);
+		start = i + 1;
+	}
+	for (size_t w = 2; w < n_words; w++) {
+		unsigned char b[24];
+		uint64_t k;
+		size_t s;
+		for (int q = 0; q < 3; q++)
+			for (int byte = 0; byte < 8; byte++)
+				b[8 * q + byte] = (unsigned char)(keys[w - 2 + (size_t)q] >> (8 * byte));
+		k = XXH3_64bits(b, 24);
+		for (s = 0; s < n_sh && sh[s] != k; s++)
+			;
+		if (s == n_sh) {
+			sh[n_sh] = k;
+			cnt[n_sh++] = 0;
+		}
+		cnt[s]++;
+	}
+	for (size_t s = 0; s < n_sh; s++) {
+		uint64_t h[2] = {sh[s], 0};
+		int64_t w = logtf_q16(cnt[s]);
+		if (bits == 128) {
+			h[0] = mix64(sh[s] ^ 0x9e3779b97f4a7c15ull);
+			h[1] = mix64(sh[s] ^ 0xc2b2ae3d27d4eb4full);
+		}
+		for (unsigned j = 0; j < bits; j++)
+			vs[j] += bit(h, j) ? w : -w;
+		ws += w;
+	}
+	share = len <= L0 ? L1 - L0 : len >= L1 ? 0 : (int64_t)(L1 - len);
+	if (ws == 0)
+		share = L1 - L0;
+	for (unsigned j = 0; j < bits; j++) {
+		__int128 s = (__int128)vc[j] * share * ws +
+			     (__int128)vs[j] * (L1 - L0 - share) * (__int128)(len - 2);
+		if (share == L1 - L0)
+			s = vc[j];
+		if (s > 0)
+			fp.w[j >> 6] |= 1ull << (j & 63);
+	}
+	return fp;
+}
+
+static size_t random_text(char *buf, size_t target)
+{
+	static const char *const vocab[] = {"the", "cat", "sat", "on", "a", "mat", "and", "dog",
+					    "ran", "far", "away", "from", "home", "x", "zz", "q1",
+					    "of", "in", "to", "it"};
+	size_t k = 0;
+
+	while (k < target) {
+		const char *w = vocab[rnd() % (rnd() % 2 ? 20 : 6)];
+		if (k)
+			buf[k++] = ' ';
+		memcpy(buf + k, w, strlen(w));
+		k += strlen(w);
+	}
+	buf[k] = 0;
+	return k;
+}
+
+static simhash_fp fp_of(const char *text, size_t len, unsigned bits, int simd)
+{
+	simhash_config cfg;
+	simhash_ctx *ctx = NULL;
+	simhash_fp fp = {{0, 0}, 0};
+
+	simhash_config_init(&cfg);
+	cfg.bits = bits;
+	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
+	if (!ctx)
+		return fp;
+	sh_ctx_set_simd(ctx, simd);
+	CHECK(simhash_fingerprint(ctx, text, len, &fp) == SIMHASH_OK);
+	simhash_ctx_free(ctx);
+	return fp;
+}
+
+static int same(simhash_fp a, simhash_fp b)
+{
+	return a.bits == b.bits && a.w[0] == b.w[0] && a.w[1] == b.w[1];
+}
+
+static void test_default_features_are_auto(void)
+{
+	simhash_config cfg;
+
+	simhash_config_init(&cfg);
+	CHECK(cfg.features == SIMHASH_FEATURES_AUTO && cfg.ngram == 3 && cfg.ngram_cjk == 2);
+}
+
+/* Every length zone (char only, blend, shingles only), every width, both paths. */
+static void test_auto_matches_reference(void)
+{
+	static char buf[4000];
+	static const unsigned widths[] = {32, 64, 128};
+	static const size_t lens[] = {5, 100, 256, 257, 300, 500, 767, 768, 1500, 3000};
+
+	for (int trial = 0; trial < 90; trial++) {
+		unsigned bits = widths[trial % 3];
+		size_t len = random_text(buf, lens[(trial / 3) % 10] - (rnd() % 3 == 0));
+		simhash_fp want = reference(buf, len, bits);
+		if (bits == 32)
+			want.w[0] &= 0xffffffffu;
+		for (int simd = 0; simd < 2; simd++) {
+			simhash_fp got = fp_of(buf, len, bits, simd);
+			if (!same(got, want)) {
+				fprintf(stderr, "trial %d: %u bits, %zu chars, simd %d: %016llx%016llx != %016llx%016llx\n",
+					trial, bits, len, simd, (unsigned long long)got.w[1],
+					(unsigned long long)got.w[0], (unsigned long long)want.w[1],
+					(unsigned long long)want.w[0]);
+				CHECK(0);
+			}
+		}
+	}
+}
+
+/* One ctx across texts of every size: its shingle table is reused and
+ * emptied between texts, never carried over. */
+static void test_reused_ctx_matches_reference(void)
+{
+	static char buf[4000];
+	simhash_config cfg;
+	simhash_ctx *ctx = NULL;
+
+	simhash_config_init(&cfg);
+	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
+	for (int i = 0; ctx && i < 300; i++) {
+		size_t len = random_text(buf, 1 + rnd() % (rnd() % 2 ? 3500 : 900));
+		simhash_fp got, want = reference(buf, len, 64);
+		CHECK(simhash_fingerprint(ctx, buf, len, &got) == SIMHASH_OK);
+		if (!same(got, want)) {
+			fprintf(stderr, "text %d (%zu chars) differs\n", i, len);
+			CHECK(0);
+			break;
+		}
+	}
+	simhash_ctx_free(ctx);
+}
+
+/* Up to L0 characters the v2 fingerprint is the v1 char fingerprint. */
+static void test_short_texts_keep_their_char_fingerprint(void)
+{
+	static char buf[400];
+	simhash_config cfg;
+	simhash_ctx *a = NULL, *b = NULL;
+
+	simhash_config_init(&cfg);
+	CHECK(simhash_ctx_new(&cfg, &a) == SIMHASH_OK);
+	cfg.features = SIMHASH_FEATURES_CHAR;
+	CHECK(simhash_ctx_new(&cfg, &b) == SIMHASH_OK);
+	for (int i = 0; a && b && i < 200; i++) {
+		size_t len = random_text(buf, 1 + rnd() % 250);
+		simhash_fp x, y;
+		CHECK(simhash_fingerprint(a, buf, len, &x) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(b, buf, len, &y) == SIMHASH_OK);
+		CHECK(same(x, y));
+	}
+	simhash_ctx_free(a);
+	simhash_ctx_free(b);
+}
+
+TEST_MAIN("auto",
+	  TEST(test_default_features_are_auto),
+	  TEST(test_auto_matches_reference),
+	  TEST(test_reused_ctx_matches_reference),
+	  TEST(test_short_texts_keep_their_char_fingerprint))
