@@ -72,6 +72,13 @@ void sh_fnv1a_128(const void *data, size_t len, uint64_t out[2]);
 
 /* ---- features/idf.c, features/stopwords.c: lookups by sh_key() of the term */
 double sh_idf_get_key(const simhash_idf *idf, uint64_t key);
+/* Counting one document's features, for simhash_idf_add_document() in
+ * fingerprint/idf_doc.c (features come from the layer above, so the call is
+ * made there): begin, the feature callback once per distinct feature, then
+ * commit, which counts them all or, after an error, nothing. */
+void sh_idf_doc_begin(simhash_idf *idf);
+int sh_idf_doc_feature(const char *data, size_t len, uint32_t count, void *arg);
+simhash_err sh_idf_doc_commit(simhash_idf *idf);
 int sh_stopwords_has_key(const simhash_stopwords *sw, uint64_t key);
 
 

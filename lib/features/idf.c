@@ -398,7 +398,7 @@ simhash_err simhash_idf_finish(simhash_idf *idf)
 
 /* Feature callback: copies the feature aside. Counting waits until the whole
  * document is known, so that a failure counts nothing (no half documents). */
-static int collect_feature(const char *data, size_t len, uint32_t count, void *arg)
+int sh_idf_doc_feature(const char *data, size_t len, uint32_t count, void *arg)
 {
 	simhash_idf *idf = arg;
 	struct doc_feature *f;
@@ -426,22 +426,20 @@ static int collect_feature(const char *data, size_t len, uint32_t count, void *a
 	return 0;
 }
 
-/* simhash_features_each() reports each distinct feature once, so one
- * increment per feature is one per document. */
-simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *ctx, const char *text,
-				     size_t len)
+void sh_idf_doc_begin(simhash_idf *idf)
 {
-	const struct doc_feature *f;
-	simhash_err err;
-
-	if (!idf || !ctx || (!text && len))
-		return SIMHASH_EINVAL;
 	idf->doc_n = 0;
 	idf->doc_len = 0;
 	idf->doc_err = SIMHASH_OK;
-	err = simhash_features_each(ctx, text, len, collect_feature, idf);
-	if (!err)
-		err = idf->doc_err;
+}
+
+/* The features come distinct (simhash_features_each() reports each once),
+ * so one increment per feature is one per document. */
+simhash_err sh_idf_doc_commit(simhash_idf *idf)
+{
+	const struct doc_feature *f;
+	simhash_err err = idf->doc_err;
+
 	if (!err)
 		err = idf_reserve(idf, idf->doc_n, idf->doc_len);
 	if (err)
