@@ -175,8 +175,15 @@ typedef struct simhash_config {
 	const simhash_idf *idf;     /* NULL; borrowed, required by TFIDF */
 } simhash_config;
 
-/* Fills *cfg with the defaults. Thread safety: safe. */
-SIMHASH_API void simhash_config_init(simhash_config *cfg);
+/* Fills *cfg with the defaults. size is the caller's sizeof *cfg (the macro
+ * passes it): the library writes only min(size, its own sizeof) bytes and sets
+ * cfg->size to that, so a library newer than the caller's header never writes
+ * past the caller's struct, and reads only the fields the caller has (the
+ * others keep their defaults). Thread safety: safe. */
+SIMHASH_API void simhash_config_init_sized(simhash_config *cfg, size_t size);
+/* The function of the first release, kept for its callers (a macro now). */
+SIMHASH_API void(simhash_config_init)(simhash_config *cfg);
+#define simhash_config_init(c) simhash_config_init_sized((c), sizeof *(c))
 
 /* SIMHASH_OK if *cfg is consistent; else SIMHASH_EINVAL. Thread safety: safe. */
 SIMHASH_API simhash_err simhash_config_check(const simhash_config *cfg);

@@ -27,6 +27,16 @@ static inline void sh_put_le64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* ---- fingerprint/config.c */
+
+/* Bytes of simhash_config in the first release (through idf): the least a
+ * caller's config may have. */
+#define SH_CONFIG_V1_SIZE (offsetof(simhash_config, idf) + sizeof(const simhash_idf *))
+
+/* Copies a caller's config of src->size bytes into a full one: fields the
+ * caller's struct lacks get their defaults; dst->size becomes sizeof *dst. */
+void sh_config_copy(simhash_config *dst, const simhash_config *src);
+
 /* ---- utf8.c */
 
 /* Decodes the code point at s[i] (i < len) into *cp and returns the bytes it

@@ -25,7 +25,8 @@ simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out)
 	ctx = calloc(1, sizeof *ctx);
 	if (!ctx)
 		return SIMHASH_ENOMEM;
-	ctx->cfg = *cfg;
+	sh_config_copy(&ctx->cfg, cfg);
+	cfg = &ctx->cfg;
 	ctx->simd = sh_cpu_has_avx512();
 	err = sh_norm_new(cfg, &ctx->norm);
 	if (!err)
