@@ -287,7 +287,10 @@ static int can_open(const char *path)
 
 static int load_error(const char *path, simhash_err err, size_t line, const char *what)
 {
-	if (err == SIMHASH_ECORRUPT && line)
+	if (err == SIMHASH_ECORRUPT && line && !strcmp(what, "IDF"))
+		cli_err("%s:%zu: not a valid IDF line (expected TERM<TAB>IDF, IDF a number >= 0)",
+			path, line);
+	else if (err == SIMHASH_ECORRUPT && line)
 		cli_err("%s:%zu: not a valid %s line", path, line, what);
 	else
 		cli_err("%s: %s", path, simhash_strerror(err));
@@ -306,6 +309,12 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 	}
 	if (!cfg->compat && cfg->weight == SIMHASH_WEIGHT_TFIDF && !cc->idf_path) {
 		cli_err("%s: --weight tfidf needs --idf FILE (or --idf jieba)", cmd);
+		return EXIT_USAGE;
+	}
+	if (cc->idf_path && (cfg->compat || cfg->weight != SIMHASH_WEIGHT_TFIDF)) {
+		/* it would change nothing: say so rather than ignore it */
+		cli_err("%s: --idf is used only with --weight tfidf%s", cmd,
+			cfg->compat ? " (and not under --compat)" : "");
 		return EXIT_USAGE;
 	}
 	if (cc->stopwords_path) {
