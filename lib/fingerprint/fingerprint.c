@@ -64,6 +64,7 @@ void sh_ctx_set_simd(simhash_ctx *ctx, int on)
 {
 	ctx->simd = on && sh_cpu_has_avx512();
 	sh_norm_set_simd(ctx->norm, on);
+	sh_compat_set_simd(ctx->compat, on);
 }
 
 size_t simhash_ctx_error_offset(const simhash_ctx *ctx)
