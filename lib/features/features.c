@@ -255,18 +255,32 @@ void sh_dedup_free(sh_dedup *d)
 	free(d);
 }
 
+/* Rebuilds the slots for cap (a power of two) from the k entries of uq. */
+static void dedup_rehash(uint32_t *slots, size_t cap, const sh_uniq *uq, size_t k)
+{
+	memset(slots, 0, cap * sizeof(uint32_t));
+	for (size_t j = 0; j < k; j++) {
+		size_t h = uq[j].key & (cap - 1);
+
+		while (slots[h])
+			h = (h + 1) & (cap - 1);
+		slots[h] = (uint32_t)(j + 1);
+	}
+}
+
+/* The table grows with the distinct features, not with the occurrences:
+ * memory is linear in what a text has that differs (a 100 MB text of 10M
+ * occurrences and 1M distinct features needs the 1M). */
 simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, size_t *n_uniq)
 {
-	size_t cap = 16, k = 0;
+	size_t cap = 1024, k = 0;
 	uint32_t *slots;
 	sh_uniq *uq;
 
 	if (n > UINT32_MAX / 4)
 		return SIMHASH_EINVAL;
-	while (cap < 2 * n)
-		cap *= 2;
 	if (sh_buf_reserve(&d->slots, cap * sizeof(uint32_t)) ||
-	    sh_buf_reserve(&d->uniq, n * sizeof(sh_uniq)))
+	    sh_buf_reserve(&d->uniq, 512 * sizeof(sh_uniq)))
 		return SIMHASH_ENOMEM;
 	slots = d->slots.p;
 	uq = d->uniq.p;
@@ -286,10 +300,20 @@ simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, 
 			uq[slots[h] - 1].count++;
 			continue;
 		}
+		if (sh_buf_reserve(&d->uniq, (k + 1) * sizeof(sh_uniq)))
+			return SIMHASH_ENOMEM;
+		uq = d->uniq.p;
 		uq[k].key = key;
 		uq[k].count = 1;
 		uq[k].first = (uint32_t)i;
 		slots[h] = (uint32_t)++k;
+		if (2 * k > cap) {
+			if (sh_buf_reserve(&d->slots, 2 * cap * sizeof(uint32_t)))
+				return SIMHASH_ENOMEM;
+			cap *= 2;
+			slots = d->slots.p;
+			dedup_rehash(slots, cap, uq, k);
+		}
 	}
 	*u = uq;
 	*n_uniq = k;

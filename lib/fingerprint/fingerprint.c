@@ -232,7 +232,9 @@ simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len, 
 	err = sh_ctx_features(ctx, text, len, &n);
 	if (err)
 		return err;
-	if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0) {
+	/* MD5 costs far more than a table lookup: hash each distinct feature
+	 * once (the weighted path gives the same bits for tf weights) */
+	if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0 && cfg->hash != SIMHASH_HASH_MD5) {
 		unit_votes(ctx, n, &fp);
 	} else {
 		err = weighted_votes(ctx, n, &fp);
