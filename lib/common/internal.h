@@ -139,6 +139,9 @@ simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
 			size_t *bad_offset);
 /* For tests: the AVX2 path of ASCII runs off (0) or on where the CPU has it. */
 void sh_norm_set_simd(sh_norm *n, int on);
+/* For tests: the slice of a non-ASCII run handled at once (0: the default,
+ * 16 MiB); tests make it tiny to cross slice ends often. */
+void sh_norm_set_slice(sh_norm *n, size_t bytes);
 /* Decodes UTF-8 into code points (invalid sequences replaced), for the compat mode. */
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps);
