@@ -311,12 +311,6 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 		cli_err("%s: --weight tfidf needs --idf FILE (or --idf jieba)", cmd);
 		return EXIT_USAGE;
 	}
-	if (cc->idf_path && (cfg->compat || cfg->weight != SIMHASH_WEIGHT_TFIDF)) {
-		/* it would change nothing: say so rather than ignore it */
-		cli_err("%s: --idf is used only with --weight tfidf%s", cmd,
-			cfg->compat ? " (and not under --compat)" : "");
-		return EXIT_USAGE;
-	}
 	if (cc->stopwords_path) {
 		if (!can_open(cc->stopwords_path))
 			return EXIT_FAIL;
@@ -332,6 +326,13 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 		if (err)
 			return load_error(cc->idf_path, err, line, "IDF");
 		cfg->idf = cc->idf;
+	}
+	/* Checked last, once every option (a scheme string too) has set the
+	 * weight: an IDF table would change nothing, so say so, never ignore it. */
+	if (cc->idf_path && (cfg->compat || cfg->weight != SIMHASH_WEIGHT_TFIDF)) {
+		cli_err("%s: --idf is used only with --weight tfidf%s", cmd,
+			cfg->compat ? " (and not under --compat)" : "");
+		return EXIT_USAGE;
 	}
 	if (simhash_config_check(cfg) != SIMHASH_OK) {
 		cli_err("%s: these options do not make a valid configuration", cmd);

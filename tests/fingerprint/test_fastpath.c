@@ -91,6 +91,8 @@ static void test_extension_b_han_before_a_short_char(void)
 	simhash_config cfg;
 
 	simhash_config_init(&cfg);
+	cfg.features = SIMHASH_FEATURES_CHAR; /* the paths under test, whatever the default */
+	cfg.ngram = 3;
 	cfg.ngram_cjk = 2;
 	check_paths(&cfg, text, sizeof text - 1, 0);
 }
@@ -107,6 +109,7 @@ static void test_fast_path_equals_plain_path_on_mixed_widths(void)
 		rng_state = seed + (uint64_t)trial;
 		len = random_text(buf, 1 + rnd() % (trial % 10 == 0 ? 4000 : 120));
 		simhash_config_init(&cfg);
+		cfg.features = SIMHASH_FEATURES_CHAR;
 		cfg.ngram = 1 + (unsigned)(rnd() % 4);
 		cfg.ngram_cjk = 1 + (unsigned)(rnd() % 3);
 		cfg.bits = trial % 7 == 0 ? 32 : 64;
