@@ -1,6 +1,7 @@
 #!/bin/sh
-# run.sh BUILD - `make bench`: the speed figures (speed.sh), then the quality
-# figures (quality.sh), both on ../shared/corpus (or $SIMHASH_CORPUS), then the
+# run.sh BUILD - `make bench`: the index (index.sh, generated data), the speed
+# figures (speed.sh), peak memory on one large document (memory.sh) and the
+# quality figures (quality.sh) on ../shared/corpus (or $SIMHASH_CORPUS), then the
 # PostgreSQL extension's index (pg.sh, generated data). Without the corpus or
 # PostgreSQL each part says so and succeeds: the benchmark is optional, the tests
 # are not.
@@ -13,6 +14,8 @@ if [ ! -d "$CORPUS" ]; then
 	echo "bench: $CORPUS not found, skipped"
 else
 	sh bench/speed.sh "$BUILD"
+	echo
+	sh bench/memory.sh "$BUILD"
 	echo
 	sh bench/quality.sh "$BUILD"
 fi

@@ -1,10 +1,13 @@
 #!/bin/sh
 # run.sh BUILD - runs everything `make check` tests in one build folder:
-#   1. each executable under BUILD/tests (sorted), which prints "NAME: N passed, N failed";
-#   2. tests/cli/run.sh BUILD/simhash, if it exists ("cli: N passed, N failed");
-#   3. each BUILD/fuzz/<name> on fuzz/corpus/<name> ("fuzz NAME: N passed, 0 failed").
-# Each run adds its counts. A run that prints no count line, or exits non-zero
-# while counting 0 failed (a crash, a sanitizer report), counts one failure.
+#   1. tests/cli/run.sh BUILD/simhash, if it exists ("cli: N passed, N failed");
+#   2. each executable under BUILD/tests (sorted), which prints "NAME: N passed, N failed";
+#   3. tests/layers.sh BUILD (no layer of lib/ calls a later one);
+#   4. each BUILD/fuzz/<name> on fuzz/corpus/<name> ("fuzz NAME: N passed, 0 failed").
+# The runs are independent and go in parallel (TEST_JOBS, default the number
+# of processors); their reports come in the order above. Each run adds its
+# counts. A run that prints no count line, or exits non-zero while counting 0
+# failed (a crash, a sanitizer report), counts one failure.
 # The last line is the total, "N passed, N failed", and the exit status is 1 if
 # anything failed. Under `make asan` the binaries carry ASan and UBSan: their
 # options make any report fatal.
@@ -18,14 +21,30 @@ export ASAN_OPTIONS UBSAN_OPTIONS
 passed=0
 failed=0
 log=$(mktemp) || exit 1
-trap 'rm -f "$log"' EXIT
 
-# run NAME CMD...: runs CMD with its output in $log, shows the count line, adds it.
-run() {
-	name=$1
+# The runs are independent: they go TEST_JOBS at a time (default: the number
+# of online processors) through xargs -P, each with its own log; the logs are
+# then read in the order below, so the report is the same for any TEST_JOBS.
+jobs=${TEST_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
+runs=$(mktemp -d) || exit 1
+trap 'rm -f "$log"; rm -rf "$runs"' EXIT
+n_runs=0
+
+# add NAME CMD...: queues CMD (its words quoted for sh) under NAME.
+add() {
+	n_runs=$((n_runs + 1))
+	printf '%s\n' "$1" >"$runs/$n_runs.name"
 	shift
-	"$@" >"$log" 2>&1
-	status=$?
+	for w in "$@"; do
+		printf "'%s' " "$(printf '%s' "$w" | sed "s/'/'\\\\''/g")"
+	done >"$runs/$n_runs.cmd"
+}
+
+# count NAME LOG STATUS: shows the count line of a finished run, adds it.
+count() {
+	name=$1
+	status=$3
+	cp "$2" "$log"
 	line=$(grep -E '(^|[^0-9])[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 	p=$(printf '%s\n' "$line" | sed -nE 's/^(.*[^0-9])?([0-9]+) passed, ([0-9]+) failed.*$/\2/p')
 	f=$(printf '%s\n' "$line" | sed -nE 's/^(.*[^0-9])?([0-9]+) passed, ([0-9]+) failed.*$/\3/p')
@@ -48,20 +67,36 @@ run() {
 	failed=$((failed + f))
 }
 
+# The CLI cases take longest: queued first, they start first.
+if [ -f "$root/tests/cli/run.sh" ]; then
+	add "tests/cli/run.sh" sh "$root/tests/cli/run.sh" "$build/simhash"
+fi
+
 if [ -d "$build/tests" ]; then
 	for t in $(find "$build/tests" -type f -perm -u+x | sort); do
-		run "$t" "$t"
+		add "$t" "$t"
 	done
 fi
 
-if [ -f "$root/tests/cli/run.sh" ]; then
-	run "tests/cli/run.sh" sh "$root/tests/cli/run.sh" "$build/simhash"
-fi
+add "tests/layers.sh" sh "$root/tests/layers.sh" "$build"
 
 for t in "$build"/fuzz/*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
 	name=$(basename "$t")
-	run "fuzz $name" "$t" "$root/fuzz/corpus/$name"
+	add "fuzz $name" "$t" "$root/fuzz/corpus/$name"
+done
+
+i=0
+while [ $i -lt $n_runs ]; do
+	i=$((i + 1))
+	echo $i
+done | xargs -P "$jobs" -I '{}' sh -c \
+	'sh "$0/{}.cmd" >"$0/{}.log" 2>&1; echo $? >"$0/{}.status"' "$runs"
+
+i=0
+while [ $i -lt $n_runs ]; do
+	i=$((i + 1))
+	count "$(cat "$runs/$i.name")" "$runs/$i.log" "$(cat "$runs/$i.status" 2>/dev/null || echo 1)"
 done
 
 echo "$passed passed, $failed failed"

@@ -44,6 +44,16 @@ static inline void sh_put_le64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* ---- fingerprint/config.c */
+
+/* Bytes of simhash_config in the first release (through idf): the least a
+ * caller's config may have. */
+#define SH_CONFIG_V1_SIZE (offsetof(simhash_config, idf) + sizeof(const simhash_idf *))
+
+/* Copies a caller's config of src->size bytes into a full one: fields the
+ * caller's struct lacks get their defaults; dst->size becomes sizeof *dst. */
+void sh_config_copy(simhash_config *dst, const simhash_config *src);
+
 /* ---- utf8.c */
 
 /* Decodes the code point at s[i] (i < len) into *cp and returns the bytes it
@@ -77,8 +87,12 @@ void sh_hash(simhash_hash h, unsigned bits, const void *data, size_t len, uint64
 /* XXH3 64-bit, seed 0: the key of dedup tables, IDF tables and stop words. */
 uint64_t sh_key(const void *data, size_t len);
 
-/* MD5 digest of len bytes. */
+/* MD5 digest of len bytes (md5.c, our own RFC 1321). */
 void sh_md5(const void *data, size_t len, uint8_t out[16]);
+/* md5_x16.c: sixteen digests at once with AVX-512, messages of at most 55
+ * bytes each; call only if sh_md5_x16_supported(). Same bytes as sh_md5(). */
+int sh_md5_x16_supported(void);
+void sh_md5_x16(const uint8_t *const msg[16], const size_t len[16], uint8_t out[16][16]);
 
 uint32_t sh_fnv1_32(const void *data, size_t len);
 uint32_t sh_fnv1a_32(const void *data, size_t len);
@@ -89,6 +103,15 @@ void sh_fnv1a_128(const void *data, size_t len, uint64_t out[2]);
 
 /* ---- features/idf.c, features/stopwords.c: lookups by sh_key() of the term */
 double sh_idf_get_key(const simhash_idf *idf, uint64_t key);
+/* Whether the table has a value for the term of this key. */
+int sh_idf_has_key(const simhash_idf *idf, uint64_t key);
+/* Counting one document's features, for simhash_idf_add_document() in
+ * fingerprint/idf_doc.c (features come from the layer above, so the call is
+ * made there): begin, the feature callback once per distinct feature, then
+ * commit, which counts them all or, after an error, nothing. */
+void sh_idf_doc_begin(simhash_idf *idf);
+int sh_idf_doc_feature(const char *data, size_t len, uint32_t count, void *arg);
+simhash_err sh_idf_doc_commit(simhash_idf *idf);
 int sh_stopwords_has_key(const simhash_stopwords *sw, uint64_t key);
 
 
@@ -97,6 +120,8 @@ int sh_stopwords_has_key(const simhash_stopwords *sw, uint64_t key);
 typedef struct sh_compat sh_compat;
 simhash_err sh_compat_new(sh_compat **out);
 void sh_compat_free(sh_compat *c);
+/* For tests: the sixteen-lane MD5 off (0) or on where the CPU has it. */
+void sh_compat_set_simd(sh_compat *c, int on);
 /* Simhash(text, f=bits).value for bits 64 or 128, where text is the Python str
  * whose code points are cps[0..n) (already decoded; invalid UTF-8 replaced). */
 simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned bits,
@@ -131,6 +156,9 @@ simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
 			size_t *bad_offset);
 /* For tests: the AVX2 path of ASCII runs off (0) or on where the CPU has it. */
 void sh_norm_set_simd(sh_norm *n, int on);
+/* For tests: the slice of a non-ASCII run handled at once (0: the default,
+ * 16 MiB); tests make it tiny to cross slice ends often. */
+void sh_norm_set_slice(sh_norm *n, size_t bytes);
 /* Decodes UTF-8 into code points (invalid sequences replaced), for the compat mode. */
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps);

@@ -26,7 +26,8 @@ simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out)
 	ctx = calloc(1, sizeof *ctx);
 	if (!ctx)
 		return SIMHASH_ENOMEM;
-	ctx->cfg = *cfg;
+	sh_config_copy(&ctx->cfg, cfg);
+	cfg = &ctx->cfg;
 	ctx->simd = sh_cpu_has_avx512() && !SH_EXP_SEED;
 	err = sh_norm_new(cfg, &ctx->norm);
 	if (!err) {
@@ -72,6 +73,7 @@ void sh_ctx_set_simd(simhash_ctx *ctx, int on)
 {
 	ctx->simd = on && sh_cpu_has_avx512() && !SH_EXP_SEED;
 	sh_norm_set_simd(ctx->norm, on);
+	sh_compat_set_simd(ctx->compat, on);
 }
 
 size_t simhash_ctx_error_offset(const simhash_ctx *ctx)
@@ -129,9 +131,13 @@ static uint64_t unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out, uint64_t
 				const uint8_t *p = t->s + t->off[i];
 				for (unsigned k = 0; k < 8; k++)
 					h[k] = sh_key_1to3(p + k, ng);
-			} else if (ngc == 2 && t->off[i + 9] - t->off[i] == 27 &&
-				   all_cjk(t->cls + i)) {
-				/* eight bigrams of three-byte CJK characters */
+			} else if (ngc == 2 && t->off[i + 8] - t->off[i] == 24 &&
+				   t->off[i + 9] - t->off[i + 8] == 3 && all_cjk(t->cls + i)) {
+				/* eight bigrams of nine three-byte characters: a CJK
+				 * character has at least three bytes, so eight of them
+				 * in 24 bytes have three each; the ninth is checked on
+				 * its own (27 bytes in all also fit a four-byte Han
+				 * character and a two-byte ninth) */
 				const uint8_t *p = t->s + t->off[i];
 				for (unsigned k = 0; k < 8; k++)
 					h[k] = sh_key_4to8(p + 3 * k, 6);
@@ -267,7 +273,10 @@ simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len, 
 		err = auto_votes(ctx, n, &fp);
 		if (err)
 			return err;
-	} else if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0) {
+	} else if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0 &&
+		   cfg->hash != SIMHASH_HASH_MD5) {
+		/* MD5 costs far more than a table lookup: the weighted path hashes
+		 * each distinct feature once and gives the same bits for tf */
 		unit_votes(ctx, n, &fp, NULL);
 	} else {
 		err = weighted_votes(ctx, n, &fp);
