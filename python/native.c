@@ -1,0 +1,238 @@
+/* native.c - the C side of the Python module simhash._native (built by cffi
+ * in API mode, see build_ffi.py), a client of simhash.h only.
+ *
+ * cffi releases the GIL around every call into this file, so a long text is
+ * fingerprinted while other Python threads run. These helpers exist to keep
+ * the per-call cost low (one call per text, results in a caller's buffer) and
+ * to run a batch of texts on threads, each with its own simhash_ctx.
+ *
+ * Invariants: nothing here keeps state between calls; every buffer handed
+ * back to Python is freed by shpy_free().
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "simhash.h"
+
+/* Fingerprints one text: out[0] bits 0..63, out[1] bits 64..127. */
+int shpy_fingerprint(simhash_ctx *ctx, const char *text, size_t len, uint64_t *out)
+{
+	simhash_fp fp;
+	simhash_err err = simhash_fingerprint(ctx, text, len, &fp);
+
+	if (err)
+		return err;
+	out[0] = fp.w[0];
+	out[1] = fp.w[1];
+	return SIMHASH_OK;
+}
+
+/* Fingerprints n features: feature i is blob[ends[i-1] .. ends[i]) (ends[-1]
+ * being 0) with weights[i]. */
+int shpy_features(simhash_ctx *ctx, const char *blob, const size_t *ends, const double *weights,
+		  size_t n, uint64_t *out)
+{
+	simhash_feature *fs = NULL;
+	simhash_fp fp;
+	simhash_err err;
+	size_t i, start = 0;
+
+	if (n) {
+		fs = malloc(n * sizeof(*fs));
+		if (!fs)
+			return SIMHASH_ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		fs[i].data = blob + start;
+		fs[i].len = ends[i] - start;
+		fs[i].weight = weights[i];
+		start = ends[i];
+	}
+	err = simhash_fingerprint_features(ctx, fs, n, &fp);
+	free(fs);
+	if (err)
+		return err;
+	out[0] = fp.w[0];
+	out[1] = fp.w[1];
+	return SIMHASH_OK;
+}
+
+/* ---------------------------------------------------------------- batches on threads */
+
+#define CHUNK 16 /* texts a thread takes at a time */
+
+struct batch {
+	const simhash_config *cfg;
+	const char *blob;
+	const size_t *ends;
+	size_t n;
+	size_t next;      /* next text to hand out (atomic) */
+	uint64_t *out;
+	size_t err_index; /* lowest failing text, n if none (under mu) */
+	int err;
+	size_t err_offset;
+	pthread_mutex_t mu;
+};
+
+static void batch_fail(struct batch *b, size_t i, int err, size_t offset)
+{
+	pthread_mutex_lock(&b->mu);
+	if (i < b->err_index) {
+		b->err_index = i;
+		b->err = err;
+		b->err_offset = offset;
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void *batch_worker(void *arg)
+{
+	struct batch *b = arg;
+	simhash_ctx *ctx = NULL;
+	simhash_fp fp;
+	size_t i, end;
+	int err = simhash_ctx_new(b->cfg, &ctx);
+
+	if (err) {
+		batch_fail(b, 0, err, 0);
+		return NULL;
+	}
+	for (;;) {
+		i = __atomic_fetch_add(&b->next, CHUNK, __ATOMIC_RELAXED);
+		if (i >= b->n)
+			break;
+		end = i + CHUNK < b->n ? i + CHUNK : b->n;
+		for (; i < end; i++) {
+			size_t start = i ? b->ends[i - 1] : 0;
+
+			err = simhash_fingerprint(ctx, b->blob + start, b->ends[i] - start, &fp);
+			if (err) {
+				batch_fail(b, i, err, simhash_ctx_error_offset(ctx));
+				/* later texts need not be done: stop handing them out */
+				__atomic_store_n(&b->next, b->n, __ATOMIC_RELAXED);
+				break;
+			}
+			b->out[2 * i] = fp.w[0];
+			b->out[2 * i + 1] = fp.w[1];
+		}
+	}
+	simhash_ctx_free(ctx);
+	return NULL;
+}
+
+/* Fingerprints n texts (text i is blob[ends[i-1] .. ends[i])) on n_threads
+ * threads into out[2 i], out[2 i + 1]. On failure returns the error of the
+ * lowest failing text, its index in *err_index and, for SIMHASH_EUTF8, the
+ * byte offset in *err_offset. */
+int shpy_fingerprints(const simhash_config *cfg, const char *blob, const size_t *ends, size_t n,
+		      unsigned n_threads, uint64_t *out, size_t *err_index, size_t *err_offset)
+{
+	struct batch b = { .cfg = cfg, .blob = blob, .ends = ends, .n = n, .out = out,
+			   .err_index = SIZE_MAX };
+	pthread_t *tids;
+	unsigned t, started = 0;
+
+	if (n_threads < 1)
+		n_threads = 1;
+	if ((size_t)n_threads > (n + CHUNK - 1) / CHUNK)
+		n_threads = (unsigned)((n + CHUNK - 1) / CHUNK);
+	pthread_mutex_init(&b.mu, NULL);
+	tids = n_threads > 1 ? calloc(n_threads, sizeof(*tids)) : NULL;
+	for (t = 0; tids && t < n_threads; t++) {
+		if (pthread_create(&tids[t], NULL, batch_worker, &b))
+			break;
+		started++;
+	}
+	if (!started)
+		batch_worker(&b);
+	for (t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	pthread_mutex_destroy(&b.mu);
+	free(tids);
+	if (b.err_index != SIZE_MAX) {
+		*err_index = b.err_index;
+		*err_offset = b.err_offset;
+		return b.err;
+	}
+	return SIMHASH_OK;
+}
+
+/* ---------------------------------------------------------------- the features of a text */
+
+struct feats {
+	char *blob;
+	size_t len, cap;
+	uint32_t *counts;
+	size_t *ends;
+	size_t n, n_cap;
+	int failed;
+};
+
+static int feats_add(const char *data, size_t len, uint32_t count, void *arg)
+{
+	struct feats *f = arg;
+
+	if (f->len + len + 1 > f->cap) {
+		size_t cap = f->cap ? f->cap : 256;
+		char *p;
+
+		while (cap < f->len + len + 1)
+			cap *= 2;
+		p = realloc(f->blob, cap);
+		if (!p)
+			goto fail;
+		f->blob = p;
+		f->cap = cap;
+	}
+	if (f->n == f->n_cap) {
+		size_t cap = f->n_cap ? 2 * f->n_cap : 64;
+		uint32_t *p = realloc(f->counts, cap * sizeof(*p));
+		size_t *e;
+
+		if (!p)
+			goto fail;
+		f->counts = p;
+		e = realloc(f->ends, cap * sizeof(*e));
+		if (!e)
+			goto fail;
+		f->ends = e;
+		f->n_cap = cap;
+	}
+	memcpy(f->blob + f->len, data, len);
+	f->len += len;
+	f->ends[f->n] = f->len;
+	f->counts[f->n++] = count;
+	return 0;
+fail:
+	f->failed = 1;
+	return 1;
+}
+
+/* The distinct features of a text: feature i is (*blob)[ends[i-1] .. ends[i]),
+ * occurring (*counts)[i] times. Free the three arrays with shpy_free(). */
+int shpy_features_list(simhash_ctx *ctx, const char *text, size_t len, char **blob,
+		       size_t **ends, uint32_t **counts, size_t *n)
+{
+	struct feats f = { 0 };
+	int err = simhash_features_each(ctx, text, len, feats_add, &f);
+
+	if (!err && f.failed)
+		err = SIMHASH_ENOMEM;
+	if (err) {
+		free(f.blob);
+		free(f.counts);
+		free(f.ends);
+		return err;
+	}
+	*blob = f.blob;
+	*ends = f.ends;
+	*counts = f.counts;
+	*n = f.n;
+	return SIMHASH_OK;
+}
+
+void shpy_free(void *p)
+{
+	free(p);
+}
