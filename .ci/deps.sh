@@ -7,6 +7,9 @@
 #                libmicrohttpd, jansson, OpenSSL (MD5)
 #   tests/docs:  python3 and python3-jieba (reference checks, jieba's idf.txt),
 #                xxhash (xxhsum), man-db and groff-base (the man page), git
+#   python:      python3-cffi, python3-dev (the module), python3-pytest, python3-numpy
+#                (its tests; numpy also runs the original package they compare with),
+#                python3-sklearn (the original package's own test suite imports it)
 set -euo pipefail
 
 packages=(
@@ -14,6 +17,7 @@ packages=(
 	libicu-dev libopencc-dev libopencc1.1 opencc libxxhash-dev xxhash
 	liblmdb-dev libmicrohttpd-dev libjansson-dev libssl-dev
 	python3 python3-jieba man-db groff-base ca-certificates git
+	python3-cffi python3-dev python3-pytest python3-numpy python3-sklearn
 )
 
 if [ "${1:-}" = "--list" ]; then # for .ci/run

@@ -23,6 +23,9 @@ def sum_hashes(sh, digests):
 
 
 def _digest(sh, feature, mask):
+    if not isinstance(feature, str):
+        raise TypeError("a feature must be a str or a (str, weight) pair, not %s %r"
+                        % (type(feature).__name__, feature))
     h = sh.hashfunc(feature.encode('utf-8'))
     if sh.hashfunc_returns_int:
         if not isinstance(h, numbers.Integral):
@@ -47,7 +50,11 @@ def build_by_features(sh, features):
     for item in features:
         own_row = False
         if not isinstance(item, str):
-            item, w = item
+            try:
+                item, w = item
+            except (TypeError, ValueError) as e:
+                raise type(e)("a feature must be a str or a (str, weight) pair, not %s %r"
+                              % (type(item).__name__, item)) from None
             own_row = w > sh.large_weight_cutoff or not isinstance(w, int)
         total += w
         h = _digest(sh, item, mask)
