@@ -12,3 +12,5 @@ fi
 sh bench/speed.sh "$BUILD"
 echo
 sh bench/quality.sh "$BUILD"
+echo
+sh bench/python.sh "$BUILD"

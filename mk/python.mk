@@ -45,3 +45,4 @@ python-install: python
 	  $(DESTDIR)$(PY_PURELIB)/simhash/
 	install -m 644 $(wildcard $(BUILD)/python/simhash/*.pyi) $(DESTDIR)$(PY_PURELIB)/simhash/ 2>/dev/null || true
 	install -m 755 $(BUILD)/python/simhash/_native*.so $(DESTDIR)$(PY_PURELIB)/simhash/
+bench: python
