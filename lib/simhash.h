@@ -302,6 +302,156 @@ SIMHASH_API uint64_t simhash_stopwords_digest(const simhash_stopwords *sw);
 
 /* ---------------------------------------------------------------- index */
 
+/* An exact in-memory Hamming index: a set of (fingerprint, id) pairs of one
+ * width (64 or 128 bits) that answers "every stored pair within distance k of
+ * q", for any k up to the max_dist given at creation, exactly as a brute-force
+ * scan would (same ids, same distances, each stored pair once), sorted by
+ * distance then id. The layout (multi-index hashing over m disjoint chunks with
+ * radius probing, or a plain popcount scan) is chosen from the width, max_dist,
+ * the number of fingerprints, their measured bit bias and a memory budget; see
+ * docs/algorithms.md.
+ *
+ * Thread safety of every simhash_index_* call on one handle: many readers, one
+ * writer, enforced inside by a read-write lock. Queries, count, stats, save and
+ * the getters take it shared and run in parallel; build, insert, delete and the
+ * setters take it exclusively (a query waits for a write in progress). Pointers
+ * returned by the getters are valid until the next writing call. */
+
+typedef struct simhash_match {
+	uint64_t id;
+	unsigned dist;
+} simhash_match;
+
+/* A caller-owned growable result array: zero-initialize it; each query replaces
+ * its contents (n) and reuses its memory (cap). */
+typedef struct simhash_matches {
+	simhash_match *v;
+	size_t n;
+	size_t cap;
+} simhash_matches;
+
+/* Frees m->v and zeroes *m; accepts NULL. Thread safety: one array per thread. */
+SIMHASH_API void simhash_matches_free(simhash_matches *m);
+
+typedef struct simhash_index simhash_index;
+
+#define SIMHASH_INDEX_MAX_DIST_64 16
+#define SIMHASH_INDEX_MAX_DIST_128 32
+
+/* An empty index for bits 64 or 128 and queries up to max_dist (0..16 at 64
+ * bits, 0..32 at 128); SIMHASH_EINVAL otherwise. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_index_new(unsigned bits, unsigned max_dist, simhash_index **out);
+/* Accepts NULL. Thread safety: no other call on ix may run or follow. */
+SIMHASH_API void simhash_index_free(simhash_index *ix);
+
+/* Records the scheme string of the fingerprinting config the fingerprints were
+ * made with (at most SIMHASH_SCHEME_MAX - 1 bytes; "" clears it). It is saved
+ * with the index. Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_set_scheme(simhash_index *ix, const char *scheme);
+/* The scheme string, "" if none. Thread safety: many readers, one writer. */
+SIMHASH_API const char *simhash_index_scheme(const simhash_index *ix);
+
+/* An opaque byte string kept and saved with the index for its user (the CLI
+ * keeps its string ids there: docs/format.md). set copies len bytes (len 0
+ * clears it); get gives a pointer valid until the next writing call (for an
+ * opened index, into the mapped file). Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_set_user(simhash_index *ix, const void *data, size_t len);
+SIMHASH_API void simhash_index_user(const simhash_index *ix, const void **data, size_t *len);
+
+/* Adds n fingerprints packed as bits/64 words each (w[0] first) with their
+ * ids; pairs already present are skipped. threads: worker threads for the
+ * sorts and tables (0 = 1). Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_build(simhash_index *ix, const uint64_t *fps,
+					    const uint64_t *ids, size_t n, unsigned threads);
+/* Adds one pair; a pair already present changes nothing. SIMHASH_EINVAL if the
+ * width differs from the index's. Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_insert(simhash_index *ix, const simhash_fp *fp, uint64_t id);
+/* Removes one pair; *found (may be NULL) = 1 if it was there, else 0.
+ * Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_delete(simhash_index *ix, const simhash_fp *fp, uint64_t id,
+					     int *found);
+/* Number of pairs stored. Thread safety: many readers, one writer. */
+SIMHASH_API size_t simhash_index_count(const simhash_index *ix);
+SIMHASH_API unsigned simhash_index_bits(const simhash_index *ix);
+SIMHASH_API unsigned simhash_index_max_dist(const simhash_index *ix);
+
+/* All stored (id, dist) with dist <= k (k <= max_dist, else SIMHASH_EINVAL; q
+ * of the index's width, else SIMHASH_EINVAL), sorted by dist then id, each
+ * stored pair once. Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_query(const simhash_index *ix, const simhash_fp *q, unsigned k,
+					    simhash_matches *out);
+/* n queries at once on `threads` threads (0 = 1): outs[i] gets the answer to
+ * qs[i], exactly as simhash_index_query. Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_query_batch(const simhash_index *ix, const simhash_fp *qs,
+						  size_t n, unsigned k, unsigned threads,
+						  simhash_matches *outs);
+
+typedef enum simhash_layout {
+	SIMHASH_LAYOUT_SCAN = 0, /* every fingerprint compared (popcount, SIMD) */
+	SIMHASH_LAYOUT_MIH = 1,  /* multi-index hashing: m chunk tables, radius probing */
+} simhash_layout;
+
+#define SIMHASH_PLAN_MAX_TABLES 33
+
+/* A layout and its expected cost per query, for a width, k, n and bias. */
+typedef struct simhash_index_plan {
+	simhash_layout layout;
+	unsigned bits, k;
+	uint64_t n;
+	unsigned n_chunks;   /* m: the bits split into m disjoint chunks (MIH) */
+	unsigned n_tables;   /* tables built: min(m, k + 1); 0 for a scan */
+	unsigned chunk_bits[SIMHASH_PLAN_MAX_TABLES]; /* width of each table's chunk */
+	unsigned radius[SIMHASH_PLAN_MAX_TABLES];     /* probing radius at k; UINT_MAX: skipped */
+	double probes;       /* expected bucket look-ups per query */
+	double candidates;   /* expected fingerprints compared per query */
+	double query_ns;     /* expected time per query, nanoseconds (model) */
+	double scan_ns;      /* a full scan per query under the same model */
+	double bytes_per_fp; /* memory per stored pair, ids included */
+	uint64_t memory;     /* total bytes */
+} simhash_index_plan;
+
+/* Chooses the layout for n fingerprints of `bits` and queries up to k whose
+ * bits are each 1 with probability p_one (0.5: uniform) within `memory` bytes
+ * (0: no limit); the cheapest of every MIH split and the scan under a cost
+ * model (docs/algorithms.md). Thread safety: safe. */
+SIMHASH_API simhash_err simhash_index_plan_make(unsigned bits, unsigned k, uint64_t n, double p_one,
+						uint64_t memory, simhash_index_plan *out);
+
+/* Overrides the automatic layout of the segments built from now on (for
+ * tests and benchmarks): -1 automatic (the default), SIMHASH_LAYOUT_SCAN, or
+ * SIMHASH_LAYOUT_MIH with n_chunks chunks (bits/64 .. min(max_dist + 1, 33);
+ * 0: the plan's choice). Results never depend on it, only speed and memory.
+ * Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_set_layout(simhash_index *ix, int layout, unsigned n_chunks);
+
+typedef struct simhash_index_stats {
+	uint64_t count;      /* live pairs */
+	uint64_t dead;       /* deleted pairs not yet compacted away */
+	unsigned segments;   /* immutable segments (inserts go to small new ones) */
+	uint64_t memory;     /* bytes of tables, ids and fingerprints (mapped included) */
+	int mapped;          /* 1: the largest segment lives in a mapped file */
+	simhash_index_plan plan; /* layout of the largest segment */
+} simhash_index_stats;
+
+/* Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_get_stats(const simhash_index *ix, simhash_index_stats *st);
+
+/* Writes the index to path atomically (temp file, fsync, rename), compacted
+ * into one segment with its tables, so that open needs no rebuild. The file
+ * is little-endian with a magic, format version, width, scheme, count and a
+ * header checksum (docs/format.md). Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_save(const simhash_index *ix, const char *path);
+/* Opens a saved index by memory map, in time independent of its size; the
+ * header is checked before use. SIMHASH_EIO if unreadable, SIMHASH_ECORRUPT if
+ * not a valid index (wrong magic, newer version, truncated, bad checksum).
+ * Inserts and deletes after open stay in memory until saved. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_index_open(const char *path, simhash_index **out);
+/* The same, writing why it failed ("bad magic: not a simhash index",
+ * "format version 9 is newer than this library's 1", "truncated: ...") into
+ * why (cap bytes, NUL-terminated; may be NULL). Thread safety: safe. */
+SIMHASH_API simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why,
+					      size_t cap);
+
 /* ---------------------------------------------------------------- all pairs, clusters, fingerprint files */
 
 /* ---------------------------------------------------------------- store */

@@ -1,0 +1,414 @@
+/* file.c - saving an index to a file and opening it by memory map.
+ *
+ * Layout (docs/format.md), every integer little-endian, sections 64-byte aligned:
+ *   header   88 bytes + 40 per table, then a u64 XXH3 of the header's bytes
+ *   scheme   scheme_len bytes        user     user_len bytes
+ *   ids      count u64               fps      count * bits/64 u64 (scan layout only)
+ *   tables   per table: dir (2^dir_bits + 1 u32), fps (count * bits/64 u64), rows (count u32)
+ * Invariants checked by open before any use: magic, byte order, version <=
+ * ours, header checksum, file size equal to the header's, every section
+ * inside the file. The body is not read at open (that keeps open O(1)); the
+ * query path clamps directory offsets and rows, so a damaged body gives wrong
+ * answers, never a read outside the mapping. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "ix.h"
+
+#define MAGIC "SHINDEX\0"
+#define BOM 0x01020304u
+#define HDR_FIXED 88
+#define HDR_TABLE 40
+
+simhash_err sh_ix_compact_copy(const simhash_index *ix, sh_ix_seg **out);
+
+static uint64_t align64(uint64_t x)
+{
+	return (x + 63) & ~(uint64_t)63;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static double getd(const uint8_t *p)
+{
+	uint64_t u = get64(p);
+	double d;
+	memcpy(&d, &u, 8);
+	return d;
+}
+
+static void putd(uint8_t *p, double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, 8);
+	sh_put_le64(p, u);
+}
+
+typedef struct sect {
+	const void *p;
+	uint64_t len;
+	uint64_t off;
+} sect;
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	while (len) {
+		ssize_t w = write(fd, b, len > (1u << 30) ? (1u << 30) : len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w, len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Header and section list of s; the body is written from the sections. */
+static size_t layout(const simhash_index *ix, const sh_ix_seg *s, uint8_t *hdr, sect *sec,
+		     size_t *n_sec)
+{
+	const void *user;
+	size_t user_len, hdr_len = HDR_FIXED + HDR_TABLE * s->n_tables + 8, ns = 0;
+	uint64_t off, words = ix->words;
+
+	simhash_index_user(ix, &user, &user_len);
+	memset(hdr, 0, hdr_len);
+	off = align64(hdr_len);
+	sec[ns++] = (sect){ix->scheme, strlen(ix->scheme), off};
+	off = align64(off + sec[ns - 1].len);
+	sec[ns++] = (sect){user, user_len, off};
+	off = align64(off + user_len);
+	sec[ns++] = (sect){s->ids, s->n * 8, off};
+	off = align64(off + s->n * 8);
+	sec[ns++] = (sect){s->fps, s->n_tables ? 0 : s->n * 8 * words, off};
+	off = align64(off + sec[ns - 1].len);
+	for (unsigned t = 0; t < s->n_tables; t++) {
+		const sh_ix_table *tb = &s->tab[t];
+		uint8_t *d = hdr + HDR_FIXED + HDR_TABLE * t;
+		sec[ns++] = (sect){tb->dir, (((uint64_t)1 << tb->dir_bits) + 1) * 4, off};
+		off = align64(off + sec[ns - 1].len);
+		sec[ns++] = (sect){tb->fps, s->n * 8 * words, off};
+		off = align64(off + sec[ns - 1].len);
+		sec[ns++] = (sect){tb->rows, s->n * 4, off};
+		off = align64(off + sec[ns - 1].len);
+		put32(d, tb->start), put32(d + 4, tb->width), put32(d + 8, tb->dir_bits);
+		sh_put_le64(d + 16, sec[ns - 3].off);
+		sh_put_le64(d + 24, sec[ns - 2].off);
+		sh_put_le64(d + 32, sec[ns - 1].off);
+	}
+	memcpy(hdr, MAGIC, 8);
+	put32(hdr + 8, SH_IX_FORMAT_VERSION);
+	put32(hdr + 12, BOM);
+	put32(hdr + 16, ix->bits);
+	put32(hdr + 20, ix->max_dist);
+	sh_put_le64(hdr + 24, s->n);
+	put32(hdr + 32, s->n_tables ? s->plan.n_chunks : 0);
+	put32(hdr + 36, s->n_tables);
+	put32(hdr + 40, (uint32_t)sec[0].len);
+	sh_put_le64(hdr + 48, user_len);
+	sh_put_le64(hdr + 56, off);
+	putd(hdr + 64, s->plan.probes);
+	putd(hdr + 72, s->plan.candidates);
+	putd(hdr + 80, s->plan.query_ns);
+	sh_put_le64(hdr + hdr_len - 8, sh_key(hdr, hdr_len - 8));
+	*n_sec = ns;
+	return hdr_len;
+}
+
+static simhash_err write_file(const simhash_index *ix, const sh_ix_seg *s, int fd)
+{
+	uint8_t hdr[HDR_FIXED + HDR_TABLE * SIMHASH_PLAN_MAX_TABLES + 8];
+	sect sec[4 + 3 * SIMHASH_PLAN_MAX_TABLES];
+	static const uint8_t zero[64];
+	size_t n_sec, hdr_len = layout(ix, s, hdr, sec, &n_sec);
+	uint64_t pos = hdr_len;
+
+	if (write_all(fd, hdr, hdr_len))
+		return SIMHASH_EIO;
+	for (size_t i = 0; i < n_sec; i++) {
+		if (write_all(fd, zero, sec[i].off - pos) || (sec[i].len && write_all(fd, sec[i].p, sec[i].len)))
+			return SIMHASH_EIO;
+		pos = sec[i].off + sec[i].len;
+	}
+	if (write_all(fd, zero, align64(pos) - pos))
+		return SIMHASH_EIO;
+	return SIMHASH_OK;
+}
+
+static void sync_parent_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	int fd;
+
+	if (!dir)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+simhash_err simhash_index_save(const simhash_index *ix, const char *path)
+{
+	sh_ix_seg *tmp_seg = NULL;
+	const sh_ix_seg *s;
+	simhash_err err;
+	struct stat st;
+	mode_t mode = 0644;
+	char *tmp;
+	int fd;
+
+	if (!ix || !path || !*path)
+		return SIMHASH_EINVAL;
+	if (lstat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode))
+			return SIMHASH_EINVAL; /* never replace a device, FIFO or symlink */
+		mode = st.st_mode & 07777;
+	}
+	pthread_rwlock_rdlock((pthread_rwlock_t *)&ix->lock);
+	if (ix->n_seg == 1 && ix->seg[0]->n_dead == 0) {
+		s = ix->seg[0];
+	} else {
+		err = sh_ix_compact_copy(ix, &tmp_seg);
+		if (err)
+			goto out_unlock;
+		s = tmp_seg;
+	}
+	err = SIMHASH_ENOMEM;
+	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+		goto out_unlock;
+	err = SIMHASH_EIO;
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		goto out_free_tmp;
+	err = write_file(ix, s, fd);
+	if (!err && (fchmod(fd, mode) || fsync(fd)))
+		err = SIMHASH_EIO;
+	if (close(fd) && !err)
+		err = SIMHASH_EIO;
+	if (!err && rename(tmp, path))
+		err = SIMHASH_EIO;
+	if (!err)
+		sync_parent_dir(path);
+	else
+		unlink(tmp);
+out_free_tmp:
+	free(tmp);
+out_unlock:
+	pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
+	sh_ix_seg_free(tmp_seg);
+	return err;
+}
+
+static simhash_err fail(char *why, size_t cap, simhash_err err, const char *fmt, ...)
+{
+	va_list ap;
+	if (why && cap) {
+		va_start(ap, fmt);
+		vsnprintf(why, cap, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* Checks the header of a file of size len at p; fills ix and its segment. */
+static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index *ix, sh_ix_seg *s,
+				  char *why, size_t cap)
+{
+	uint32_t version, bits, max_dist, n_chunks, n_tables, scheme_len;
+	uint64_t n, user_len, size, hdr_len, off, words;
+
+	if (len < 16 || memcmp(p, MAGIC, 8) != 0)
+		return fail(why, cap, SIMHASH_ECORRUPT, len < 8 ? "truncated: %llu bytes, not a simhash index"
+						   : "bad magic: not a simhash index",
+			    (unsigned long long)len);
+	if (get32(p + 12) != BOM)
+		return fail(why, cap, SIMHASH_ECORRUPT, "unknown byte order mark");
+	version = get32(p + 8);
+	if (version > SH_IX_FORMAT_VERSION)
+		return fail(why, cap, SIMHASH_ECORRUPT, "format version %u is newer than this library's %u",
+			    version, SH_IX_FORMAT_VERSION);
+	if (version == 0)
+		return fail(why, cap, SIMHASH_ECORRUPT, "format version 0 is invalid");
+	if (len < HDR_FIXED + 8)
+		return fail(why, cap, SIMHASH_ECORRUPT, "truncated header");
+	n_tables = get32(p + 36);
+	if (n_tables > SIMHASH_PLAN_MAX_TABLES)
+		return fail(why, cap, SIMHASH_ECORRUPT, "bad header: %u tables", n_tables);
+	hdr_len = HDR_FIXED + HDR_TABLE * (uint64_t)n_tables + 8;
+	if (len < hdr_len)
+		return fail(why, cap, SIMHASH_ECORRUPT, "truncated header");
+	if (get64(p + hdr_len - 8) != sh_key(p, hdr_len - 8))
+		return fail(why, cap, SIMHASH_ECORRUPT, "header checksum mismatch");
+	bits = get32(p + 16), max_dist = get32(p + 20), n = get64(p + 24);
+	n_chunks = get32(p + 32), scheme_len = get32(p + 40);
+	user_len = get64(p + 48), size = get64(p + 56);
+	if (size != len)
+		return fail(why, cap, SIMHASH_ECORRUPT, "truncated: the header says %llu bytes, the file has %llu",
+			    (unsigned long long)size, (unsigned long long)len);
+	if ((bits != 64 && bits != 128) ||
+	    max_dist > (bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128) ||
+	    n > UINT32_MAX || scheme_len >= SIMHASH_SCHEME_MAX ||
+	    (n_tables && (n_chunks < bits / 64 || n_chunks > SIMHASH_PLAN_MAX_TABLES ||
+			  n_tables != (n_chunks < max_dist + 1 ? n_chunks : max_dist + 1))))
+		return fail(why, cap, SIMHASH_ECORRUPT, "bad header values");
+	words = bits / 64;
+	ix->bits = bits, ix->words = (unsigned)words, ix->max_dist = max_dist;
+	/* the sections in the order layout() writes them */
+	off = align64(hdr_len);
+	if (off + scheme_len > len)
+		goto out_trunc;
+	memcpy(ix->scheme, p + off, scheme_len);
+	ix->scheme[scheme_len] = 0;
+	if (memchr(ix->scheme, 0, scheme_len))
+		return fail(why, cap, SIMHASH_ECORRUPT, "bad scheme string");
+	off = align64(off + scheme_len);
+	if (user_len > len || off + user_len > len)
+		goto out_trunc;
+	ix->user_ext = p + off, ix->user_len = user_len;
+	off = align64(off + user_len);
+	if (off + n * 8 > len)
+		goto out_trunc;
+	s->ids = (const uint64_t *)(p + off);
+	off = align64(off + n * 8);
+	s->n = n;
+	s->mapped = 1;
+	if (!n_tables) {
+		if (off + n * 8 * words > len)
+			goto out_trunc;
+		s->fps = (const uint64_t *)(p + off);
+		off = align64(off + n * 8 * words);
+	}
+	for (unsigned t = 0, start = 0; t < n_tables; t++) {
+		const uint8_t *d = p + HDR_FIXED + HDR_TABLE * t;
+		sh_ix_table *tb = &s->tab[t];
+		unsigned w = bits / n_chunks + (t < bits % n_chunks);
+		tb->start = get32(d), tb->width = get32(d + 4), tb->dir_bits = get32(d + 8);
+		if (tb->start != start || tb->width != w || tb->dir_bits > tb->width || tb->dir_bits > 24 ||
+		    get64(d + 16) != off)
+			return fail(why, cap, SIMHASH_ECORRUPT, "bad table %u in the header", t);
+		start += w;
+		tb->mask[0] = tb->mask[1] = 0;
+		for (unsigned b = tb->start; b < tb->start + w; b++)
+			tb->mask[b >> 6] |= UINT64_C(1) << (b & 63);
+		off = align64(off + (((uint64_t)1 << tb->dir_bits) + 1) * 4);
+		if (get64(d + 24) != off)
+			return fail(why, cap, SIMHASH_ECORRUPT, "bad table %u in the header", t);
+		off = align64(off + n * 8 * words);
+		if (get64(d + 32) != off || off + n * 4 > len)
+			goto out_trunc;
+		tb->dir = (const uint32_t *)(p + get64(d + 16));
+		tb->fps = (const uint64_t *)(p + get64(d + 24));
+		tb->rows = (const uint32_t *)(p + off);
+		off = align64(off + n * 4);
+	}
+	if (off > len)
+		goto out_trunc;
+	s->n_tables = n_tables;
+	s->plan.layout = n_tables ? SIMHASH_LAYOUT_MIH : SIMHASH_LAYOUT_SCAN;
+	s->plan.bits = bits, s->plan.k = max_dist, s->plan.n = n;
+	s->plan.n_chunks = n_chunks, s->plan.n_tables = n_tables;
+	for (unsigned t = 0; t < n_chunks && t < SIMHASH_PLAN_MAX_TABLES; t++) {
+		s->plan.chunk_bits[t] = bits / n_chunks + (t < bits % n_chunks);
+		s->plan.radius[t] = t < n_tables ? sh_ix_radius(n_chunks, max_dist, t) : UINT32_MAX;
+	}
+	s->plan.probes = getd(p + 64), s->plan.candidates = getd(p + 72), s->plan.query_ns = getd(p + 80);
+	s->plan.memory = len;
+	s->plan.bytes_per_fp = n ? (double)len / (double)n : 0;
+	return SIMHASH_OK;
+out_trunc:
+	return fail(why, cap, SIMHASH_ECORRUPT, "truncated or inconsistent sections");
+}
+
+simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why, size_t cap)
+{
+	simhash_index *ix = NULL;
+	sh_ix_seg *s = NULL;
+	struct stat st;
+	void *map = NULL;
+	simhash_err err;
+	int fd;
+
+	if (why && cap)
+		*why = 0;
+	if (!path || !out)
+		return SIMHASH_EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(why, cap, SIMHASH_EIO, "%s", strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(why, cap, SIMHASH_EIO, "not a regular file");
+	}
+	if (st.st_size > 0) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED) {
+			close(fd);
+			return fail(why, cap, SIMHASH_EIO, "%s", strerror(errno));
+		}
+	}
+	close(fd);
+	err = simhash_index_new(64, 0, &ix);
+	if (err)
+		goto out_unmap;
+	s = calloc(1, sizeof *s);
+	err = SIMHASH_ENOMEM;
+	if (!s)
+		goto out_free;
+	err = check_and_load(map, (uint64_t)st.st_size, ix, s, why, cap);
+	if (err)
+		goto out_free;
+	ix->map = map, ix->map_len = (size_t)st.st_size;
+	ix->count = s->n;
+	if (s->n) {
+		ix->seg = malloc(sizeof *ix->seg);
+		err = SIMHASH_ENOMEM;
+		if (!ix->seg)
+			goto out_free_keep_map;
+		ix->seg[0] = s;
+		ix->n_seg = ix->cap_seg = 1;
+	} else {
+		sh_ix_seg_free(s);
+	}
+	*out = ix;
+	return SIMHASH_OK;
+out_free_keep_map:
+	map = NULL; /* simhash_index_free unmaps it */
+out_free:
+	sh_ix_seg_free(s);
+	simhash_index_free(ix);
+out_unmap:
+	if (map)
+		munmap(map, (size_t)st.st_size);
+	return err;
+}
+
+simhash_err simhash_index_open(const char *path, simhash_index **out)
+{
+	return simhash_index_open_ex(path, out, NULL, 0);
+}

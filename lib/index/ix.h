@@ -1,0 +1,121 @@
+/* ix.h - internals of the Hamming index shared by index.c, mih.c, scan.c,
+ * plan.c and file.c (prefix sh_ix_), never exported.
+ *
+ * An index is a list of immutable segments plus the lock and metadata:
+ *  1. a segment holds n unique (fp, id) rows: ids[] in (fp, id) order, and
+ *     either the fingerprints in the same order (scan layout, fps != NULL) or
+ *     m chunk tables (MIH layout) whose copies of the fingerprints stand in;
+ *  2. a pair is live in at most one segment; deletes set a bit in the
+ *     segment's dead bitmap (allocated on the first delete);
+ *  3. inserts go to a new one-row segment; segments are merged while the
+ *     newest is at least half the size of the one before (sizes fall
+ *     geometrically, so a query visits O(log n) segments and each row is
+ *     rebuilt O(log n) times);
+ *  4. a segment of an opened file points into the mapping, which lives as
+ *     long as the index. */
+#ifndef SH_IX_H
+#define SH_IX_H
+
+#include <pthread.h>
+#include "../common/internal.h"
+
+#define SH_IX_FORMAT_VERSION 1u
+
+typedef struct sh_ix_table {
+	unsigned start, width;   /* chunk bits [start, start + width) of the fingerprint */
+	unsigned dir_bits;       /* directory on the chunk's top dir_bits bits */
+	const uint32_t *dir;     /* 2^dir_bits + 1 offsets into fps/rows */
+	const uint64_t *fps;     /* n fingerprints (words each) sorted by chunk, then row */
+	const uint32_t *rows;    /* their rows (index into the segment's ids) */
+	uint64_t mask[2];        /* the chunk's bits */
+} sh_ix_table;
+
+typedef struct sh_ix_seg {
+	size_t n;                /* rows, dead ones included */
+	size_t n_dead;
+	const uint64_t *ids;     /* n */
+	const uint64_t *fps;     /* n * words, or NULL when tables exist */
+	uint64_t *dead;          /* bitmap of n bits, or NULL */
+	simhash_index_plan plan;
+	unsigned n_tables;
+	sh_ix_table tab[SIMHASH_PLAN_MAX_TABLES];
+	void *own[2 + 3 * SIMHASH_PLAN_MAX_TABLES]; /* heap blocks to free */
+	int mapped;
+} sh_ix_seg;
+
+struct simhash_index {
+	unsigned bits, words, max_dist;
+	char scheme[SIMHASH_SCHEME_MAX];
+	void *user;
+	size_t user_len;
+	const void *user_ext;    /* user bytes in the mapping (user == NULL) */
+	size_t n_seg, cap_seg;
+	sh_ix_seg **seg;         /* oldest (largest) first */
+	size_t count;            /* live pairs */
+	int force;               /* -1: automatic layout, else a simhash_layout */
+	unsigned force_m;        /* chunks when force is SIMHASH_LAYOUT_MIH, 0: automatic */
+	void *map;
+	size_t map_len;
+	pthread_rwlock_t lock;
+};
+
+static inline int sh_ix_is_dead(const sh_ix_seg *s, size_t row)
+{
+	return s->dead && (s->dead[row >> 6] >> (row & 63) & 1);
+}
+
+/* Chunk [start, start + width) of fp (words 1 or 2), width 1..64. */
+static inline uint64_t sh_ix_chunk(const uint64_t *fp, unsigned start, unsigned width)
+{
+	uint64_t v;
+	if (start >= 64) {
+		v = fp[1] >> (start - 64);
+	} else {
+		v = fp[0] >> start;
+		if (start && start + width > 64)
+			v |= fp[1] << (64 - start);
+	}
+	return width == 64 ? v : v & ((UINT64_C(1) << width) - 1);
+}
+
+/* ---- scan.c */
+typedef size_t (*sh_ix_scan_fn)(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k,
+				uint32_t *pos);
+/* Writes the positions i < n (n <= 65536) with dist(fps[i], q) <= k to pos,
+ * returns how many; fps has 1 word each (64) or 2 (128). */
+sh_ix_scan_fn sh_ix_scan_pick(unsigned words);
+size_t sh_ix_scan64_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
+size_t sh_ix_scan64_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
+size_t sh_ix_scan128_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
+size_t sh_ix_scan128_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
+int sh_ix_have_avx2(void);
+
+/* ---- mih.c */
+/* Builds seg's tables for plan from seg->fps (rows in (fp, id) order), then
+ * frees the fps when the plan has tables. */
+simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
+			       unsigned threads);
+/* Appends the live matches of s within k of q to out (unsorted). */
+simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
+			    simhash_matches *out);
+/* Row of (fp, id) in s, live or dead, or SIZE_MAX. */
+size_t sh_ix_seg_find(const sh_ix_seg *s, unsigned words, const uint64_t *fp, uint64_t id);
+/* The fingerprint of entry i of s in storage order (rows order or table 0
+ * order) and its row. */
+void sh_ix_seg_entry(const sh_ix_seg *s, unsigned words, size_t i, uint64_t *fp, size_t *row);
+void sh_ix_seg_free(sh_ix_seg *s);
+/* Sorts n rows (fps words each, ids) by (fp, id) in place and removes
+ * duplicate pairs; returns the new n. */
+size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words);
+simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist);
+
+/* ---- plan.c */
+/* The plan for the rows of fps (words each): the bias is measured per bit. */
+simhash_err sh_ix_plan_data(unsigned bits, unsigned k, const uint64_t *fps, size_t n,
+			    simhash_layout force, unsigned force_m, simhash_index_plan *out);
+/* Largest useful number of chunks at width bits and max_dist k. */
+unsigned sh_ix_max_chunks(unsigned bits, unsigned k);
+/* Radius of table t at query distance k under m chunks; UINT_MAX if skipped. */
+unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t);
+
+#endif

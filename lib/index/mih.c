@@ -1,0 +1,462 @@
+/* mih.c - multi-index hashing over sorted chunk tables (Norouzi, Punjani and
+ * Fleet, "Fast search in Hamming space with multi-index hashing", CVPR 2012).
+ *
+ * The fingerprint's bits are split into m disjoint chunks of nearly equal
+ * width (chunk t covers bits [start_t, start_t + width_t)); table t holds a
+ * copy of every fingerprint of the segment sorted by its chunk t (then by
+ * row), with a directory on the chunk's top dir_bits bits.
+ *
+ * Why every match is found: write k = r*m + a (0 <= a < m). If dist(x, q) <= k
+ * then either one of the chunks 0..a differs in at most r bits, or one of the
+ * chunks a+1..m-1 differs in at most r-1 bits: otherwise the distance would be
+ * at least (a+1)(r+1) + (m-a-1)r = k + 1. A query therefore probes table t with
+ * every chunk value within radius r_t = r (t <= a) or r - 1 (t > a) of q's chunk
+ * and checks the full distance of each fingerprint it finds.
+ *
+ * Why each match is reported once: a fingerprint found in table t is skipped
+ * when some earlier table t' < t would have found it, that is when its chunk t'
+ * is within r_t' of q's; the first table that can find it reports it.
+ *
+ * Only min(m, max_dist + 1) tables are built: for k < m only tables 0..k are
+ * probed (r = 0, a = k). Workload: millions of fingerprints, queries with a
+ * few hundred candidates; the probe loop allocates nothing. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ix.h"
+
+simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 16;
+		simhash_match *v = realloc(m->v, cap * sizeof *v);
+		if (!v)
+			return SIMHASH_ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	m->v[m->n].id = id;
+	m->v[m->n].dist = dist;
+	m->n++;
+	return SIMHASH_OK;
+}
+
+/* ---- sorting */
+
+typedef struct kr {
+	uint64_t key;
+	uint64_t row;
+} kr;
+
+/* Stable LSD radix sort of a[0..n) by the low `keybits` bits of key, 11 bits a
+ * pass; passes where every key has the same digit are skipped. The result is
+ * in a or tmp: returns which. */
+static kr *radix_sort(kr *a, kr *tmp, size_t n, unsigned keybits)
+{
+	size_t cnt[2048];
+
+	for (unsigned shift = 0; shift < keybits; shift += 11) {
+		size_t sum = 0;
+		int skip = 0;
+
+		memset(cnt, 0, sizeof cnt);
+		for (size_t i = 0; i < n; i++)
+			cnt[(a[i].key >> shift) & 2047]++;
+		for (size_t d = 0; d < 2048; d++) {
+			size_t c = cnt[d];
+			if (c == n)
+				skip = 1;
+			cnt[d] = sum;
+			sum += c;
+		}
+		if (skip)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			tmp[cnt[(a[i].key >> shift) & 2047]++] = a[i];
+		kr *t = a;
+		a = tmp;
+		tmp = t;
+	}
+	return a;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
+{
+	kr *a, *b, *s;
+	uint64_t *f2, *i2;
+	size_t out = 0;
+
+	if (n < 2)
+		return n;
+	a = malloc(n * sizeof *a);
+	b = malloc(n * sizeof *b);
+	f2 = malloc(n * words * sizeof *f2);
+	i2 = malloc(n * sizeof *i2);
+	if (!a || !b || !f2 || !i2) {
+		free(a), free(b), free(f2), free(i2);
+		return SIZE_MAX;
+	}
+	/* by w[0], then stably by w[1]: the order of the hex form */
+	for (size_t i = 0; i < n; i++)
+		a[i] = (kr){fps[i * words], i};
+	s = radix_sort(a, b, n, 64);
+	if (words == 2) {
+		kr *o = s == a ? b : a;
+		for (size_t i = 0; i < n; i++)
+			s[i].key = fps[s[i].row * 2 + 1];
+		s = radix_sort(s, o, n, 64);
+	}
+	for (size_t i = 0; i < n; i++) {
+		memcpy(f2 + i * words, fps + s[i].row * words, words * sizeof *fps);
+		i2[i] = ids[s[i].row];
+	}
+	/* runs of one fingerprint: sort their ids, drop repeated pairs */
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && memcmp(f2 + j * words, f2 + i * words, words * 8) == 0)
+			j++;
+		if (j - i > 1)
+			qsort(i2 + i, j - i, sizeof *i2, cmp_u64);
+		for (size_t t = i; t < j; t++) {
+			if (t > i && i2[t] == i2[t - 1])
+				continue;
+			memcpy(fps + out * words, f2 + t * words, words * 8);
+			ids[out++] = i2[t];
+		}
+		i = j;
+	}
+	free(a), free(b), free(f2), free(i2);
+	return out;
+}
+
+/* ---- building tables */
+
+typedef struct tjob {
+	sh_ix_seg *s;
+	unsigned words, t;
+	simhash_err err;
+} tjob;
+
+static simhash_err table_build(sh_ix_seg *s, unsigned words, unsigned t)
+{
+	sh_ix_table *tb = &s->tab[t];
+	size_t n = s->n, nd = (size_t)1 << tb->dir_bits;
+	kr *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *r;
+	uint64_t *fps = malloc(n * words * sizeof *fps);
+	uint32_t *rows = malloc(n * sizeof *rows);
+	uint32_t *dir = calloc(nd + 1, sizeof *dir);
+
+	if (!a || !b || !fps || !rows || !dir) {
+		free(a), free(b), free(fps), free(rows), free(dir);
+		return SIMHASH_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i] = (kr){sh_ix_chunk(s->fps + i * words, tb->start, tb->width), i};
+	r = radix_sort(a, b, n, tb->width);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(fps + i * words, s->fps + r[i].row * words, words * 8);
+		rows[i] = (uint32_t)r[i].row;
+		dir[(r[i].key >> (tb->width - tb->dir_bits)) + 1]++;
+	}
+	for (size_t d = 0; d < nd; d++)
+		dir[d + 1] += dir[d];
+	free(a), free(b);
+	tb->fps = fps, tb->rows = rows, tb->dir = dir;
+	s->own[2 + 3 * t] = fps, s->own[3 + 3 * t] = rows, s->own[4 + 3 * t] = dir;
+	return SIMHASH_OK;
+}
+
+static void *table_worker(void *arg)
+{
+	tjob *j = arg;
+	j->err = table_build(j->s, j->words, j->t);
+	return NULL;
+}
+
+/* Chunk geometry of plan: chunks in order of the bits, wider ones first. */
+static void tables_layout(sh_ix_seg *s, unsigned bits, const simhash_index_plan *p)
+{
+	unsigned start = 0, lg = 0;
+
+	while (lg < 40 && ((size_t)1 << (lg + 1)) <= s->n)
+		lg++;
+	for (unsigned t = 0; t < p->n_chunks; t++) {
+		unsigned w = p->chunk_bits[t];
+		if (t < p->n_tables) {
+			sh_ix_table *tb = &s->tab[t];
+			unsigned d = lg > 2 ? lg - 2 : 1;
+			tb->start = start;
+			tb->width = w;
+			tb->dir_bits = w < d ? w : d;
+			if (tb->dir_bits > 24)
+				tb->dir_bits = 24;
+			tb->mask[0] = tb->mask[1] = 0;
+			for (unsigned b = start; b < start + w; b++)
+				tb->mask[b >> 6] |= UINT64_C(1) << (b & 63);
+		}
+		start += w;
+	}
+	(void)bits;
+}
+
+simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
+			       unsigned threads)
+{
+	unsigned words = bits / 64, nt = plan->layout == SIMHASH_LAYOUT_MIH ? plan->n_tables : 0;
+	tjob jobs[SIMHASH_PLAN_MAX_TABLES];
+	pthread_t th[SIMHASH_PLAN_MAX_TABLES];
+	simhash_err err = SIMHASH_OK;
+
+	s->plan = *plan;
+	s->n_tables = 0;
+	if (nt == 0 || s->n == 0)
+		return SIMHASH_OK;
+	if (s->n > UINT32_MAX)
+		return SIMHASH_EINVAL;
+	tables_layout(s, bits, plan);
+	if (threads == 0)
+		threads = 1;
+	for (unsigned t0 = 0; t0 < nt; t0 += threads) {
+		unsigned started = 0;
+		for (unsigned t = t0; t < nt && t < t0 + threads; t++) {
+			jobs[t] = (tjob){s, words, t, SIMHASH_OK};
+			if (t > t0 && pthread_create(&th[t], NULL, table_worker, &jobs[t]) == 0) {
+				started |= 1u << (t - t0);
+				continue;
+			}
+			table_worker(&jobs[t]);
+		}
+		for (unsigned t = t0; t < nt && t < t0 + threads; t++) {
+			if (started >> (t - t0) & 1)
+				pthread_join(th[t], NULL);
+			if (jobs[t].err)
+				err = jobs[t].err;
+		}
+	}
+	if (err)
+		return err;
+	s->n_tables = nt;
+	free(s->own[0]);
+	s->own[0] = NULL;
+	s->fps = NULL;
+	return SIMHASH_OK;
+}
+
+/* ---- queries */
+
+typedef struct probe {
+	const sh_ix_seg *s;
+	unsigned words, k, t;
+	const uint64_t *q;
+	unsigned radius[SIMHASH_PLAN_MAX_TABLES];
+	simhash_matches *out;
+	simhash_err err;
+} probe;
+
+/* Entries of table tb whose chunk equals v: [*lo, *hi). */
+static void table_range(const sh_ix_table *tb, size_t n, unsigned words, uint64_t v, size_t *lo,
+			size_t *hi)
+{
+	uint64_t d = v >> (tb->width - tb->dir_bits);
+	size_t a = tb->dir[d], b = tb->dir[d + 1];
+
+	if (b > n)
+		b = n;
+	if (a > b)
+		a = b;
+	if (tb->dir_bits < tb->width) {
+		size_t l = a, h = b;
+		while (l < h) { /* first entry >= v */
+			size_t mid = l + (h - l) / 2;
+			if (sh_ix_chunk(tb->fps + mid * words, tb->start, tb->width) < v)
+				l = mid + 1;
+			else
+				h = mid;
+		}
+		a = l;
+		h = b;
+		while (l < h) { /* first entry > v */
+			size_t mid = l + (h - l) / 2;
+			if (sh_ix_chunk(tb->fps + mid * words, tb->start, tb->width) <= v)
+				l = mid + 1;
+			else
+				h = mid;
+		}
+		b = l;
+	}
+	*lo = a;
+	*hi = b;
+}
+
+/* 1 if an earlier table than p->t finds x (whose xor with q is x). */
+static inline int found_before(const probe *p, const uint64_t *xq)
+{
+	for (unsigned t = 0; t < p->t; t++) {
+		const sh_ix_table *tb = &p->s->tab[t];
+		unsigned d = simhash_hamming64(xq[0] & tb->mask[0], 0);
+		if (p->words == 2)
+			d += simhash_hamming64(xq[1] & tb->mask[1], 0);
+		if (p->radius[t] != UINT_MAX && d <= p->radius[t])
+			return 1;
+	}
+	return 0;
+}
+
+static void probe_value(probe *p, uint64_t v)
+{
+	const sh_ix_seg *s = p->s;
+	const sh_ix_table *tb = &s->tab[p->t];
+	size_t lo, hi;
+
+	table_range(tb, s->n, p->words, v, &lo, &hi);
+	if (p->words == 1) {
+		uint64_t q0 = p->q[0];
+		for (size_t i = lo; i < hi; i++) {
+			uint64_t x[2] = {tb->fps[i] ^ q0, 0};
+			unsigned d = simhash_hamming64(x[0], 0);
+			if (d > p->k || (p->t && found_before(p, x)))
+				continue;
+			size_t row = tb->rows[i];
+			if (row < s->n && !sh_ix_is_dead(s, row) &&
+			    sh_ix_matches_push(p->out, s->ids[row], d))
+				p->err = SIMHASH_ENOMEM;
+		}
+	} else {
+		for (size_t i = lo; i < hi; i++) {
+			uint64_t x[2] = {tb->fps[2 * i] ^ p->q[0], tb->fps[2 * i + 1] ^ p->q[1]};
+			unsigned d = simhash_hamming64(x[0], 0) + simhash_hamming64(x[1], 0);
+			if (d > p->k || (p->t && found_before(p, x)))
+				continue;
+			size_t row = tb->rows[i];
+			if (row < s->n && !sh_ix_is_dead(s, row) &&
+			    sh_ix_matches_push(p->out, s->ids[row], d))
+				p->err = SIMHASH_ENOMEM;
+		}
+	}
+}
+
+/* Probes every value within radius r of v: flips of r bits chosen from bit
+ * positions >= from, of a chunk `width` wide. */
+static void probe_radius(probe *p, uint64_t v, unsigned width, unsigned r, unsigned from)
+{
+	probe_value(p, v);
+	if (r == 0)
+		return;
+	for (unsigned b = from; b < width; b++)
+		probe_radius(p, v ^ (UINT64_C(1) << b), width, r - 1, b + 1);
+}
+
+static simhash_err scan_seg(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
+			    simhash_matches *out)
+{
+	sh_ix_scan_fn scan = sh_ix_scan_pick(words);
+	uint32_t pos[4096];
+
+	for (size_t base = 0; base < s->n; base += 4096) {
+		size_t len = s->n - base < 4096 ? s->n - base : 4096;
+		size_t m = scan(s->fps + base * words, len, q, k, pos);
+		for (size_t j = 0; j < m; j++) {
+			size_t row = base + pos[j];
+			const uint64_t *f = s->fps + row * words;
+			unsigned d = simhash_hamming64(f[0], q[0]);
+			if (words == 2)
+				d += simhash_hamming64(f[1], q[1]);
+			if (!sh_ix_is_dead(s, row) && sh_ix_matches_push(out, s->ids[row], d))
+				return SIMHASH_ENOMEM;
+		}
+	}
+	return SIMHASH_OK;
+}
+
+unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t)
+{
+	unsigned r = k / m, a = k % m;
+	if (t <= a)
+		return r;
+	return r ? r - 1 : UINT_MAX;
+}
+
+simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
+			    simhash_matches *out)
+{
+	probe p = {s, words, k, 0, q, {0}, out, SIMHASH_OK};
+	unsigned m = s->plan.n_chunks;
+
+	if (s->n == 0)
+		return SIMHASH_OK;
+	if (s->n_tables == 0)
+		return scan_seg(s, words, q, k, out);
+	for (unsigned t = 0; t < s->n_tables; t++)
+		p.radius[t] = sh_ix_radius(m, k, t);
+	for (unsigned t = 0; t < s->n_tables; t++) {
+		const sh_ix_table *tb = &s->tab[t];
+		if (p.radius[t] == UINT_MAX)
+			continue;
+		p.t = t;
+		probe_radius(&p, sh_ix_chunk(q, tb->start, tb->width), tb->width, p.radius[t], 0);
+		if (p.err)
+			return p.err;
+	}
+	return SIMHASH_OK;
+}
+
+void sh_ix_seg_entry(const sh_ix_seg *s, unsigned words, size_t i, uint64_t *fp, size_t *row)
+{
+	if (s->n_tables == 0) {
+		memcpy(fp, s->fps + i * words, words * 8);
+		*row = i;
+	} else {
+		memcpy(fp, s->tab[0].fps + i * words, words * 8);
+		*row = s->tab[0].rows[i];
+	}
+}
+
+size_t sh_ix_seg_find(const sh_ix_seg *s, unsigned words, const uint64_t *fp, uint64_t id)
+{
+	if (s->n_tables == 0) {
+		size_t l = 0, h = s->n;
+		while (l < h) { /* first row >= (fp, id) */
+			size_t mid = l + (h - l) / 2;
+			const uint64_t *f = s->fps + mid * words;
+			int less;
+			if (words == 2 && f[1] != fp[1])
+				less = f[1] < fp[1];
+			else if (f[0] != fp[0])
+				less = f[0] < fp[0];
+			else
+				less = s->ids[mid] < id;
+			if (less)
+				l = mid + 1;
+			else
+				h = mid;
+		}
+		if (l < s->n && memcmp(s->fps + l * words, fp, words * 8) == 0 && s->ids[l] == id)
+			return l;
+		return SIZE_MAX;
+	}
+	const sh_ix_table *tb = &s->tab[0];
+	size_t lo, hi;
+	table_range(tb, s->n, words, sh_ix_chunk(fp, tb->start, tb->width), &lo, &hi);
+	for (size_t i = lo; i < hi; i++) {
+		size_t row = tb->rows[i];
+		if (row < s->n && memcmp(tb->fps + i * words, fp, words * 8) == 0 && s->ids[row] == id)
+			return row;
+	}
+	return SIZE_MAX;
+}
+
+void sh_ix_seg_free(sh_ix_seg *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < sizeof s->own / sizeof s->own[0]; i++)
+		free(s->own[i]);
+	free(s->dead);
+	free(s);
+}

@@ -1,0 +1,116 @@
+/* scan.c - brute force: compare the query with every fingerprint of a block.
+ *
+ * Workload: the whole index when it is small or k is large (the plan picks
+ * the scan when it is cheaper than probing tables), and the reference every
+ * other layout is tested against. Each kernel writes the positions of a block
+ * (at most 65536 fingerprints) whose distance to q is <= k, in increasing
+ * order; the AVX2 kernels give exactly the scalar kernels' output (tests run
+ * both on the same vectors). AVX2 has no 64-bit popcount: it counts nibbles
+ * through a 16-entry table (vpshufb) and sums bytes per lane (vpsadbw). */
+#include <immintrin.h>
+#include "ix.h"
+
+#define SH_AVX2 __attribute__((target("avx2,popcnt")))
+
+size_t sh_ix_scan64_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos)
+{
+	size_t m = 0;
+	uint64_t q0 = q[0];
+
+	for (size_t i = 0; i < n; i++) {
+		pos[m] = (uint32_t)i;
+		m += simhash_hamming64(fps[i], q0) <= k;
+	}
+	return m;
+}
+
+size_t sh_ix_scan128_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = simhash_hamming64(fps[2 * i], q[0]) + simhash_hamming64(fps[2 * i + 1], q[1]);
+		pos[m] = (uint32_t)i;
+		m += d <= k;
+	}
+	return m;
+}
+
+/* Per 64-bit lane popcount of v. */
+SH_AVX2 static inline __m256i popcnt_lanes(__m256i v)
+{
+	const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+					     0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
+	const __m256i low = _mm256_set1_epi8(0x0f);
+	__m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, low));
+	__m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+	return _mm256_sad_epu8(_mm256_add_epi8(lo, hi), _mm256_setzero_si256());
+}
+
+SH_AVX2 size_t sh_ix_scan64_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k,
+				 uint32_t *pos)
+{
+	const __m256i qv = _mm256_set1_epi64x((long long)q[0]);
+	const __m256i kv = _mm256_set1_epi64x((long long)k);
+	size_t m = 0, i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(fps + i));
+		__m256i c = popcnt_lanes(_mm256_xor_si256(x, qv));
+		unsigned bad = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(c, kv)));
+		unsigned ok = ~bad & 15u;
+		while (ok) {
+			pos[m++] = (uint32_t)(i + (unsigned)__builtin_ctz(ok));
+			ok &= ok - 1;
+		}
+	}
+	for (; i < n; i++) {
+		pos[m] = (uint32_t)i;
+		m += (unsigned)__builtin_popcountll(fps[i] ^ q[0]) <= k;
+	}
+	return m;
+}
+
+SH_AVX2 size_t sh_ix_scan128_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k,
+				  uint32_t *pos)
+{
+	const __m256i qv = _mm256_setr_epi64x((long long)q[0], (long long)q[1], (long long)q[0],
+					      (long long)q[1]);
+	const __m256i kv = _mm256_set1_epi64x((long long)k);
+	size_t m = 0, i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		__m256i a = popcnt_lanes(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(fps + 2 * i)), qv));
+		__m256i b = popcnt_lanes(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(fps + 2 * i + 4)), qv));
+		/* lanes a = (f0.lo, f0.hi, f1.lo, f1.hi): add the halves of each fp */
+		__m256i lo = _mm256_unpacklo_epi64(a, b); /* f0.lo f2.lo f1.lo f3.lo */
+		__m256i hi = _mm256_unpackhi_epi64(a, b); /* f0.hi f2.hi f1.hi f3.hi */
+		__m256i c = _mm256_add_epi64(lo, hi);
+		unsigned bad = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(c, kv)));
+		/* lane order f0 f2 f1 f3 -> f0 f1 f2 f3 */
+		unsigned ok = ~((bad & 1u) | (bad >> 1 & 2u) | (bad << 1 & 4u) | (bad & 8u)) & 15u;
+		while (ok) {
+			pos[m++] = (uint32_t)(i + (unsigned)__builtin_ctz(ok));
+			ok &= ok - 1;
+		}
+	}
+	for (; i < n; i++) {
+		unsigned d = simhash_hamming64(fps[2 * i], q[0]) + simhash_hamming64(fps[2 * i + 1], q[1]);
+		pos[m] = (uint32_t)i;
+		m += d <= k;
+	}
+	return m;
+}
+
+int sh_ix_have_avx2(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+}
+
+sh_ix_scan_fn sh_ix_scan_pick(unsigned words)
+{
+	int avx2 = sh_ix_have_avx2();
+	if (words == 1)
+		return avx2 ? sh_ix_scan64_avx2 : sh_ix_scan64_scalar;
+	return avx2 ? sh_ix_scan128_avx2 : sh_ix_scan128_scalar;
+}

@@ -1,0 +1,440 @@
+/* test_index.c - the Hamming index against a brute-force reference.
+ *
+ * Random sets (uniform bits, biased bits with P(1) = 0.72, clusters around a
+ * few centres) with planted near-duplicates at every distance 0..k+1 of each
+ * query; every layout (automatic, scan, MIH with several chunk counts) and
+ * every k up to max_dist, at 64 and 128 bits, after inserts and deletes and
+ * through save + open, must give exactly the reference's (id, dist) list.
+ * Seeded PRNG: the seed is printed on failure (SIMHASH_TEST_SEED is not read:
+ * change `seed` below to replay). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "simhash.h"
+#include "test.h"
+#include "../../lib/index/ix.h"
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+enum dist { UNIFORM, BIASED, CLUSTERED };
+static const char *dist_name[] = {"uniform", "biased", "clustered"};
+
+static uint64_t biased_word(void)
+{
+	uint64_t w = 0;
+	for (int b = 0; b < 64; b++)
+		w |= (uint64_t)(rnd() % 100 < 72) << b;
+	return w;
+}
+
+static void flip_bits(simhash_fp *f, unsigned d)
+{
+	unsigned done = 0;
+	uint64_t used[2] = {0, 0};
+	while (done < d) {
+		unsigned b = (unsigned)(rnd() % f->bits);
+		if (used[b >> 6] >> (b & 63) & 1)
+			continue;
+		used[b >> 6] |= 1ull << (b & 63);
+		f->w[b >> 6] ^= 1ull << (b & 63);
+		done++;
+	}
+}
+
+static simhash_fp centres[8];
+
+static simhash_fp random_fp(unsigned bits, enum dist d)
+{
+	simhash_fp f = {{0, 0}, bits};
+	for (unsigned i = 0; i < bits / 64; i++)
+		f.w[i] = d == BIASED ? biased_word() : rnd();
+	if (d == CLUSTERED) {
+		f = centres[rnd() % 8];
+		flip_bits(&f, (unsigned)(rnd() % 12));
+	}
+	return f;
+}
+
+/* the reference: a plain list of pairs */
+typedef struct ref {
+	simhash_fp *fp;
+	uint64_t *id;
+	size_t n, cap;
+} ref;
+
+static int ref_find(const ref *r, const simhash_fp *f, uint64_t id)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->id[i] == id && r->fp[i].w[0] == f->w[0] && r->fp[i].w[1] == f->w[1])
+			return (int)i;
+	return -1;
+}
+
+static void ref_add(ref *r, const simhash_fp *f, uint64_t id)
+{
+	if (ref_find(r, f, id) >= 0)
+		return;
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 256;
+		r->fp = realloc(r->fp, r->cap * sizeof *r->fp);
+		r->id = realloc(r->id, r->cap * sizeof *r->id);
+	}
+	r->fp[r->n] = *f;
+	r->id[r->n++] = id;
+}
+
+static int ref_del(ref *r, const simhash_fp *f, uint64_t id)
+{
+	int i = ref_find(r, f, id);
+	if (i < 0)
+		return 0;
+	r->fp[i] = r->fp[r->n - 1];
+	r->id[i] = r->id[r->n - 1];
+	r->n--;
+	return 1;
+}
+
+static int cmp_m(const void *x, const void *y)
+{
+	const simhash_match *a = x, *b = y;
+	if (a->dist != b->dist)
+		return a->dist < b->dist ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static void ref_query(const ref *r, const simhash_fp *q, unsigned k, simhash_matches *out)
+{
+	out->n = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		unsigned d = simhash_hamming(&r->fp[i], q);
+		if (d > k)
+			continue;
+		if (out->n == out->cap) {
+			out->cap = out->cap ? 2 * out->cap : 64;
+			out->v = realloc(out->v, out->cap * sizeof *out->v);
+		}
+		out->v[out->n++] = (simhash_match){r->id[i], d};
+	}
+	qsort(out->v, out->n, sizeof *out->v, cmp_m);
+}
+
+static uint64_t seed;
+
+static int same_matches(const simhash_matches *a, const simhash_matches *b)
+{
+	if (a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].id != b->v[i].id || a->v[i].dist != b->v[i].dist)
+			return 0;
+	return 1;
+}
+static const char *what = "";
+
+/* 1 if ix answers every query like the reference at k (and at a smaller k). */
+static int same_answers(const simhash_index *ix, const ref *r, const simhash_fp *qs, size_t nq,
+			unsigned k)
+{
+	simhash_matches a = {0}, b = {0};
+	int ok = 1;
+	for (size_t i = 0; i < nq && ok; i++) {
+		unsigned kk = (i & 1) ? k : (unsigned)(rnd() % (k + 1));
+		if (simhash_index_query(ix, &qs[i], kk, &a) != SIMHASH_OK) {
+			ok = 0;
+			break;
+		}
+		ref_query(r, &qs[i], kk, &b);
+		if (!same_matches(&a, &b)) {
+			fprintf(stderr, "seed %llu: %s k=%u query %zu: %zu matches, reference %zu\n",
+				(unsigned long long)seed, what, kk, i, a.n, b.n);
+			ok = 0;
+		}
+	}
+	simhash_matches_free(&a);
+	simhash_matches_free(&b);
+	return ok;
+}
+
+/* n random pairs, then for each of nq queries planted pairs at 0..k+1. */
+static void make_set(unsigned bits, enum dist d, size_t n, unsigned k, simhash_fp *qs, size_t nq,
+		     ref *r)
+{
+	uint64_t id = 1;
+	for (int c = 0; c < 8; c++)
+		centres[c] = random_fp(bits, d == CLUSTERED ? UNIFORM : d);
+	for (size_t i = 0; i < n; i++) {
+		simhash_fp f = random_fp(bits, d);
+		ref_add(r, &f, rnd() % 4 ? id++ : id); /* some ids repeat with another fp */
+	}
+	for (size_t i = 0; i < nq; i++) {
+		qs[i] = random_fp(bits, d);
+		for (unsigned dd = 0; dd <= k + 1; dd++) {
+			simhash_fp f = qs[i];
+			flip_bits(&f, dd);
+			ref_add(r, &f, id++);
+			if (dd == 0)
+				ref_add(r, &f, id++); /* the same fp under two ids */
+		}
+	}
+}
+
+static simhash_index *build_from(const ref *r, unsigned bits, unsigned max_dist, int layout,
+				 unsigned m)
+{
+	simhash_index *ix;
+	unsigned w = bits / 64;
+	uint64_t *fps = malloc(r->n * w * 8 + 8), *ids = malloc(r->n * 8 + 8);
+	if (simhash_index_new(bits, max_dist, &ix))
+		return NULL;
+	if (simhash_index_set_layout(ix, layout, m))
+		return NULL;
+	for (size_t i = 0; i < r->n; i++) {
+		memcpy(fps + i * w, r->fp[i].w, w * 8);
+		ids[i] = r->id[i];
+	}
+	/* twice: the second build adds nothing */
+	if (simhash_index_build(ix, fps, ids, r->n, 2) || simhash_index_build(ix, fps, ids, r->n / 2, 1))
+		ix = NULL;
+	free(fps);
+	free(ids);
+	return ix;
+}
+
+static void check_config(unsigned bits, enum dist d, unsigned max_dist, int layout, unsigned m,
+			 size_t n)
+{
+	ref r = {0};
+	simhash_fp qs[24];
+	size_t nq = 24;
+	char buf[160];
+	simhash_index *ix;
+
+	snprintf(buf, sizeof buf, "%u bits %s max_dist %u layout %d m %u", bits, dist_name[d], max_dist,
+		 layout, m);
+	what = buf;
+	make_set(bits, d, n, max_dist, qs, nq, &r);
+	ix = build_from(&r, bits, max_dist, layout, m);
+	CHECK(ix != NULL);
+	if (!ix)
+		return;
+	CHECK_EQ_U64(simhash_index_count(ix), r.n);
+	CHECK(same_answers(ix, &r, qs, nq, max_dist));
+	/* deletes: every third pair, plus absent ones; then inserts, some repeated */
+	for (size_t i = 0; i < r.n; i += 3) {
+		simhash_fp f = r.fp[i];
+		uint64_t id = r.id[i];
+		int found = -1;
+		CHECK(simhash_index_delete(ix, &f, id, &found) == SIMHASH_OK && found == 1);
+		CHECK(simhash_index_delete(ix, &f, id, &found) == SIMHASH_OK && found == 0);
+		ref_del(&r, &f, id);
+	}
+	for (size_t i = 0; i < 200; i++) {
+		simhash_fp f = i % 2 ? qs[i % nq] : random_fp(bits, d);
+		flip_bits(&f, (unsigned)(rnd() % (max_dist + 2)));
+		uint64_t id = 1000000 + i % 150;
+		CHECK(simhash_index_insert(ix, &f, id) == SIMHASH_OK);
+		CHECK(simhash_index_insert(ix, &f, id) == SIMHASH_OK);
+		ref_add(&r, &f, id);
+	}
+	CHECK_EQ_U64(simhash_index_count(ix), r.n);
+	CHECK(same_answers(ix, &r, qs, nq, max_dist));
+	/* through a file */
+	{
+		char path[] = "/tmp/simhash-test-index-XXXXXX";
+		int fd = mkstemp(path);
+		simhash_index *ix2 = NULL;
+		close(fd);
+		CHECK(simhash_index_set_scheme(ix, "v1/test") == SIMHASH_OK);
+		CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
+		CHECK(simhash_index_open(path, &ix2) == SIMHASH_OK);
+		if (ix2) {
+			CHECK_EQ_U64(simhash_index_count(ix2), r.n);
+			CHECK_STR(simhash_index_scheme(ix2), "v1/test");
+			CHECK(same_answers(ix2, &r, qs, nq, max_dist));
+			/* and changed after open */
+			simhash_fp f = qs[0];
+			CHECK(simhash_index_insert(ix2, &f, 77) == SIMHASH_OK);
+			ref_add(&r, &f, 77);
+			CHECK(simhash_index_delete(ix2, &r.fp[0], r.id[0], NULL) == SIMHASH_OK);
+			ref_del(&r, &r.fp[0], r.id[0]);
+			CHECK(same_answers(ix2, &r, qs, nq, max_dist));
+		}
+		simhash_index_free(ix2);
+		unlink(path);
+	}
+	simhash_index_free(ix);
+	free(r.fp);
+	free(r.id);
+}
+
+static void test_every_k_every_layout_matches_brute_force(void)
+{
+	for (unsigned bits = 64; bits <= 128; bits += 64) {
+		unsigned kmax = bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128;
+		for (unsigned k = 0; k <= kmax; k++) {
+			enum dist d = (enum dist)(k % 3);
+			unsigned mlo = (k + 1 + 3) / 4; /* radius <= 3: cheap probing */
+			unsigned mhi = sh_ix_max_chunks(bits, k);
+			unsigned m;
+			if (mlo < bits / 64)
+				mlo = bits / 64;
+			if (mlo > mhi)
+				mlo = mhi;
+			m = mlo + (unsigned)(rnd() % (mhi - mlo + 1));
+			check_config(bits, d, k, -1, 0, 1500);
+			check_config(bits, (enum dist)((k + 1) % 3), k, SIMHASH_LAYOUT_MIH, m, 1500);
+			check_config(bits, (enum dist)((k + 2) % 3), k, SIMHASH_LAYOUT_MIH, mhi, 800);
+			if (k % 4 == 0)
+				check_config(bits, d, k, SIMHASH_LAYOUT_SCAN, 0, 800);
+		}
+	}
+}
+
+static void test_scan_kernels_agree(void)
+{
+	uint64_t fps[2 * 1003], q[2];
+	uint32_t a[1003], b[1003];
+	for (int round = 0; round < 50; round++) {
+		for (size_t i = 0; i < 2 * 1003; i++)
+			fps[i] = round % 2 ? biased_word() : rnd();
+		q[0] = fps[0] ^ (rnd() & rnd() & rnd());
+		q[1] = fps[1] ^ (rnd() & rnd() & rnd());
+		unsigned k = (unsigned)(rnd() % 40);
+		size_t n = 1003 - (size_t)(rnd() % 8);
+		size_t na = sh_ix_scan64_scalar(fps, n, q, k, a);
+		CHECK(na == sh_ix_scan64_avx2(fps, n, q, k, b) && memcmp(a, b, na * 4) == 0);
+		na = sh_ix_scan128_scalar(fps, n / 2, q, k, a);
+		CHECK(na == sh_ix_scan128_avx2(fps, n / 2, q, k, b) && memcmp(a, b, na * 4) == 0);
+	}
+}
+
+static void test_bad_arguments_are_refused(void)
+{
+	simhash_index *ix = NULL;
+	simhash_matches m = {0};
+	simhash_fp q = {{1, 0}, 64}, q128 = {{1, 2}, 128};
+	CHECK(simhash_index_new(32, 3, &ix) == SIMHASH_EINVAL);
+	CHECK(simhash_index_new(64, 17, &ix) == SIMHASH_EINVAL);
+	CHECK(simhash_index_new(128, 33, &ix) == SIMHASH_EINVAL);
+	CHECK(simhash_index_new(64, 3, &ix) == SIMHASH_OK);
+	CHECK(simhash_index_query(ix, &q, 4, &m) == SIMHASH_EINVAL);
+	CHECK(simhash_index_query(ix, &q128, 3, &m) == SIMHASH_EINVAL);
+	CHECK(simhash_index_insert(ix, &q128, 1) == SIMHASH_EINVAL);
+	CHECK(simhash_index_query(ix, &q, 3, &m) == SIMHASH_OK && m.n == 0);
+	CHECK_STR(simhash_index_scheme(ix), "");
+	simhash_index_free(ix);
+	simhash_index_free(NULL);
+	simhash_matches_free(&m);
+}
+
+static void test_bad_files_are_refused(void)
+{
+	char path[] = "/tmp/simhash-test-index-XXXXXX";
+	int fd = mkstemp(path);
+	simhash_index *ix = NULL, *ix2 = NULL;
+	uint64_t fps[100], ids[100];
+	char why[200];
+	FILE *f;
+	long size;
+	unsigned char *buf;
+
+	close(fd);
+	for (int i = 0; i < 100; i++)
+		fps[i] = rnd(), ids[i] = (uint64_t)i;
+	CHECK(simhash_index_new(64, 3, &ix) == SIMHASH_OK);
+	CHECK(simhash_index_build(ix, fps, ids, 100, 1) == SIMHASH_OK);
+	CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
+	simhash_index_free(ix);
+	f = fopen(path, "rb");
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)size);
+	CHECK(fread(buf, 1, (size_t)size, f) == (size_t)size);
+	fclose(f);
+	/* truncated */
+	f = fopen(path, "wb");
+	fwrite(buf, 1, (size_t)size - 8, f);
+	fclose(f);
+	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why, "truncated") != NULL);
+	/* newer version */
+	buf[8] = 2;
+	f = fopen(path, "wb");
+	fwrite(buf, 1, (size_t)size, f);
+	fclose(f);
+	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why, "newer") != NULL);
+	buf[8] = 1;
+	/* a damaged header */
+	buf[24] ^= 1;
+	f = fopen(path, "wb");
+	fwrite(buf, 1, (size_t)size, f);
+	fclose(f);
+	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why, "checksum") != NULL);
+	/* wrong magic */
+	buf[24] ^= 1;
+	buf[0] = 'X';
+	f = fopen(path, "wb");
+	fwrite(buf, 1, (size_t)size, f);
+	fclose(f);
+	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why, "magic") != NULL);
+	CHECK(ix2 == NULL);
+	free(buf);
+	unlink(path);
+	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_EIO);
+}
+
+static void test_batch_equals_single_queries(void)
+{
+	simhash_index *ix;
+	size_t n = 5000, nq = 300;
+	uint64_t *fps = malloc(n * 8), *ids = malloc(n * 8);
+	simhash_fp *qs = malloc(nq * sizeof *qs);
+	simhash_matches *outs = calloc(nq, sizeof *outs), one = {0};
+
+	for (size_t i = 0; i < n; i++)
+		fps[i] = biased_word(), ids[i] = i;
+	for (size_t i = 0; i < nq; i++) {
+		qs[i] = (simhash_fp){{fps[i * 7 % n], 0}, 64};
+		flip_bits(&qs[i], (unsigned)(i % 6));
+	}
+	CHECK(simhash_index_new(64, 6, &ix) == SIMHASH_OK);
+	CHECK(simhash_index_build(ix, fps, ids, n, 2) == SIMHASH_OK);
+	CHECK(simhash_index_query_batch(ix, qs, nq, 6, 3, outs) == SIMHASH_OK);
+	for (size_t i = 0; i < nq; i++) {
+		CHECK(simhash_index_query(ix, &qs[i], 6, &one) == SIMHASH_OK);
+		CHECK(same_matches(&one, &outs[i]));
+		CHECK(one.n >= 1);
+		simhash_matches_free(&outs[i]);
+	}
+	simhash_matches_free(&one);
+	simhash_index_free(ix);
+	free(fps), free(ids), free(qs), free(outs);
+}
+
+int main(void)
+{
+	static const struct test_case cases[] = {
+		TEST(test_scan_kernels_agree),
+		TEST(test_bad_arguments_are_refused),
+		TEST(test_bad_files_are_refused),
+		TEST(test_batch_equals_single_queries),
+		TEST(test_every_k_every_layout_matches_brute_force),
+	};
+	seed = 0x5eed1d3e;
+	rng_state = seed;
+	return test_run("index", cases, sizeof cases / sizeof cases[0]);
+}
