@@ -95,7 +95,58 @@ simhash_err simhash_stopwords_add(simhash_stopwords *sw, const char *word, size_
 simhash_err simhash_stopwords_load(const char *path, simhash_stopwords **out,
                                    size_t *err_line);
 
+typedef struct simhash_match { uint64_t id; unsigned dist; } simhash_match;
+typedef struct simhash_matches { simhash_match *v; size_t n; size_t cap; } simhash_matches;
+typedef struct simhash_index simhash_index;
+#define SIMHASH_INDEX_MAX_DIST_64 ...
+#define SIMHASH_INDEX_MAX_DIST_128 ...
+typedef enum simhash_layout { SIMHASH_LAYOUT_SCAN, SIMHASH_LAYOUT_MIH, ... } simhash_layout;
+typedef struct simhash_index_plan {
+    simhash_layout layout;
+    unsigned bits, k;
+    uint64_t n;
+    unsigned n_chunks;
+    unsigned n_tables;
+    double probes;
+    double candidates;
+    double query_ns;
+    double scan_ns;
+    double bytes_per_fp;
+    uint64_t memory;
+    ...;
+} simhash_index_plan;
+typedef struct simhash_index_stats {
+    uint64_t count;
+    uint64_t dead;
+    unsigned segments;
+    uint64_t memory;
+    int mapped;
+    simhash_index_plan plan;
+    ...;
+} simhash_index_stats;
+void simhash_matches_free(simhash_matches *m);
+simhash_err simhash_index_new(unsigned bits, unsigned max_dist, simhash_index **out);
+void simhash_index_free(simhash_index *ix);
+simhash_err simhash_index_set_scheme(simhash_index *ix, const char *scheme);
+const char *simhash_index_scheme(const simhash_index *ix);
+simhash_err simhash_index_set_user(simhash_index *ix, const void *data, size_t len);
+void simhash_index_user(const simhash_index *ix, const void **data, size_t *len);
+simhash_err simhash_index_build(simhash_index *ix, const uint64_t *fps, const uint64_t *ids,
+                                size_t n, unsigned threads);
+size_t simhash_index_count(const simhash_index *ix);
+unsigned simhash_index_bits(const simhash_index *ix);
+unsigned simhash_index_max_dist(const simhash_index *ix);
+simhash_err simhash_index_get_stats(const simhash_index *ix, simhash_index_stats *st);
+simhash_err simhash_index_save(const simhash_index *ix, const char *path);
+simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why, size_t cap);
+
 /* python/native.c */
+int shpy_index_insert(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id);
+int shpy_index_delete(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id, int *found);
+int shpy_index_query(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
+                     simhash_matches *m);
+int shpy_index_query_batch(const simhash_index *ix, const uint64_t *qs, size_t n, unsigned k,
+                           unsigned threads, uint64_t **ids, unsigned **dists, size_t **ends);
 int shpy_fingerprint(simhash_ctx *ctx, const char *text, size_t len, uint64_t *out);
 int shpy_features(simhash_ctx *ctx, const char *blob, const size_t *ends,
                   const double *weights, size_t n, uint64_t *out);

@@ -236,3 +236,92 @@ void shpy_free(void *p)
 {
 	free(p);
 }
+
+/* ---------------------------------------------------------------- the index, values as words */
+
+static simhash_fp fp_of(const simhash_index *ix, uint64_t lo, uint64_t hi)
+{
+	simhash_fp fp = { { lo, hi }, simhash_index_bits(ix) };
+
+	if (fp.bits == 64)
+		fp.w[1] = 0;
+	return fp;
+}
+
+int shpy_index_insert(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+
+	return simhash_index_insert(ix, &fp, id);
+}
+
+int shpy_index_delete(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id, int *found)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+
+	return simhash_index_delete(ix, &fp, id, found);
+}
+
+int shpy_index_query(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
+		     simhash_matches *m)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+
+	return simhash_index_query(ix, &fp, k, m);
+}
+
+/* n queries (bits/64 words each in qs) on threads; the answers flattened:
+ * query i's matches are (*ids)[ends[i-1] .. ends[i]) with their distances.
+ * Free the three arrays with shpy_free(). */
+int shpy_index_query_batch(const simhash_index *ix, const uint64_t *qs, size_t n, unsigned k,
+			   unsigned threads, uint64_t **ids, unsigned **dists, size_t **ends)
+{
+	unsigned words = simhash_index_bits(ix) / 64;
+	simhash_matches *outs = calloc(n ? n : 1, sizeof(*outs));
+	simhash_fp *fps = malloc((n ? n : 1) * sizeof(*fps));
+	size_t i, j, total = 0, pos = 0;
+	int err = SIMHASH_ENOMEM;
+
+	*ids = NULL;
+	*dists = NULL;
+	*ends = NULL;
+	if (!outs || !fps)
+		goto out;
+	for (i = 0; i < n; i++) {
+		fps[i].w[0] = qs[i * words];
+		fps[i].w[1] = words == 2 ? qs[i * words + 1] : 0;
+		fps[i].bits = words * 64;
+	}
+	err = simhash_index_query_batch(ix, fps, n, k, threads, outs);
+	if (err)
+		goto out;
+	for (i = 0; i < n; i++)
+		total += outs[i].n;
+	*ids = malloc((total ? total : 1) * sizeof(**ids));
+	*dists = malloc((total ? total : 1) * sizeof(**dists));
+	*ends = malloc((n ? n : 1) * sizeof(**ends));
+	if (!*ids || !*dists || !*ends) {
+		err = SIMHASH_ENOMEM;
+		free(*ids);
+		free(*dists);
+		free(*ends);
+		*ids = NULL;
+		*dists = NULL;
+		*ends = NULL;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < outs[i].n; j++, pos++) {
+			(*ids)[pos] = outs[i].v[j].id;
+			(*dists)[pos] = outs[i].v[j].dist;
+		}
+		(*ends)[i] = pos;
+	}
+out:
+	if (outs)
+		for (i = 0; i < n; i++)
+			simhash_matches_free(&outs[i]);
+	free(outs);
+	free(fps);
+	return err;
+}

@@ -11,9 +11,10 @@ from ._core import (Config, CorruptError, Error, FileError, InvalidArgument, Sch
                     Utf8Error, fingerprint, fingerprint_features, fingerprints, hamming,
                     scheme, text_similarity, version)
 from ._compat import Simhash
+from ._index import Index, SimhashIndex
 
 __all__ = [
-    "Simhash", "SimhashIndex", "Config", "Error", "InvalidArgument", "CorruptError",
+    "Simhash", "SimhashIndex", "Index", "Config", "Error", "InvalidArgument", "CorruptError",
     "Utf8Error", "FileError", "SchemeError", "fingerprint", "fingerprints",
     "fingerprint_features", "text_similarity", "hamming", "scheme", "version",
 ]
