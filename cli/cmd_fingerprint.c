@@ -38,7 +38,8 @@
 
 enum mode { MODE_FILES, MODE_LINES, MODE_JSONL };
 
-enum { OPT_LINES, OPT_JSONL, OPT_TEXT_FIELD, OPT_ID_FIELD, OPT_JSON, OPT_JOBS, OPT_OUTPUT };
+enum { OPT_LINES, OPT_JSONL, OPT_TEXT_FIELD, OPT_ID_FIELD, OPT_JSON, OPT_JOBS, OPT_OUTPUT,
+       OPT_FORMAT };
 
 static const struct cli_opt opts[] = {
 	[OPT_LINES] = { "lines", 0, NULL, "one document per line; id: its line number" },
@@ -48,6 +49,8 @@ static const struct cli_opt opts[] = {
 	[OPT_JSON] = { "json", 0, NULL, "print JSON Lines with id, fingerprint and scheme" },
 	[OPT_JOBS] = { "jobs", 'j', "N", "use N threads (default: the number of cores)" },
 	[OPT_OUTPUT] = { "output", 'o', "FILE", "write to FILE atomically" },
+	[OPT_FORMAT] = { "format", 0, "FMT",
+			 "text (default), json (as --json) or bin (binary fingerprint file)" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -56,6 +59,8 @@ static const struct cli_opt opts[] = {
 struct run {
 	enum mode mode;
 	int json;
+	int bin;   /* --format bin: the main thread feeds fpw from the text lines */
+	simhash_fpfile_writer *fpw;
 	int multi; /* several inputs: a line's id is FILE:LINE */
 	const char *text_field;
 	const char *id_field;
@@ -297,14 +302,47 @@ static void work(void *job, unsigned index, void *arg)
 		do_lines(run, w, b);
 }
 
+/* --format bin: adds the batch's `HEX<TAB>ID` lines to the file writer. */
+static int add_bin(struct state *st, struct batch *b)
+{
+	const char *p = b->out.p, *end = p + b->out.len, *tab, *nl;
+	simhash_fp fp;
+	simhash_err err;
+
+	while (p < end) {
+		tab = memchr(p, '\t', (size_t)(end - p));
+		nl = memchr(tab, '\n', (size_t)(end - tab));
+		err = simhash_fp_parse(p, (size_t)(tab - p), &fp);
+		if (!err)
+			err = simhash_fpfile_writer_add(st->run->fpw, &fp, tab + 1,
+							(size_t)(nl - tab - 1));
+		if (err) {
+			progress_end(&st->progress);
+			cli_err("fingerprint: %s", simhash_strerror(err));
+			st->failed = 1;
+			return -1;
+		}
+		p = nl + 1;
+	}
+	return 0;
+}
+
+static int write_out(const void *data, size_t len, void *arg)
+{
+	return outfile_write(arg, data, len);
+}
+
 /* Takes back a finished batch: writes its output, or reports its error. */
 static void finish(struct state *st, struct batch *b)
 {
 	if (st->failed)
 		return;
+	if (st->run->bin) {
+		if (add_bin(st, b))
+			return;
 	/* A failed batch still holds the results of the documents before the
 	 * failing one: writing them makes the output independent of -j. */
-	if (outfile_write(&st->out, b->out.p, b->out.len)) {
+	} else if (outfile_write(&st->out, b->out.p, b->out.len)) {
 		st->failed = 1;
 		return;
 	}
@@ -462,6 +500,9 @@ static int run_all(struct state *st, unsigned n_threads, char **paths, size_t n_
 	}
 	free(st->batches);
 	free(st->free);
+	if (!st->failed && st->run->bin &&
+	    simhash_fpfile_writer_finish(st->run->fpw, write_out, &st->out))
+		st->failed = 1; /* outfile_write has said why */
 	if (st->failed) {
 		outfile_abort(&st->out);
 		return EXIT_FAIL;
@@ -521,6 +562,17 @@ static int parse(int argc, char **argv, struct run *run, struct cli_config *cc, 
 		case OPT_ID_FIELD: run->id_field = p.arg; fields = 1; break;
 		case OPT_JSON: run->json = 1; break;
 		case OPT_OUTPUT: *output = p.arg; break;
+		case OPT_FORMAT:
+			if (!strcmp(p.arg, "json")) {
+				run->json = 1;
+			} else if (!strcmp(p.arg, "bin")) {
+				run->bin = 1;
+			} else if (strcmp(p.arg, "text")) {
+				cli_err("fingerprint: unknown --format '%s' (expected text, json or bin)",
+					p.arg);
+				ret = EXIT_USAGE;
+			}
+			break;
 		case OPT_JOBS:
 			if (parse_uint(p.arg, 1, MAX_JOBS, &v)) {
 				cli_err("fingerprint: invalid --jobs '%s' (expected 1 to %d)", p.arg,
@@ -533,6 +585,14 @@ static int parse(int argc, char **argv, struct run *run, struct cli_config *cc, 
 	}
 	*first_arg = p.optind;
 	cli_parse_end(&p);
+	if (ret == EXIT_OK && run->bin && run->json) {
+		cli_err("fingerprint: --format bin and --json exclude each other");
+		ret = EXIT_USAGE;
+	}
+	if (ret == EXIT_OK && run->bin && !*output && isatty(STDOUT_FILENO)) {
+		cli_err("fingerprint: --format bin writes binary: give -o FILE or redirect");
+		ret = EXIT_USAGE;
+	}
 	if (ret == EXIT_OK && fields && run->mode != MODE_JSONL) {
 		cli_err("fingerprint: --text-field and --id-field need --jsonl");
 		ret = EXIT_USAGE;
@@ -572,6 +632,18 @@ int cmd_fingerprint(int argc, char **argv)
 		if (ret)
 			goto out_config;
 	}
+	if (run.bin) {
+		char scheme[SIMHASH_SCHEME_MAX];
+
+		err = simhash_config_scheme(run.cfg, scheme, sizeof(scheme));
+		if (!err)
+			err = simhash_fpfile_writer_new(run.cfg->bits, scheme, &run.fpw);
+		if (err) {
+			cli_err("fingerprint: %s", simhash_strerror(err));
+			ret = err == SIMHASH_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+			goto out_config;
+		}
+	}
 	run.workers = xcalloc(jobs, sizeof(*run.workers));
 	for (i = 0; i < jobs; i++)
 		jsonl_rec_init(&run.workers[i].rec);
@@ -593,6 +665,7 @@ out_workers:
 	}
 	free(run.workers);
 	sbuf_free(&run.scheme_tail);
+	simhash_fpfile_writer_free(run.fpw);
 out_config:
 	cli_config_free(&cc);
 	return ret < 0 ? EXIT_OK : ret;

@@ -45,6 +45,7 @@ typedef enum simhash_err {
 	SIMHASH_ECORRUPT = 5, /* a file or string is malformed */
 	SIMHASH_EDEP = 6,     /* a library we rely on (ICU, OpenCC, OpenSSL) failed */
 	SIMHASH_ESCHEME = 7,  /* fingerprints made under different schemes */
+	SIMHASH_EVERSION = 8, /* a file written by a newer format version */
 } simhash_err;
 
 /* A static, lowercase description of err; never NULL. Thread safety: safe. */
@@ -453,6 +454,116 @@ SIMHASH_API simhash_err simhash_index_open_ex(const char *path, simhash_index **
 					      size_t cap);
 
 /* ---------------------------------------------------------------- all pairs, clusters, fingerprint files */
+
+/* A binary fingerprint file: a header (magic, format version, byte order mark,
+ * width, record size, count, the scheme string of the fingerprinting config,
+ * checksums), then `count` fixed-size records (little-endian 64-bit words: one
+ * per fingerprint of 32 or 64 bits, two - w[0], w[1] - of 128 bits), then the
+ * ids (strings of any bytes). Layout in docs/format.md. */
+#define SIMHASH_FPFILE_VERSION 1
+
+typedef struct simhash_fpfile simhash_fpfile;
+typedef struct simhash_fpfile_writer simhash_fpfile_writer;
+
+/* Writes len bytes somewhere; returns 0, or nonzero to stop the write. */
+typedef int (*simhash_write_fn)(const void *data, size_t len, void *arg);
+
+/* A writer for fingerprints of `bits` (32, 64, 128) under `scheme` (NULL or ""
+ * when unknown, as for fingerprints read from the text form; at most
+ * SIMHASH_SCHEME_MAX - 1 bytes). It keeps records and ids in memory until
+ * simhash_fpfile_writer_finish(). Thread safety: one handle per thread. */
+SIMHASH_API simhash_err simhash_fpfile_writer_new(unsigned bits, const char *scheme,
+						  simhash_fpfile_writer **out);
+SIMHASH_API void simhash_fpfile_writer_free(simhash_fpfile_writer *w);
+
+/* Appends one fingerprint (of the writer's width, else SIMHASH_EINVAL) and
+ * its id (id_len bytes, any bytes). Thread safety: one handle per thread. */
+SIMHASH_API simhash_err simhash_fpfile_writer_add(simhash_fpfile_writer *w, const simhash_fp *fp,
+						  const char *id, size_t id_len);
+
+/* Writes the whole file through fn, in order; SIMHASH_EIO if fn fails. The
+ * caller makes it atomic (temporary file, fsync, rename).
+ * Thread safety: one handle per thread. */
+SIMHASH_API simhash_err simhash_fpfile_writer_finish(simhash_fpfile_writer *w,
+						     simhash_write_fn fn, void *arg);
+
+/* Opens a fingerprint file by memory map and checks it: magic, version, byte
+ * order, header checksum, and that the file holds all the header promises.
+ * SIMHASH_ECORRUPT (not such a file, bad checksum, truncated),
+ * SIMHASH_EVERSION (a newer format version), SIMHASH_EIO (cannot read).
+ * On failure *why (may be NULL) gets a static lowercase reason such as
+ * "not a simhash fingerprint file (bad magic)". The body checksum is checked
+ * by simhash_fpfile_verify() only (it reads everything).
+ * Thread safety: safe; the handle then is many readers. */
+SIMHASH_API simhash_err simhash_fpfile_open(const char *path, simhash_fpfile **out,
+					    const char **why);
+/* The same on len bytes in memory, which must outlive the handle. */
+SIMHASH_API simhash_err simhash_fpfile_open_mem(const void *data, size_t len,
+						simhash_fpfile **out, const char **why);
+SIMHASH_API void simhash_fpfile_close(simhash_fpfile *f);
+
+/* Recomputes the body checksum: SIMHASH_OK or SIMHASH_ECORRUPT. */
+SIMHASH_API simhash_err simhash_fpfile_verify(const simhash_fpfile *f);
+
+SIMHASH_API unsigned simhash_fpfile_bits(const simhash_fpfile *f);
+SIMHASH_API uint64_t simhash_fpfile_count(const simhash_fpfile *f);
+/* The scheme string, NUL-terminated; "" if the writer did not know it. */
+SIMHASH_API const char *simhash_fpfile_scheme(const simhash_fpfile *f);
+
+/* Fingerprint i (< count) into *out. Thread safety: many readers. */
+SIMHASH_API simhash_err simhash_fpfile_get(const simhash_fpfile *f, uint64_t i, simhash_fp *out);
+
+/* The records as words (1 per fingerprint, 2 for 128 bits), ready for
+ * simhash_pairs_self(); NULL on a big-endian host (use _get()).
+ * Valid until close. Thread safety: many readers. */
+SIMHASH_API const uint64_t *simhash_fpfile_words(const simhash_fpfile *f);
+
+/* Id i (< count): *id points into the file (not NUL-terminated), *len bytes.
+ * SIMHASH_ECORRUPT if the id section is inconsistent. Thread safety: many readers. */
+SIMHASH_API simhash_err simhash_fpfile_id(const simhash_fpfile *f, uint64_t i, const char **id,
+					  size_t *len);
+
+/* ---- all pairs within a distance */
+
+/* A pair of fingerprints at Hamming distance dist: in a self-join a < b are
+ * indexes into the one set; in a join a indexes the first set, b the second. */
+typedef struct simhash_pair {
+	uint64_t a;
+	uint64_t b;
+	unsigned dist;
+} simhash_pair;
+
+/* Fingerprints as words: one uint64_t each of 32 or 64 bits (the upper 32 bits
+ * of a 32-bit one zero), two (w[0], w[1]) of 128 bits, as simhash_fp.w holds
+ * them and simhash_fpfile_words() returns them. */
+
+/* Every pair i < j of the n fingerprints with distance <= max_dist, exactly
+ * (the pairs a brute-force scan finds, identical fingerprints included as
+ * distance 0), each once, sorted by a then b, into a malloc'ed array that
+ * simhash_pairs_free() releases. max_dist <= bits / 4 (8, 16, 32); n < 2^32.
+ * Uses n_threads threads (0: 1); the result does not depend on it. Memory:
+ * 12 bytes per fingerprint of 64 bits (20 of 128) beyond the input, plus the
+ * result. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_pairs_self(const uint64_t *fps, size_t n, unsigned bits,
+					   unsigned max_dist, unsigned n_threads,
+					   simhash_pair **out, size_t *n_out);
+
+/* Every pair (i in a, j in b) with distance <= max_dist, sorted by i then j.
+ * Same limits and guarantees (n_a + n_b < 2^32). Thread safety: safe. */
+SIMHASH_API simhash_err simhash_pairs_join(const uint64_t *a, size_t n_a, const uint64_t *b,
+					   size_t n_b, unsigned bits, unsigned max_dist,
+					   unsigned n_threads, simhash_pair **out, size_t *n_out);
+
+SIMHASH_API void simhash_pairs_free(simhash_pair *pairs);
+
+/* ---- clusters */
+
+/* Connected components of the graph whose edges are the n_pairs pairs (of a
+ * self-join over n items): cluster[i] gets, for each item i < n, the index of
+ * its representative, the first (smallest index) member of its component; an
+ * item without pairs is its own representative. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, size_t n_pairs,
+					 uint64_t *cluster);
 
 /* ---------------------------------------------------------------- store */
 
