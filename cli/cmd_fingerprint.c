@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "commands.h"
 #include "config_opts.h"
+#include "idesc.h"
 #include "jsonl.h"
 #include "outfile.h"
 #include "pool.h"
@@ -112,18 +113,10 @@ static void help(void)
 	cli_opts_help(stdout, opts, 1);
 }
 
-/* Appends an id to the text output: tabs and line breaks would break the
- * format, so they become spaces. */
+/* Appends an id to the text output, escaped (idesc.h). */
 static int add_text_id(struct sbuf *out, const char *id, size_t len)
 {
-	size_t i, start = out->len;
-
-	if (sbuf_add(out, id, len))
-		return -1;
-	for (i = start; i < out->len; i++)
-		if (out->p[i] == '\t' || out->p[i] == '\n' || out->p[i] == '\r')
-			out->p[i] = ' ';
-	return 0;
+	return idesc_escape(out, id, len);
 }
 
 /* The id of a line without an id of its own: its number, after FILE: if the

@@ -1,4 +1,6 @@
-/* outfile.c - atomic output files (see outfile.h).
+/* outfile.c - output files (see outfile.h): standard output, or the
+ * library's atomic simhash_outfile, whose rules (write through symbolic links,
+ * in place for devices and FIFOs, keep the mode) the library documents.
  *
  * The one piece of process-wide state of the command lives here: the name of
  * the temporary file being written, so that an exit or a fatal signal can
@@ -15,11 +17,11 @@
 #include "outfile.h"
 #include "util.h"
 
-static char *volatile pending_tmp;
+static const char *volatile pending_tmp;
 
 static void remove_pending(void)
 {
-	char *tmp = pending_tmp;
+	const char *tmp = pending_tmp;
 
 	if (tmp)
 		unlink(tmp);
@@ -50,10 +52,22 @@ static void watch_exits(void)
 		sigaction(sigs[i], &sa, NULL);
 }
 
+/* The message for a failed open of path. */
+static void open_failed(const char *path, simhash_err err, int os_err)
+{
+	if (err == SIMHASH_EINVAL && os_err == ENOENT)
+		cli_err("%s: dangling symbolic link", path);
+	else if (err == SIMHASH_EINVAL && os_err != EISDIR)
+		cli_err("%s: not a regular file, character device or FIFO: not replacing it",
+			path);
+	else
+		cli_err("%s: %s", path, os_err ? strerror(os_err) : simhash_strerror(err));
+}
+
 int outfile_open(struct outfile *o, const char *path)
 {
-	size_t len;
-	mode_t mask;
+	simhash_err err;
+	int os_err = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->fd = STDOUT_FILENO;
@@ -61,38 +75,35 @@ int outfile_open(struct outfile *o, const char *path)
 		return EXIT_OK;
 	watch_exits();
 	o->path = path;
-	len = strlen(path);
-	o->tmp = xmalloc(len + 8);
-	memcpy(o->tmp, path, len);
-	memcpy(o->tmp + len, ".XXXXXX", 8);
-	o->fd = mkstemp(o->tmp);
-	if (o->fd < 0) {
-		cli_err("%s: %s", path, strerror(errno));
-		free(o->tmp);
-		o->tmp = NULL;
+	err = simhash_outfile_open(path, &o->file, &os_err);
+	if (err) {
+		open_failed(path, err, os_err);
 		return EXIT_FAIL;
 	}
-	pending_tmp = o->tmp;
-	/* mkstemp makes the file 0600; give it the mode a plain create would. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(o->fd, 0666 & ~mask)) {
-		/* keep 0600 rather than fail */
-	}
+	o->fd = -1;
+	pending_tmp = simhash_outfile_temp(o->file);
 	return EXIT_OK;
 }
 
 int outfile_write(struct outfile *o, const void *data, size_t n)
 {
 	const char *p = data;
+	int os_err = 0;
 	ssize_t w;
 
+	if (o->file) {
+		if (simhash_outfile_write(o->file, data, n, &os_err)) {
+			cli_err("%s: %s", o->path, strerror(os_err));
+			return -1;
+		}
+		return 0;
+	}
 	while (n) {
 		w = write(o->fd, p, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			cli_err("%s: %s", o->path ? o->path : "standard output", strerror(errno));
+			cli_err("%s: %s", "standard output", strerror(errno));
 			return -1;
 		}
 		p += w;
@@ -101,43 +112,29 @@ int outfile_write(struct outfile *o, const void *data, size_t n)
 	return 0;
 }
 
-static int fail(struct outfile *o, const char *what)
-{
-	cli_err("%s: %s", what, strerror(errno));
-	outfile_abort(o);
-	return EXIT_FAIL;
-}
-
 int outfile_commit(struct outfile *o)
 {
-	int fd = o->fd;
+	simhash_outfile *f = o->file;
+	int os_err = 0;
 
-	if (!o->tmp)
+	if (!f)
 		return EXIT_OK;
-	o->fd = -1;
-	if (fsync(fd)) {
-		close(fd);
-		return fail(o, o->path);
-	}
-	if (close(fd))
-		return fail(o, o->path);
-	if (rename(o->tmp, o->path))
-		return fail(o, o->path);
+	o->file = NULL;
 	pending_tmp = NULL;
-	free(o->tmp);
-	o->tmp = NULL;
+	if (simhash_outfile_commit(f, &os_err)) {
+		cli_err("%s: %s", o->path, strerror(os_err));
+		return EXIT_FAIL;
+	}
 	return EXIT_OK;
 }
 
 void outfile_abort(struct outfile *o)
 {
-	if (!o->tmp)
+	simhash_outfile *f = o->file;
+
+	if (!f)
 		return;
-	if (o->fd >= 0)
-		close(o->fd);
-	o->fd = -1;
-	unlink(o->tmp);
+	o->file = NULL;
 	pending_tmp = NULL;
-	free(o->tmp);
-	o->tmp = NULL;
+	simhash_outfile_abort(f);
 }

@@ -1,8 +1,9 @@
 /* outfile.h - where a command writes its output: standard output, or a file
  * that appears whole or not at all.
  *
- * A named file is written to a temporary file in the same directory (mkstemp),
- * then fsync'ed and renamed over the target by outfile_commit(). Until then,
+ * A named file is a simhash_outfile (simhash.h): a temporary file in the same
+ * directory, fsync'ed and renamed over the target by outfile_commit(), or a
+ * character device or FIFO written in place. Until the commit,
  * any exit - an error, exit(), SIGINT, SIGTERM, SIGHUP - removes the temporary
  * file, so a failed run never leaves partial output behind.
  */
@@ -10,11 +11,12 @@
 #define CLI_OUTFILE_H
 
 #include <stddef.h>
+#include "simhash.h"
 
 struct outfile {
-	int fd;
-	const char *path; /* NULL: standard output */
-	char *tmp;        /* the temporary file, until committed or aborted */
+	int fd;                /* standard output's, or -1 */
+	const char *path;      /* NULL: standard output */
+	simhash_outfile *file; /* a named file, until committed or aborted */
 };
 
 /* Opens path, or standard output for NULL or "-". EXIT_OK, or EXIT_FAIL after

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "utf8.h"
+#include "simhash.h"
 #include "util.h"
 
 void cli_err(const char *fmt, ...)
@@ -124,7 +124,7 @@ int sbuf_add_json_str(struct sbuf *b, const char *str, size_t len)
 			continue;
 		}
 		if (c >= 0x80) {
-			n = utf8_seq_len(s + i, len - i, &bad);
+			n = simhash_utf8_seq((const char *)s + i, len - i, &bad);
 			if (n) {
 				i += n;
 				continue;
@@ -186,52 +186,25 @@ int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned lon
 
 int read_fd_all(int fd, struct sbuf *b)
 {
-	struct stat st;
-	size_t want = 64 * 1024, asked;
-	int regular = 0;
-	ssize_t n;
+	int os_err = 0;
 
-	/* A regular file is read in one call: asking for a byte more than its
-	 * size, a short read is its end. Anything else grows the buffer
-	 * geometrically until read() returns 0. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		want = (size_t)st.st_size + 1;
-		regular = 1;
+	if (simhash_read_fd(fd, &b->p, &b->len, &b->cap, &os_err)) {
+		errno = os_err;
+		return -1;
 	}
-	for (;;) {
-		if (b->cap - b->len < want && sbuf_grow(b, want)) {
-			errno = ENOMEM;
-			return -1;
-		}
-		asked = b->cap - b->len;
-		n = read(fd, b->p + b->len, asked);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			return 0;
-		b->len += (size_t)n;
-		if (regular && (size_t)n < asked)
-			return 0;
-		want = b->cap - b->len ? 1 : b->len;
-	}
+	return 0;
 }
 
 int read_path_all(const char *path, struct sbuf *b)
 {
-	int fd, ret, saved;
+	int os_err = 0;
 
 	b->len = 0;
 	if (path[0] == '-' && path[1] == '\0')
 		return read_fd_all(STDIN_FILENO, b);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (simhash_read_file(path, &b->p, &b->len, &b->cap, &os_err)) {
+		errno = os_err;
 		return -1;
-	ret = read_fd_all(fd, b);
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return ret;
+	}
+	return 0;
 }

@@ -176,8 +176,15 @@ typedef struct simhash_config {
 	const simhash_idf *idf;     /* NULL; borrowed, required by TFIDF */
 } simhash_config;
 
-/* Fills *cfg with the defaults. Thread safety: safe. */
-SIMHASH_API void simhash_config_init(simhash_config *cfg);
+/* Fills *cfg with the defaults. size is the caller's sizeof *cfg (the macro
+ * passes it): the library writes only min(size, its own sizeof) bytes and sets
+ * cfg->size to that, so a library newer than the caller's header never writes
+ * past the caller's struct, and reads only the fields the caller has (the
+ * others keep their defaults). Thread safety: safe. */
+SIMHASH_API void simhash_config_init_sized(simhash_config *cfg, size_t size);
+/* The function of the first release, kept for its callers (a macro now). */
+SIMHASH_API void(simhash_config_init)(simhash_config *cfg);
+#define simhash_config_init(c) simhash_config_init_sized((c), sizeof *(c))
 
 /* SIMHASH_OK if *cfg is consistent; else SIMHASH_EINVAL. Thread safety: safe. */
 SIMHASH_API simhash_err simhash_config_check(const simhash_config *cfg);
@@ -300,6 +307,59 @@ SIMHASH_API int simhash_stopwords_has(const simhash_stopwords *sw, const char *w
 SIMHASH_API simhash_err simhash_stopwords_load(const char *path, simhash_stopwords **out,
 					       size_t *err_line);
 SIMHASH_API uint64_t simhash_stopwords_digest(const simhash_stopwords *sw);
+
+/* ---------------------------------------------------------------- UTF-8 and files */
+
+/* The library's UTF-8 rules (Unicode's table 3-7), for callers that check or
+ * repair text around what they fingerprint. Thread safety: safe. */
+
+/* Offset of the first byte of the first invalid sequence, or len if s is
+ * valid UTF-8. */
+SIMHASH_API size_t simhash_utf8_validate(const char *s, size_t len);
+
+/* Bytes of the well-formed sequence at s[0] (1..4), or 0 if there is none;
+ * then *bad_len (may be NULL) gets the length of its maximal subpart (>= 1). */
+SIMHASH_API size_t simhash_utf8_seq(const char *s, size_t len, size_t *bad_len);
+
+/* Writes s to out with every maximal invalid subsequence replaced by U+FFFD,
+ * as Python's bytes.decode('utf-8', 'replace') does, and returns the bytes
+ * written. out holds at least 3 * len bytes and does not overlap s. */
+SIMHASH_API size_t simhash_utf8_repair(const char *s, size_t len, char *out);
+
+/* Reading whole files and writing output files, the same way for the library
+ * and its commands. Failures give SIMHASH_EIO (or SIMHASH_ENOMEM) with the
+ * system's errno value in *os_err (may be NULL) for the message. */
+
+/* Reads fd to its end, appending to the malloc'ed buffer *buf (*len bytes
+ * used of *cap; NULL, 0, 0 to start), which grows with realloc. On success
+ * *cap > *len, room for a terminating NUL. A regular file is read in one go.
+ * Thread safety: safe. */
+SIMHASH_API simhash_err simhash_read_fd(int fd, char **buf, size_t *len, size_t *cap,
+					int *os_err);
+/* The same for the file at path. */
+SIMHASH_API simhash_err simhash_read_file(const char *path, char **buf, size_t *len,
+					  size_t *cap, int *os_err);
+
+/* An output file that appears whole or not at all. open() makes a temporary
+ * file next to the target (the target of a symbolic link, which stays a link),
+ * commit() fsyncs it, renames it over the target and fsyncs the directory; an
+ * existing file keeps its mode (and, where allowed, its owner); a new one gets
+ * 0666 less the umask. A character device or a FIFO (/dev/null, a pipe) is
+ * written in place, never replaced; a directory, a block device, a socket or
+ * a dangling link is refused (SIMHASH_EINVAL; *os_err EISDIR for a directory,
+ * ENOENT for a dangling link, else 0). abort() or a failed write or commit
+ * removes the temporary file; commit() and abort() free the handle.
+ * Thread safety: one handle per thread. */
+typedef struct simhash_outfile simhash_outfile;
+SIMHASH_API simhash_err simhash_outfile_open(const char *path, simhash_outfile **out,
+					     int *os_err);
+SIMHASH_API simhash_err simhash_outfile_write(simhash_outfile *f, const void *data, size_t len,
+					      int *os_err);
+SIMHASH_API simhash_err simhash_outfile_commit(simhash_outfile *f, int *os_err);
+SIMHASH_API void simhash_outfile_abort(simhash_outfile *f);
+/* The temporary file's path, NULL when written in place: valid until commit()
+ * or abort(), for a caller that must remove it from a signal handler. */
+SIMHASH_API const char *simhash_outfile_temp(const simhash_outfile *f);
 
 /* ---------------------------------------------------------------- index */
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh BUILD - runs everything `make check` tests in one build folder:
 #   1. each executable under BUILD/tests (sorted), which prints "NAME: N passed, N failed";
-#   2. tests/cli/run.sh BUILD/simhash, if it exists ("cli: N passed, N failed");
+#   2. tests/layers.sh BUILD (no layer of lib/ calls a later one), then
+#      tests/cli/run.sh BUILD/simhash, if it exists ("cli: N passed, N failed");
 #   3. each BUILD/fuzz/<name> on fuzz/corpus/<name> ("fuzz NAME: N passed, 0 failed").
 # Each run adds its counts. A run that prints no count line, or exits non-zero
 # while counting 0 failed (a crash, a sanitizer report), counts one failure.
@@ -53,6 +54,8 @@ if [ -d "$build/tests" ]; then
 		run "$t" "$t"
 	done
 fi
+
+run "tests/layers.sh" sh "$root/tests/layers.sh" "$build"
 
 if [ -f "$root/tests/cli/run.sh" ]; then
 	run "tests/cli/run.sh" sh "$root/tests/cli/run.sh" "$build/simhash"

@@ -27,6 +27,16 @@ static inline void sh_put_le64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* ---- fingerprint/config.c */
+
+/* Bytes of simhash_config in the first release (through idf): the least a
+ * caller's config may have. */
+#define SH_CONFIG_V1_SIZE (offsetof(simhash_config, idf) + sizeof(const simhash_idf *))
+
+/* Copies a caller's config of src->size bytes into a full one: fields the
+ * caller's struct lacks get their defaults; dst->size becomes sizeof *dst. */
+void sh_config_copy(simhash_config *dst, const simhash_config *src);
+
 /* ---- utf8.c */
 
 /* Decodes the code point at s[i] (i < len) into *cp and returns the bytes it
@@ -72,6 +82,13 @@ void sh_fnv1a_128(const void *data, size_t len, uint64_t out[2]);
 
 /* ---- features/idf.c, features/stopwords.c: lookups by sh_key() of the term */
 double sh_idf_get_key(const simhash_idf *idf, uint64_t key);
+/* Counting one document's features, for simhash_idf_add_document() in
+ * fingerprint/idf_doc.c (features come from the layer above, so the call is
+ * made there): begin, the feature callback once per distinct feature, then
+ * commit, which counts them all or, after an error, nothing. */
+void sh_idf_doc_begin(simhash_idf *idf);
+int sh_idf_doc_feature(const char *data, size_t len, uint32_t count, void *arg);
+simhash_err sh_idf_doc_commit(simhash_idf *idf);
 int sh_stopwords_has_key(const simhash_stopwords *sw, uint64_t key);
 
 

@@ -4,6 +4,7 @@
  * longest prefix of a well-formed sequence (Unicode 15, section 3.9, table 3-7),
  * or one byte if none. This is what Python's bytes.decode('utf-8', 'replace')
  * does, so the compatibility mode sees the same code points as the package. */
+#include <string.h>
 #include "internal.h"
 
 size_t sh_utf8_next(const uint8_t *s, size_t len, size_t i, uint32_t *cp, int *bad)
@@ -85,20 +86,92 @@ size_t sh_utf8_put(uint8_t *out, uint32_t cp)
 	return 4;
 }
 
+/* Skips ASCII eight bytes at a time; the offset of the first non-ASCII byte. */
+static size_t skip_ascii(const uint8_t *s, size_t i, size_t len)
+{
+	uint64_t w;
+
+	while (i + 8 <= len) {
+		memcpy(&w, s + i, 8);
+		if (w & 0x8080808080808080ull)
+			break;
+		i += 8;
+	}
+	while (i < len && s[i] < 0x80)
+		i++;
+	return i;
+}
+
 size_t sh_utf8_validate(const uint8_t *s, size_t len)
 {
 	size_t i = 0;
-	while (i < len) {
+
+	for (;;) {
 		uint32_t cp;
 		int bad;
-		if (s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		size_t n = sh_utf8_next(s, len, i, &cp, &bad);
+		size_t n;
+
+		i = skip_ascii(s, i, len);
+		if (i == len)
+			return len;
+		n = sh_utf8_next(s, len, i, &cp, &bad);
 		if (bad)
 			return i;
 		i += n;
 	}
-	return len;
+}
+
+size_t simhash_utf8_validate(const char *s, size_t len)
+{
+	if (!s)
+		return 0;
+	return sh_utf8_validate((const uint8_t *)s, len);
+}
+
+size_t simhash_utf8_seq(const char *s, size_t len, size_t *bad_len)
+{
+	uint32_t cp;
+	int bad;
+	size_t n;
+
+	if (!s || !len) {
+		if (bad_len)
+			*bad_len = 0;
+		return 0;
+	}
+	n = sh_utf8_next((const uint8_t *)s, len, 0, &cp, &bad);
+	if (!bad)
+		return n;
+	if (bad_len)
+		*bad_len = n;
+	return 0;
+}
+
+size_t simhash_utf8_repair(const char *str, size_t len, char *out)
+{
+	const uint8_t *s = (const uint8_t *)str;
+	size_t i = 0, done = 0, o = 0, n;
+	uint32_t cp;
+	int bad;
+
+	if (!str || !out)
+		return 0;
+	for (;;) {
+		i = skip_ascii(s, i, len);
+		if (i == len)
+			break;
+		n = sh_utf8_next(s, len, i, &cp, &bad);
+		if (!bad) {
+			i += n;
+			continue;
+		}
+		memcpy(out + o, s + done, i - done);
+		o += i - done;
+		memcpy(out + o, "\xef\xbf\xbd", 3);
+		o += 3;
+		i += n;
+		done = i;
+	}
+	memcpy(out + o, s + done, len - done);
+	return o + len - done;
 }

@@ -398,7 +398,7 @@ simhash_err simhash_idf_finish(simhash_idf *idf)
 
 /* Feature callback: copies the feature aside. Counting waits until the whole
  * document is known, so that a failure counts nothing (no half documents). */
-static int collect_feature(const char *data, size_t len, uint32_t count, void *arg)
+int sh_idf_doc_feature(const char *data, size_t len, uint32_t count, void *arg)
 {
 	simhash_idf *idf = arg;
 	struct doc_feature *f;
@@ -426,22 +426,20 @@ static int collect_feature(const char *data, size_t len, uint32_t count, void *a
 	return 0;
 }
 
-/* simhash_features_each() reports each distinct feature once, so one
- * increment per feature is one per document. */
-simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *ctx, const char *text,
-				     size_t len)
+void sh_idf_doc_begin(simhash_idf *idf)
 {
-	const struct doc_feature *f;
-	simhash_err err;
-
-	if (!idf || !ctx || (!text && len))
-		return SIMHASH_EINVAL;
 	idf->doc_n = 0;
 	idf->doc_len = 0;
 	idf->doc_err = SIMHASH_OK;
-	err = simhash_features_each(ctx, text, len, collect_feature, idf);
-	if (!err)
-		err = idf->doc_err;
+}
+
+/* The features come distinct (simhash_features_each() reports each once),
+ * so one increment per feature is one per document. */
+simhash_err sh_idf_doc_commit(simhash_idf *idf)
+{
+	const struct doc_feature *f;
+	simhash_err err = idf->doc_err;
+
 	if (!err)
 		err = idf_reserve(idf, idf->doc_n, idf->doc_len);
 	if (err)
@@ -698,95 +696,80 @@ static simhash_err sorted_slots(const simhash_idf *idf, const struct idf_slot **
 	return SIMHASH_OK;
 }
 
-static simhash_err write_lines(const simhash_idf *idf, FILE *f, locale_t c_locale)
+/* Appends `term<TAB>idf` lines to a buffer and flushes it to the file in
+ * blocks of about 64 KB. */
+static simhash_err write_lines(const simhash_idf *idf, simhash_outfile *f, locale_t c_locale)
 {
 	const struct idf_slot **v;
 	simhash_err err;
+	char *buf;
+	size_t n, used = 0, cap = 1 << 16;
 	locale_t old;
-	size_t n;
 
 	err = sorted_slots(idf, &v, &n);
 	if (err)
 		return err;
+	buf = malloc(cap);
+	if (!buf) {
+		free(v);
+		return SIMHASH_ENOMEM;
+	}
 	old = uselocale(c_locale); /* %.17g must write '.', whatever the caller's locale */
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct idf_term *t = slot_term(idf, v[i]);
 		const char *bytes = term_bytes(idf, t);
+		char num[40];
+		int k;
 
 		if (!term_saveable(bytes, t->len))
 			continue;
-		if (fwrite(bytes, 1, t->len, f) != t->len ||
-		    fprintf(f, "\t%.17g\n", v[i]->idf) < 0)
-			err = SIMHASH_EIO;
+		k = snprintf(num, sizeof num, "\t%.17g\n", v[i]->idf);
+		if (cap - used < t->len + (size_t)k) {
+			err = simhash_outfile_write(f, buf, used, NULL);
+			used = 0;
+		}
+		if (!err && cap < t->len + (size_t)k)
+			err = simhash_outfile_write(f, bytes, t->len, NULL); /* a huge term */
+		else if (!err) {
+			memcpy(buf + used, bytes, t->len);
+			used += t->len;
+		}
+		if (!err) {
+			memcpy(buf + used, num, (size_t)k);
+			used += (size_t)k;
+		}
 	}
+	if (!err && used)
+		err = simhash_outfile_write(f, buf, used, NULL);
 	uselocale(old);
+	free(buf);
 	free(v);
 	return err;
 }
 
-/* Makes the rename itself durable. Best effort: the new file is already in
- * place, so a failure here is not worth reporting as a failed save. */
-static void sync_parent_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-	int fd;
-
-	if (!dir)
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
-
-/* Writes to a temporary file next to path, then renames it over path, so a
- * reader sees the old table or the new one, never a part. The temporary file
- * gets mode 0644 (mkstemp makes 0600), as a data file a user would expect to
- * share. */
+/* Writes through simhash_outfile (common/file.c), so a reader sees the old
+ * table or the new one, never a part; an existing file keeps its mode. */
 simhash_err simhash_idf_save(const simhash_idf *idf, const char *path)
 {
+	simhash_outfile *f;
 	locale_t c_locale;
 	simhash_err err;
-	char *tmp;
-	FILE *f;
-	int fd;
 
 	if (!idf || !path || !*path)
 		return SIMHASH_EINVAL;
 	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
 	if (!c_locale)
 		return SIMHASH_ENOMEM;
-	err = SIMHASH_ENOMEM;
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-		goto out_free_locale;
-	err = SIMHASH_EIO;
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		goto out_free_tmp;
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		goto out_unlink;
-	}
-	err = write_lines(idf, f, c_locale);
-	if (!err && (fflush(f) || fchmod(fd, 0644) || fsync(fd)))
-		err = SIMHASH_EIO;
-	if (fclose(f) && !err)
-		err = SIMHASH_EIO;
-	if (!err && rename(tmp, path))
-		err = SIMHASH_EIO;
+	err = simhash_outfile_open(path, &f, NULL);
+	if (err == SIMHASH_EINVAL)
+		err = SIMHASH_EIO; /* a directory, a dangling link: not writable here */
 	if (!err) {
-		sync_parent_dir(path);
-		goto out_free_tmp;
+		err = write_lines(idf, f, c_locale);
+		if (err)
+			simhash_outfile_abort(f);
+		else
+			err = simhash_outfile_commit(f, NULL);
 	}
-out_unlink:
-	unlink(tmp);
-out_free_tmp:
-	free(tmp);
-out_free_locale:
 	freelocale(c_locale);
 	return err;
 }

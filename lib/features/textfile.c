@@ -9,86 +9,24 @@
  * NUL-terminated in place (its '\n' or '\r' is overwritten), so callers may use
  * C string functions on the tail of a line, though lines may hold NUL bytes.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "textfile.h"
-
-/* Grows *buf to hold at least need bytes. */
-static simhash_err grow(char **buf, size_t *cap, size_t need)
-{
-	size_t n = *cap ? *cap : 4096;
-	char *p;
-
-	while (n < need) {
-		if (n > SIZE_MAX / 2)
-			return SIMHASH_ENOMEM;
-		n *= 2;
-	}
-	p = realloc(*buf, n);
-	if (!p)
-		return SIMHASH_ENOMEM;
-	*buf = p;
-	*cap = n;
-	return SIMHASH_OK;
-}
-
-/* Reads fd to its end; the size from fstat is only a hint (pipes, /proc). */
-static simhash_err read_all(int fd, char **out, size_t *out_len)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t cap = 0, len = 0;
-	simhash_err err;
-	ssize_t n;
-
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (uint64_t)st.st_size < SIZE_MAX - 2)
-		cap = (size_t)st.st_size + 2;
-	err = grow(&buf, &cap, cap ? cap : 4096);
-	if (err)
-		return err;
-	for (;;) {
-		if (len + 1 >= cap && (err = grow(&buf, &cap, len + 2)))
-			goto out_free;
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = SIMHASH_EIO;
-			goto out_free;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	*out_len = len;
-	return SIMHASH_OK;
-out_free:
-	free(buf);
-	return err;
-}
 
 simhash_err sh_textfile_read(sh_textfile *tf, const char *path)
 {
+	size_t cap = 0;
 	simhash_err err;
-	int fd;
 
 	memset(tf, 0, sizeof *tf);
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0)
-		return SIMHASH_EIO;
-	err = read_all(fd, &tf->data, &tf->len);
-	close(fd);
-	if (err)
-		return err;
+	err = simhash_read_file(path, &tf->data, &tf->len, &cap, NULL);
+	if (err) {
+		free(tf->data);
+		tf->data = NULL;
+		tf->len = 0;
+		return err == SIMHASH_ENOMEM ? err : SIMHASH_EIO;
+	}
+	tf->data[tf->len] = '\0'; /* simhash_read_file leaves room for it */
 	if (tf->len >= 3 && memcmp(tf->data, "\xef\xbb\xbf", 3) == 0)
 		tf->pos = 3;
 	return SIMHASH_OK;

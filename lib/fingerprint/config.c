@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include "../common/internal.h"
 
-void simhash_config_init(simhash_config *cfg)
+static void config_defaults(simhash_config *cfg)
 {
 	memset(cfg, 0, sizeof *cfg);
 	cfg->size = sizeof *cfg;
@@ -35,9 +35,39 @@ void simhash_config_init(simhash_config *cfg)
 	cfg->idf = NULL;
 }
 
+/* The caller's struct may be older (smaller) or newer (larger) than ours:
+ * write only the bytes both know, and record how many that is. */
+void simhash_config_init_sized(simhash_config *cfg, size_t size)
+{
+	simhash_config d;
+
+	if (!cfg || size < sizeof cfg->size)
+		return;
+	config_defaults(&d);
+	d.size = size < sizeof d ? size : sizeof d;
+	memcpy(cfg, &d, d.size);
+}
+
+/* The ABI symbol of the first release, whose callers call it directly (the
+ * macro came later): their struct is the first release's. */
+#undef simhash_config_init
+void simhash_config_init(simhash_config *cfg)
+{
+	simhash_config_init_sized(cfg, SH_CONFIG_V1_SIZE);
+}
+
+void sh_config_copy(simhash_config *dst, const simhash_config *src)
+{
+	size_t n = src->size < sizeof *dst ? src->size : sizeof *dst;
+
+	config_defaults(dst);
+	memcpy(dst, src, n);
+	dst->size = sizeof *dst;
+}
+
 simhash_err simhash_config_check(const simhash_config *cfg)
 {
-	if (!cfg || cfg->size < offsetof(simhash_config, idf) + sizeof cfg->idf)
+	if (!cfg || cfg->size < SH_CONFIG_V1_SIZE)
 		return SIMHASH_EINVAL;
 	if (cfg->compat == SIMHASH_COMPAT_PYTHON_SIMHASH)
 		return (cfg->bits == 64 || cfg->bits == 128) ? SIMHASH_OK : SIMHASH_EINVAL;

@@ -25,7 +25,8 @@ simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out)
 	ctx = calloc(1, sizeof *ctx);
 	if (!ctx)
 		return SIMHASH_ENOMEM;
-	ctx->cfg = *cfg;
+	sh_config_copy(&ctx->cfg, cfg);
+	cfg = &ctx->cfg;
 	ctx->simd = sh_cpu_has_avx512();
 	err = sh_norm_new(cfg, &ctx->norm);
 	if (!err)
@@ -118,9 +119,13 @@ static void unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 				const uint8_t *p = t->s + t->off[i];
 				for (unsigned k = 0; k < 8; k++)
 					h[k] = sh_key_1to3(p + k, ng);
-			} else if (ngc == 2 && t->off[i + 9] - t->off[i] == 27 &&
-				   all_cjk(t->cls + i)) {
-				/* eight bigrams of three-byte CJK characters */
+			} else if (ngc == 2 && t->off[i + 8] - t->off[i] == 24 &&
+				   t->off[i + 9] - t->off[i + 8] == 3 && all_cjk(t->cls + i)) {
+				/* eight bigrams of nine three-byte characters: a CJK
+				 * character has at least three bytes, so eight of them
+				 * in 24 bytes have three each; the ninth is checked on
+				 * its own (27 bytes in all also fit a four-byte Han
+				 * character and a two-byte ninth) */
 				const uint8_t *p = t->s + t->off[i];
 				for (unsigned k = 0; k < 8; k++)
 					h[k] = sh_key_4to8(p + 3 * k, 6);

@@ -1,0 +1,309 @@
+/* file.c - whole-file reads and atomic output files, shared by the library
+ * (IDF tables, stop words) and the commands (see simhash.h).
+ *
+ * Invariants of an simhash_outfile:
+ *  1. tmp == NULL iff the target is written in place (a character device or
+ *     a FIFO); then nothing is ever renamed or unlinked.
+ *  2. Otherwise tmp names a file this handle created (O_EXCL) in the target's
+ *     directory; it is renamed over target by commit() or unlinked, never
+ *     left behind by a call that fails.
+ *  3. target is the file the user meant: path, or the file a symbolic link at
+ *     path points to, so the link survives and the file it names is replaced.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "internal.h"
+
+struct simhash_outfile {
+	int fd;
+	char *target;
+	char *tmp;
+};
+
+static simhash_err os_fail(int *os_err, int e)
+{
+	if (os_err)
+		*os_err = e;
+	return e == ENOMEM ? SIMHASH_ENOMEM : SIMHASH_EIO;
+}
+
+static simhash_err grow(char **buf, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 4096;
+	char *p;
+
+	while (n < need) {
+		if (n > SIZE_MAX / 2) {
+			n = need;
+			break;
+		}
+		n *= 2;
+	}
+	p = realloc(*buf, n);
+	if (!p)
+		return SIMHASH_ENOMEM;
+	*buf = p;
+	*cap = n;
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_read_fd(int fd, char **buf, size_t *len, size_t *cap, int *os_err)
+{
+	struct stat st;
+	size_t want = 64 * 1024, asked;
+	int regular = 0;
+	ssize_t n;
+
+	if (!buf || !len || !cap || *len > *cap)
+		return SIMHASH_EINVAL;
+	/* A regular file is read in one call: asking for a byte more than its
+	 * size, a short read is its end (the size is only a hint: the loop goes
+	 * on if it grew). Anything else grows the buffer geometrically. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (uint64_t)st.st_size < SIZE_MAX / 2) {
+		want = (size_t)st.st_size + 1;
+		regular = 1;
+	}
+	for (;;) {
+		if (*cap - *len < want && grow(buf, cap, *len + want))
+			return os_fail(os_err, ENOMEM);
+		asked = *cap - *len;
+		n = read(fd, *buf + *len, asked);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return os_fail(os_err, errno);
+		}
+		*len += (size_t)n;
+		if (n == 0 || (regular && (size_t)n < asked))
+			break;
+		want = *cap - *len ? 1 : *len;
+	}
+	if (*cap == *len && grow(buf, cap, *len + 1))
+		return os_fail(os_err, ENOMEM);
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_read_file(const char *path, char **buf, size_t *len, size_t *cap,
+			      int *os_err)
+{
+	simhash_err err;
+	int fd, e;
+
+	if (!path)
+		return SIMHASH_EINVAL;
+	do
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return os_fail(os_err, errno);
+	err = simhash_read_fd(fd, buf, len, cap, os_err);
+	e = errno;
+	close(fd);
+	errno = e;
+	return err;
+}
+
+/* Makes the rename durable. Best effort: the new file is in place already. */
+static void sync_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	int fd;
+
+	if (!dir)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+/* Creates a new temporary file next to target; 0 or the errno value (mode 0666 less the umask,
+ * which the kernel applies). Names mix the clock, the pid and the handle's
+ * address; O_EXCL makes a clash a retry, never a shared file. */
+static int make_temp(simhash_outfile *f)
+{
+	size_t n = strlen(f->target);
+	struct timespec ts;
+	uint64_t x;
+
+	int e;
+
+	f->tmp = malloc(n + 24);
+	if (!f->tmp)
+		return ENOMEM;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 40) ^
+	    (uint64_t)(uintptr_t)f;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		x += 0x9e3779b97f4a7c15ull;
+		uint64_t z = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		snprintf(f->tmp, n + 24, "%s.%06llx.tmp", f->target,
+			 (unsigned long long)((z ^ (z >> 31)) & 0xffffff));
+		f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (f->fd >= 0)
+			return 0;
+		if (errno != EEXIST && errno != EINTR)
+			break;
+	}
+	e = errno;
+	free(f->tmp);
+	f->tmp = NULL;
+	return e; /* the errno value */
+}
+
+static void free_outfile(simhash_outfile *f)
+{
+	free(f->target);
+	free(f->tmp);
+	free(f);
+}
+
+simhash_err simhash_outfile_open(const char *path, simhash_outfile **out, int *os_err)
+{
+	simhash_outfile *f;
+	struct stat st;
+	int exists, e;
+
+	if (os_err)
+		*os_err = 0;
+	if (!path || !*path || !out)
+		return SIMHASH_EINVAL;
+	f = calloc(1, sizeof *f);
+	if (!f)
+		return os_fail(os_err, ENOMEM);
+	f->fd = -1;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		/* write through the link: replace the file it names */
+		f->target = realpath(path, NULL);
+		if (!f->target) {
+			e = errno;
+			free_outfile(f);
+			if (e == ENOENT) {
+				if (os_err)
+					*os_err = ENOENT;
+				return SIMHASH_EINVAL;
+			}
+			return os_fail(os_err, e);
+		}
+	} else {
+		f->target = strdup(path);
+		if (!f->target) {
+			free_outfile(f);
+			return os_fail(os_err, ENOMEM);
+		}
+	}
+	exists = stat(f->target, &st) == 0;
+	if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		do
+			f->fd = open(f->target, O_WRONLY | O_CLOEXEC);
+		while (f->fd < 0 && errno == EINTR);
+		if (f->fd < 0) {
+			e = errno;
+			free_outfile(f);
+			return os_fail(os_err, e);
+		}
+		*out = f;
+		return SIMHASH_OK;
+	}
+	if (exists && !S_ISREG(st.st_mode)) {
+		if (os_err)
+			*os_err = S_ISDIR(st.st_mode) ? EISDIR : 0;
+		free_outfile(f);
+		return SIMHASH_EINVAL;
+	}
+	e = make_temp(f);
+	if (e) {
+		free_outfile(f);
+		return os_fail(os_err, e);
+	}
+	if (exists) {
+		/* keep what the file was: its mode, and its owner if we may */
+		if (fchown(f->fd, st.st_uid, st.st_gid)) {
+			/* not the owner: the new file is ours, as a plain write's
+			 * replacement would be */
+		}
+		(void)fchmod(f->fd, st.st_mode & 07777);
+	}
+	*out = f;
+	return SIMHASH_OK;
+}
+
+simhash_err simhash_outfile_write(simhash_outfile *f, const void *data, size_t len, int *os_err)
+{
+	const char *p = data;
+	ssize_t w;
+
+	if (!f || (!data && len) || f->fd < 0)
+		return SIMHASH_EINVAL;
+	while (len) {
+		w = write(f->fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return os_fail(os_err, errno);
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return SIMHASH_OK;
+}
+
+const char *simhash_outfile_temp(const simhash_outfile *f)
+{
+	return f ? f->tmp : NULL;
+}
+
+void simhash_outfile_abort(simhash_outfile *f)
+{
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->tmp)
+		unlink(f->tmp);
+	free_outfile(f);
+}
+
+simhash_err simhash_outfile_commit(simhash_outfile *f, int *os_err)
+{
+	int fd, e = 0;
+
+	if (!f)
+		return SIMHASH_EINVAL;
+	fd = f->fd;
+	f->fd = -1;
+	if (!f->tmp) {
+		/* in place: a device or a FIFO has nothing to sync or rename */
+		if (close(fd) && errno != EINTR)
+			e = errno;
+		free_outfile(f);
+		return e ? os_fail(os_err, e) : SIMHASH_OK;
+	}
+	if (fsync(fd))
+		e = errno;
+	if (close(fd) && !e && errno != EINTR)
+		e = errno;
+	if (!e && rename(f->tmp, f->target))
+		e = errno;
+	if (e) {
+		unlink(f->tmp);
+		free_outfile(f);
+		return os_fail(os_err, e);
+	}
+	sync_dir_of(f->target);
+	free_outfile(f);
+	return SIMHASH_OK;
+}

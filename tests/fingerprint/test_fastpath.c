@@ -1,0 +1,121 @@
+/* test_fastpath.c - the hot loop of the default unit votes (block paths for
+ * one-byte windows and for three-byte CJK bigrams, the AVX-512 path) against
+ * the plain weighted path, on texts mixing every UTF-8 width: a tf cap that
+ * never bites (--tf-cap 1000000) must change nothing.
+ *
+ * Regression: eight CJK characters of which one is four bytes (CJK Extension
+ * B, U+20BB7) followed by a one- or two-byte ninth character also span 27
+ * bytes, and the bigram block path took them for nine three-byte characters. */
+#include <stdint.h>
+#include "test.h"
+#include "simhash.h"
+
+void sh_ctx_set_simd(simhash_ctx *ctx, int on);
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static int same(simhash_fp a, simhash_fp b)
+{
+	return a.bits == b.bits && a.w[0] == b.w[0] && a.w[1] == b.w[1];
+}
+
+static simhash_fp fp_of(const simhash_config *cfg, int simd, const char *text, size_t len)
+{
+	simhash_ctx *ctx = NULL;
+	simhash_fp fp = { { 0, 0 }, 0 };
+
+	CHECK(simhash_ctx_new(cfg, &ctx) == SIMHASH_OK);
+	if (!ctx)
+		return fp;
+	sh_ctx_set_simd(ctx, simd);
+	CHECK(simhash_fingerprint(ctx, text, len, &fp) == SIMHASH_OK);
+	simhash_ctx_free(ctx);
+	return fp;
+}
+
+/* Characters of every width, Han of three and four bytes weighted up so that
+ * runs of eight CJK characters are common. */
+static const char *const chars[] = {
+	"\xe4\xb8\xad", "\xe6\x96\x87", "\xe6\x95\xb8", "\xe3\x81\x82", /* 中 文 數 あ */
+	"\xf0\xa0\xae\xb7", "\xf0\xaa\x9a\x8a", "\xf0\xa1\x88\xbd",     /* 𠮷 𪚊 𡈽 */
+	"\xf0\x9f\x98\x80", "\xf0\x9f\x91\x8d",                         /* emoji */
+	"a", "b", "Z", "7", " ", ".", "\xc3\xa9", "\xd0\xb6",           /* é ж */
+	"\xce\xb1", "\xe2\x82\xac", "\xef\xbc\xa1",                     /* α € Ａ */
+};
+
+static size_t random_text(char *buf, size_t n_chars)
+{
+	size_t k = 0;
+	int cjk_heavy = (int)(rnd() % 2);
+
+	for (size_t i = 0; i < n_chars; i++) {
+		size_t pick = cjk_heavy && rnd() % 4 ? rnd() % 7 : rnd() % (sizeof chars / sizeof *chars);
+		size_t n = strlen(chars[pick]);
+		memcpy(buf + k, chars[pick], n);
+		k += n;
+	}
+	buf[k] = 0;
+	return k;
+}
+
+static int check_paths(simhash_config *cfg, const char *buf, size_t len, uint64_t seed)
+{
+	simhash_fp fast = fp_of(cfg, 1, buf, len), scalar = fp_of(cfg, 0, buf, len), plain;
+	unsigned cap = cfg->tf_cap;
+
+	cfg->tf_cap = 1000000;
+	plain = fp_of(cfg, 0, buf, len);
+	cfg->tf_cap = cap;
+	if (same(fast, plain) && same(scalar, plain))
+		return 0;
+	fprintf(stderr, "paths differ: seed %llx ngram %u ngram_cjk %u bits %u len %zu\n",
+		(unsigned long long)seed, cfg->ngram, cfg->ngram_cjk, cfg->bits, len);
+	t_cur_failed++;
+	return -1;
+}
+
+static void test_extension_b_han_before_a_short_char(void)
+{
+	/* 𠮷 + seven 3-byte Han + "é": nine characters in 4 + 21 + 2 = 27
+	 * bytes, then enough text after it for the block path to run */
+	static const char text[] = "\xf0\xa0\xae\xb7\xe4\xb8\xad\xe6\x96\x87\xe6\x95\xb8\xe4\xb8\xad"
+				   "\xe6\x96\x87\xe6\x95\xb8\xe4\xb8\xad" "\xc3\xa9" "ab \xe4\xb8\xad\xe6\x96\x87"
+				   "\xe6\x95\xb8\xe4\xb8\xad\xe6\x96\x87\xe6\x95\xb8";
+	simhash_config cfg;
+
+	simhash_config_init(&cfg);
+	cfg.ngram_cjk = 2;
+	check_paths(&cfg, text, sizeof text - 1, 0);
+}
+
+static void test_fast_path_equals_plain_path_on_mixed_widths(void)
+{
+	static char buf[4 * 4000 + 1];
+	uint64_t seed = 0xfa57ull;
+
+	for (int trial = 0; trial < 600; trial++) {
+		simhash_config cfg;
+		size_t len;
+
+		rng_state = seed + (uint64_t)trial;
+		len = random_text(buf, 1 + rnd() % (trial % 10 == 0 ? 4000 : 120));
+		simhash_config_init(&cfg);
+		cfg.ngram = 1 + (unsigned)(rnd() % 4);
+		cfg.ngram_cjk = 1 + (unsigned)(rnd() % 3);
+		cfg.bits = trial % 7 == 0 ? 32 : 64;
+		if (trial % 5 == 0)
+			cfg.bits = 128;
+		if (check_paths(&cfg, buf, len, seed + (uint64_t)trial))
+			break;
+	}
+}
+
+TEST_MAIN("fastpath", TEST(test_extension_b_han_before_a_short_char),
+	  TEST(test_fast_path_equals_plain_path_on_mixed_widths))
