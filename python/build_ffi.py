@@ -140,6 +140,16 @@ simhash_err simhash_index_get_stats(const simhash_index *ix, simhash_index_stats
 simhash_err simhash_index_save(const simhash_index *ix, const char *path);
 simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why, size_t cap);
 
+typedef struct simhash_pair { uint64_t a; uint64_t b; unsigned dist; } simhash_pair;
+simhash_err simhash_pairs_self(const uint64_t *fps, size_t n, unsigned bits, unsigned max_dist,
+                               unsigned n_threads, simhash_pair **out, size_t *n_out);
+simhash_err simhash_pairs_join(const uint64_t *a, size_t n_a, const uint64_t *b, size_t n_b,
+                               unsigned bits, unsigned max_dist, unsigned n_threads,
+                               simhash_pair **out, size_t *n_out);
+void simhash_pairs_free(simhash_pair *pairs);
+simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, size_t n_pairs,
+                             uint64_t *cluster);
+
 /* python/native.c */
 int shpy_index_insert(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id);
 int shpy_index_delete(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id, int *found);

@@ -12,10 +12,11 @@ from ._core import (Config, CorruptError, Error, FileError, InvalidArgument, Sch
                     scheme, text_similarity, version)
 from ._compat import Simhash
 from ._index import Index, SimhashIndex
+from ._pairs import clusters, dedup, pairs
 
 __all__ = [
     "Simhash", "SimhashIndex", "Index", "Config", "Error", "InvalidArgument", "CorruptError",
     "Utf8Error", "FileError", "SchemeError", "fingerprint", "fingerprints",
-    "fingerprint_features", "text_similarity", "hamming", "scheme", "version",
+    "fingerprint_features", "text_similarity", "pairs", "clusters", "dedup", "hamming", "scheme", "version",
 ]
 __version__ = "0.1.0"
