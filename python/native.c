@@ -270,6 +270,16 @@ int shpy_index_query(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned
 	return simhash_index_query(ix, &fp, k, m);
 }
 
+/* The same, returning the number of matches, or minus the error. */
+long shpy_index_query_n(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
+			simhash_matches *m)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+	int err = simhash_index_query(ix, &fp, k, m);
+
+	return err ? -(long)err : (long)m->n;
+}
+
 /* n queries (bits/64 words each in qs) on threads; the answers flattened:
  * query i's matches are (*ids)[ends[i-1] .. ends[i]) with their distances.
  * Free the three arrays with shpy_free(). */

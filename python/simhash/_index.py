@@ -27,6 +27,7 @@ __all__ = ["Index", "SimhashIndex"]
 
 _M64 = (1 << 64) - 1
 _tls = threading.local()
+_query_n = lib.shpy_index_query_n
 
 
 def _matches():
@@ -303,6 +304,7 @@ class SimhashIndex(object):
         self._handles = {}   # str(obj_id) -> handle
         self._ids = []       # handle -> str(obj_id)
         self._seen = array("Q") if f <= 64 else []
+        self._pending = []
         self._scan = None
         bits = 64 if f <= 64 else 128
         limit = lib.SIMHASH_INDEX_MAX_DIST_64 if bits == 64 else lib.SIMHASH_INDEX_MAX_DIST_128
@@ -355,18 +357,41 @@ class SimhashIndex(object):
         if err:
             _core._raise(err, "SimhashIndex")
 
+    def _note(self, v):
+        """Remembers a value for bucket_size(): a list, packed 64 Ki at a time."""
+        p = self._pending
+        p.append(v)
+        if len(p) >= 65536:
+            self._seen.extend(p)
+            p.clear()
+
+    def _all_seen(self):
+        self._seen.extend(self._pending)
+        self._pending.clear()
+        return self._seen
+
     def get_near_dups(self, simhash):
         """The ids (str) of the stored pairs within distance k of simhash."""
-        v = self._val(simhash)
-        self._seen.append(v)
-        if self._ix is None:
+        if simhash.f != self.f:
+            raise AssertionError("a %r-bit Simhash in a %r-bit SimhashIndex" % (simhash.f, self.f))
+        v = simhash.value
+        if v.__class__ is not int or v < 0 or v > self._mask:
+            v = int(v) & self._mask
+        p = self._pending
+        p.append(v)
+        if len(p) >= 65536:
+            self._all_seen()
+        ix = self._ix
+        if ix is None:
             return list({i for w, i in self._scan if (v ^ w).bit_count() <= self.k})
-        m = _matches()
-        err = lib.shpy_index_query(self._ix, v & _M64, v >> 64, self.k, m)
-        if err:
-            _core._raise(err, "get_near_dups")
-        n = m.n
-        if not n:
+        try:
+            m = _tls.m
+        except AttributeError:
+            m = _matches()
+        n = _query_n(ix, v & _M64, v >> 64, self.k, m)
+        if n <= 0:
+            if n:
+                _core._raise(-n, "get_near_dups")
             return []
         ids = self._ids
         mv = m.v
@@ -377,7 +402,7 @@ class SimhashIndex(object):
     def add(self, obj_id, simhash):
         """Stores (obj_id, simhash); storing it again changes nothing."""
         v = self._val(simhash)
-        self._seen.append(v)
+        self._note(v)
         if self._ix is None:
             self._scan.add((v, str(obj_id)))
             return
@@ -388,7 +413,7 @@ class SimhashIndex(object):
     def delete(self, obj_id, simhash):
         """Removes (obj_id, simhash) if stored."""
         v = self._val(simhash)
-        self._seen.append(v)
+        self._note(v)
         if self._ix is None:
             self._scan.discard((v, str(obj_id)))
             return
@@ -422,7 +447,7 @@ class SimhashIndex(object):
         """The number of buckets the original would hold: the distinct keys
         of every value added, deleted or queried."""
         keys = set()
-        for v in set(self._seen):
+        for v in set(self._all_seen()):
             keys.update(self._chunks(v))
         return len(keys)
 
@@ -431,7 +456,7 @@ class SimhashIndex(object):
 
     def __reduce__(self):
         state = {
-            "k": self.k, "f": self.f, "ids": self._ids, "seen": self._seen,
+            "k": self.k, "f": self.f, "ids": self._ids, "seen": self._all_seen(),
             "index": None if self._ix is None else _index_bytes(self._ix),
             "scan": self._scan,
         }
@@ -447,6 +472,7 @@ def _simhash_index_unpickle(cls, state):
     self._ids = state["ids"]
     self._handles = {key: h for h, key in enumerate(self._ids)}
     self._seen = state["seen"]
+    self._pending = []
     self._scan = state["scan"]
     self._ix = None if state["index"] is None else _index_from_bytes(state["index"])
     return self
