@@ -6,9 +6,12 @@
 # Debian's own interpreter: the python3 first on PATH may lack its modules.
 PYTHON ?= /usr/bin/python3
 PY_SRC := $(wildcard python/simhash/*.py python/simhash/*.pyi) python/simhash/py.typed
-PY_PURELIB = $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("purelib", vars={"base": "$(PREFIX)"}))' 2>/dev/null)
+# Where Debian's python3 looks: /usr/lib/python3/dist-packages for PREFIX=/usr,
+# else PREFIX/lib/python3.X/dist-packages (on sys.path for /usr/local).
+PY_VER = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PY_SITE ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PY_VER)/dist-packages)
 
-.PHONY: python python-check python-asan python-install
+.PHONY: python python-check python-asan python-install python-uninstall
 
 python: $(BUILD)/python/simhash/.built
 
@@ -19,8 +22,15 @@ $(BUILD)/python/simhash/.built: python/build_ffi.py python/native.c lib/simhash.
 	$(PYTHON) python/build_ffi.py $(BUILD)/python $(BUILD)/libsimhash.a "$(PY_EXTRA_CFLAGS)"
 	@touch $@
 
+# Under `make asan` (clang's sanitizers) the module could not load without
+# their runtime: python-asan runs the suite under ASan instead.
+ifneq (,$(findstring sanitize,$(CFLAGS)))
+python-check:
+	@echo "python: skipped in a sanitizer build; make python-asan runs the suite under ASan"
+else
 python-check: python
 	@sh python/run_tests.sh $(PYTHON) $(BUILD)/python
+endif
 
 check: python-check
 
@@ -40,9 +50,12 @@ python-asan:
 install: python-install
 
 python-install: python
-	install -d $(DESTDIR)$(PY_PURELIB)/simhash
-	install -m 644 $(BUILD)/python/simhash/*.py $(BUILD)/python/simhash/py.typed \
-	  $(DESTDIR)$(PY_PURELIB)/simhash/
-	install -m 644 $(wildcard $(BUILD)/python/simhash/*.pyi) $(DESTDIR)$(PY_PURELIB)/simhash/ 2>/dev/null || true
-	install -m 755 $(BUILD)/python/simhash/_native*.so $(DESTDIR)$(PY_PURELIB)/simhash/
+	install -d $(DESTDIR)$(PY_SITE)/simhash
+	install -m 644 $(BUILD)/python/simhash/*.py $(BUILD)/python/simhash/*.pyi \
+	  $(BUILD)/python/simhash/py.typed $(DESTDIR)$(PY_SITE)/simhash/
+	install -m 755 $(BUILD)/python/simhash/_native*.so $(DESTDIR)$(PY_SITE)/simhash/
+
+uninstall: python-uninstall
+python-uninstall:
+	rm -rf $(DESTDIR)$(PY_SITE)/simhash
 bench: python

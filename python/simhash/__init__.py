@@ -10,7 +10,7 @@ Two APIs in one package:
 from ._core import (Config, CorruptError, Error, FileError, InvalidArgument, SchemeError,
                     Utf8Error, fingerprint, fingerprint_features, fingerprints, hamming,
                     scheme, text_similarity, version)
-from ._compat import Simhash
+from ._compat import Simhash, _hashfunc  # noqa: F401 (the original names it too)
 from ._index import Index, SimhashIndex
 from ._pairs import clusters, dedup, pairs
 
