@@ -157,6 +157,8 @@ int shpy_index_query(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned
                      simhash_matches *m);
 long shpy_index_query_n(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
                         simhash_matches *m);
+long shpy_index_query_ids(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
+                          simhash_matches *m, uint64_t *ids, size_t cap);
 int shpy_index_query_batch(const simhash_index *ix, const uint64_t *qs, size_t n, unsigned k,
                            unsigned threads, uint64_t **ids, unsigned **dists, size_t **ends);
 int shpy_fingerprint(simhash_ctx *ctx, const char *text, size_t len, uint64_t *out);

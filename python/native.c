@@ -280,6 +280,22 @@ long shpy_index_query_n(const simhash_index *ix, uint64_t lo, uint64_t hi, unsig
 	return err ? -(long)err : (long)m->n;
 }
 
+/* The same, also copying the first cap ids into ids[] (cheaper for Python to
+ * read than the match structs). */
+long shpy_index_query_ids(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
+			  simhash_matches *m, uint64_t *ids, size_t cap)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+	int err = simhash_index_query(ix, &fp, k, m);
+	size_t i;
+
+	if (err)
+		return -(long)err;
+	for (i = 0; i < m->n && i < cap; i++)
+		ids[i] = m->v[i].id;
+	return (long)m->n;
+}
+
 /* n queries (bits/64 words each in qs) on threads; the answers flattened:
  * query i's matches are (*ids)[ends[i-1] .. ends[i]) with their distances.
  * Free the three arrays with shpy_free(). */

@@ -27,7 +27,8 @@ __all__ = ["Index", "SimhashIndex"]
 
 _M64 = (1 << 64) - 1
 _tls = threading.local()
-_query_n = lib.shpy_index_query_n
+_query_ids = lib.shpy_index_query_ids
+_IDS_CAP = 64
 
 
 def _matches():
@@ -385,18 +386,23 @@ class SimhashIndex(object):
         if ix is None:
             return list({i for w, i in self._scan if (v ^ w).bit_count() <= self.k})
         try:
-            m = _tls.m
+            m, buf = _tls.mb
         except AttributeError:
-            m = _matches()
-        n = _query_n(ix, v & _M64, v >> 64, self.k, m)
+            m, buf = _tls.mb = (_matches(), ffi.new("uint64_t[]", _IDS_CAP))
+        if self.f <= 64:
+            n = _query_ids(ix, v, 0, self.k, m, buf, _IDS_CAP)
+        else:
+            n = _query_ids(ix, v & _M64, v >> 64, self.k, m, buf, _IDS_CAP)
         if n <= 0:
             if n:
                 _core._raise(-n, "get_near_dups")
             return []
         ids = self._ids
-        mv = m.v
         if n == 1:
-            return [ids[mv[0].id]]
+            return [ids[buf[0]]]
+        if n <= _IDS_CAP:
+            return list({ids[h] for h in ffi.unpack(buf, n)})
+        mv = m.v
         return list({ids[mv[i].id] for i in range(n)})
 
     def add(self, obj_id, simhash):
