@@ -19,11 +19,12 @@ from collections.abc import Iterable
 from itertools import groupby
 
 from . import _core
-from ._native import ffi, lib
+from ._core import _compat_text
 
 __all__ = ["Simhash"]
 
 _DEFAULT_REG = r'[\w\u4e00-\u9fcc]+'
+_LOG = logging.getLogger("simhash")  # loggers are singletons: the same one
 _EXACT_INT = 2 ** 53
 
 
@@ -118,7 +119,7 @@ class Simhash(object):
             self.hashfunc_returns_int = False
         else:
             self.hashfunc_returns_int = isinstance(hashfunc(b"test"), numbers.Integral)
-        self.log = logging.getLogger("simhash") if log is None else log
+        self.log = _LOG if log is None else log
 
         if isinstance(value, Simhash):
             self.value = value.value
@@ -172,13 +173,7 @@ class Simhash(object):
     def build_by_text(self, content):
         bits = self._fast() if type(content) is str and _default_reg(self.reg) else 0
         if bits:
-            cfg = _core._compat_config(bits)
-            b = content.encode("utf-8", "surrogatepass")
-            out = ffi.new("uint64_t[2]")
-            err = lib.shpy_fingerprint(cfg._ctx(), b, len(b), out)
-            if err:
-                _core._raise(err, "Simhash")
-            v = out[0] if bits == 64 else out[0] | out[1] << 64
+            v = _compat_text(bits, content.encode("utf-8", "surrogatepass"))
             self.value = v if self.f == bits else v & ((1 << self.f) - 1)
             return None
         features = self._tokenize(content)
@@ -229,5 +224,5 @@ def _unpickle(cls, value, f, reg, hashfunc):
     obj.hashfunc = _hashfunc if hashfunc is None else hashfunc
     obj.hashfunc_returns_int = (False if hashfunc is None
                                 else isinstance(obj.hashfunc(b"test"), numbers.Integral))
-    obj.log = logging.getLogger("simhash")
+    obj.log = _LOG
     return obj

@@ -335,6 +335,23 @@ def _compat_config(f):
     return c
 
 
+def _compat_text(bits, data):
+    """The python-simhash value (bits 64 or 128) of UTF-8 bytes, through this
+    thread's context and result buffer."""
+    try:
+        ctxs = _tls.compat
+    except AttributeError:
+        ctxs = _tls.compat = {}
+    c = ctxs.get(bits)
+    if c is None:
+        c = ctxs[bits] = (_compat_config(bits)._ctx(), ffi.new("uint64_t[2]"))
+    ctx, out = c
+    err = lib.shpy_fingerprint(ctx, data, len(data), out)
+    if err:
+        _raise(err, "Simhash")
+    return out[0] if bits == 64 else out[0] | out[1] << 64
+
+
 def _check_f(f):
     if isinstance(f, bool) or not isinstance(f, int) or f <= 0 or f % 8 or f > 128:
         raise ValueError("f must be a multiple of 8 from 8 to 128, not %r" % (f,))
