@@ -7,8 +7,12 @@
  * (simhash_text_similarity), which is what the fingerprint estimates; under
  * --compat python-simhash the library has no such measure, so texts get the
  * fingerprint figures only.
- * Without --fp, --files or --text, two arguments that both read as hex
- * fingerprints of the same width are compared as fingerprints.
+ * Without --fp, --files or --text the command never guesses silently: two
+ * arguments that are both hex fingerprints of the same width are compared as
+ * fingerprints; if either one merely looks like a fingerprint (looks_like_fp:
+ * a near miss such as a mistyped digit or a digit too many or too few, or a
+ * fingerprint next to one of another width) it is a usage error asking for
+ * --fp or --text; anything else is compared as texts.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,7 +47,10 @@ static void help(void)
 	      "Prints the Hamming distance and similarity of two fingerprints, or of the\n"
 	      "fingerprints of two texts (or files) together with the exact cosine and\n"
 	      "Jaccard similarity of their features. Two arguments that are both hex\n"
-	      "fingerprints of one width are compared as fingerprints.\n",
+	      "fingerprints of one width (8, 16 or 32 digits) are compared as fingerprints.\n"
+	      "If one only looks like a fingerprint (7 to 9, 15 to 17 or 31 to 33 characters\n"
+	      "without spaces, all hex digits but one at most), or the widths differ, say\n"
+	      "--fp or --text: compare never guesses.\n",
 	      stdout);
 	cli_opts_help(stdout, opts, 1);
 }
@@ -52,6 +59,49 @@ static int both_fingerprints(const char *a, const char *b, simhash_fp *fa, simha
 {
 	return simhash_fp_parse(a, strlen(a), fa) == SIMHASH_OK &&
 	       simhash_fp_parse(b, strlen(b), fb) == SIMHASH_OK;
+}
+
+/* Whether s is one edit from a fingerprint: 7-9, 15-17 or 31-33 characters,
+ * no whitespace, at most one that is not a hex digit. */
+static int looks_like_fp(const char *s)
+{
+	size_t len = strlen(s), non_hex = 0;
+
+	if (!((len >= 7 && len <= 9) || (len >= 15 && len <= 17) || (len >= 31 && len <= 33)))
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f')
+			return 0;
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+			non_hex++;
+	}
+	return non_hex <= 1;
+}
+
+/* Decides what two arguments without --fp, --text or --files are; EXIT_USAGE
+ * after saying why if that would be a guess. */
+static int auto_kind(const char *a, const char *b, enum kind *kind)
+{
+	simhash_fp fa, fb;
+
+	if (both_fingerprints(a, b, &fa, &fb) && fa.bits == fb.bits) {
+		*kind = KIND_FP;
+		return EXIT_OK;
+	}
+	if (!looks_like_fp(a) && !looks_like_fp(b)) {
+		*kind = KIND_TEXT;
+		return EXIT_OK;
+	}
+	if (both_fingerprints(a, b, &fa, &fb))
+		cli_err("compare: fingerprints of different widths (%u and %u bits); "
+			"use --text to compare them as texts", fa.bits, fb.bits);
+	else
+		cli_err("compare: '%s' looks like a fingerprint but is not one of 8, 16 or "
+			"32 hex digits; use --fp or --text to say which you mean",
+			simhash_fp_parse(a, strlen(a), &fa) == SIMHASH_OK ? b
+			: looks_like_fp(a) ? a : b);
+	return EXIT_USAGE;
 }
 
 static int compare_fps(const char *a, const char *b, struct result *r)
@@ -192,17 +242,22 @@ int cmd_compare(int argc, char **argv)
 	struct result r = { 0 };
 	struct cli_config cc;
 	enum kind kind = KIND_AUTO;
-	simhash_fp fa, fb;
 	int json = 0, first, ret;
 
 	cli_config_init(&cc);
 	ret = parse(argc, argv, &cc, &kind, &json, &first);
 	if (ret)
 		goto out;
-	if (kind == KIND_AUTO)
-		kind = both_fingerprints(argv[first], argv[first + 1], &fa, &fb) && fa.bits == fb.bits
-			       ? KIND_FP
-			       : KIND_TEXT;
+	if (kind == KIND_AUTO) {
+		ret = auto_kind(argv[first], argv[first + 1], &kind);
+		if (ret)
+			goto out;
+	}
+	if (kind == KIND_FILES && !strcmp(argv[first], "-") && !strcmp(argv[first + 1], "-")) {
+		cli_err("compare: standard input (-) given twice");
+		ret = EXIT_USAGE;
+		goto out;
+	}
 	if (kind == KIND_FP) {
 		ret = compare_fps(argv[first], argv[first + 1], &r);
 		goto out_print;

@@ -11,7 +11,14 @@
  *
  * Any error stops the run with status 1: standard output then holds the
  * results of exactly the documents before the failing one (whatever -j), and
- * an -o file is not created at all.
+ * an -o file is not created at all. With --keep-going an error reports the
+ * record or file (`FILE:LINE: what`, in input order) and the run goes on;
+ * the status is then 1 at the end, and the output holds every good document.
+ * Running out of memory still stops the run.
+ *
+ * Under --weight tfidf the workers also check, until one feature is found in
+ * the IDF table, whether the table knows any feature of the input, so that a
+ * table made for other features or another language gets a warning.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -40,7 +47,7 @@
 enum mode { MODE_FILES, MODE_LINES, MODE_JSONL };
 
 enum { OPT_LINES, OPT_JSONL, OPT_TEXT_FIELD, OPT_ID_FIELD, OPT_JSON, OPT_JOBS, OPT_OUTPUT,
-       OPT_FORMAT };
+       OPT_FORMAT, OPT_KEEP_GOING };
 
 static const struct cli_opt opts[] = {
 	[OPT_LINES] = { "lines", 0, NULL, "one document per line; id: its line number" },
@@ -52,6 +59,8 @@ static const struct cli_opt opts[] = {
 	[OPT_OUTPUT] = { "output", 'o', "FILE", "write to FILE atomically" },
 	[OPT_FORMAT] = { "format", 0, "FMT",
 			 "text (default), json (as --json) or bin (binary fingerprint file)" },
+	[OPT_KEEP_GOING] = { "keep-going", 'k', NULL,
+			     "report a bad record or file and go on; exit 1 at the end" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -63,6 +72,12 @@ struct run {
 	int bin;   /* --format bin: the main thread feeds fpw from the text lines */
 	simhash_fpfile_writer *fpw;
 	int multi; /* several inputs: a line's id is FILE:LINE */
+	int keep_going;
+	/* --weight tfidf: whether any document had features, and whether the
+	 * IDF table knew one of them (set by any worker, read at the end) */
+	int idf_check;
+	int idf_any_feature;
+	int idf_any_known;
 	const char *text_field;
 	const char *id_field;
 	unsigned jsonl_flags;
@@ -73,6 +88,7 @@ struct run {
 
 /* One per thread. */
 struct worker {
+	struct run *run;
 	simhash_ctx *ctx; /* made by the worker on first use (worker 0: up front) */
 	struct sbuf file;
 	struct jsonl_rec rec;
@@ -87,8 +103,10 @@ struct batch {
 	struct sbuf out;
 	uint64_t n_docs;
 	uint64_t n_bytes;
-	int failed;
+	int keep_going;
+	int failed;        /* stop: err holds why */
 	char err[ERR_MAX]; /* the message, without "simhash: " */
+	struct sbuf errs;  /* --keep-going: the messages, one per line, in order */
 };
 
 /* The main thread's side of a run. */
@@ -100,7 +118,8 @@ struct state {
 	size_t n_free;
 	struct outfile out;
 	struct progress progress;
-	int failed;
+	int failed;     /* the run stopped */
+	int had_errors; /* --keep-going: some input was skipped */
 };
 
 static void help(void)
@@ -108,7 +127,8 @@ static void help(void)
 	fputs("usage: simhash fingerprint [OPTION]... [FILE]...\n\n"
 	      "Prints `HEX<TAB>ID` for each document: each FILE (id: the path as given) or,\n"
 	      "with --lines or --jsonl, each line of the FILEs. With no FILE, or when FILE\n"
-	      "is -, reads standard input (id: -). Any error stops the run with status 1.\n",
+	      "is -, reads standard input (id: -). Any error stops the run with status 1,\n"
+	      "unless --keep-going: then each bad record or file is reported and skipped.\n",
 	      stdout);
 	cli_opts_help(stdout, opts, 1);
 }
@@ -186,8 +206,32 @@ static int fail(struct batch *b, const char *path, uint64_t line, const char *fm
 			 (unsigned long long)line, msg);
 	else
 		snprintf(b->err, sizeof(b->err), "%s: %s", display_name(path), msg);
-	b->failed = 1;
+	if (!b->keep_going || !path || sbuf_adds(&b->errs, b->err) || sbuf_addc(&b->errs, '\n'))
+		b->failed = 1; /* no --keep-going, out of memory, or no input to skip */
 	return -1;
+}
+
+/* After an error: whether the batch stops (else the bad input is skipped). */
+static int stops(const struct batch *b)
+{
+	return b->failed;
+}
+
+/* --weight tfidf: checks whether the IDF table knows a feature of text, until
+ * one is found in any document. Races are harmless: the flags only go 0 -> 1. */
+static void check_idf(struct worker *w, const char *text, size_t len)
+{
+	struct run *run = w->run;
+	size_t n_features, n_known;
+
+	if (!run->idf_check || __atomic_load_n(&run->idf_any_known, __ATOMIC_RELAXED))
+		return;
+	if (simhash_idf_coverage(run->cfg->idf, w->ctx, text, len, &n_features, &n_known))
+		return;
+	if (n_features)
+		__atomic_store_n(&run->idf_any_feature, 1, __ATOMIC_RELAXED);
+	if (n_known)
+		__atomic_store_n(&run->idf_any_known, 1, __ATOMIC_RELAXED);
 }
 
 /* Fingerprints one text, document `line` of path (0: the whole file). */
@@ -201,13 +245,14 @@ static int fingerprint(struct worker *w, struct batch *b, const char *text, size
 			    simhash_ctx_error_offset(w->ctx));
 	if (err)
 		return fail(b, path, line, "%s", simhash_strerror(err));
+	check_idf(w, text, len);
 	b->n_docs++;
 	return 0;
 }
 
 static int out_of_memory(struct batch *b)
 {
-	return fail(b, NULL, 0, "out of memory");
+	return fail(b, NULL, 0, "out of memory"); /* no path: stops even --keep-going */
 }
 
 static void do_files(const struct run *run, struct worker *w, struct batch *b)
@@ -220,11 +265,16 @@ static void do_files(const struct run *run, struct worker *w, struct batch *b)
 		path = b->files[i];
 		if (read_path_all(path, &w->file)) {
 			fail(b, path, 0, "%s", strerror(errno));
-			return;
+			if (stops(b))
+				return;
+			continue;
 		}
 		b->n_bytes += w->file.len;
-		if (fingerprint(w, b, w->file.p, w->file.len, &fp, path, 0))
-			return;
+		if (fingerprint(w, b, w->file.p, w->file.len, &fp, path, 0)) {
+			if (stops(b))
+				return;
+			continue;
+		}
 		if (add_result(run, &b->out, &fp, path, strlen(path), 0, path, 0)) {
 			out_of_memory(b);
 			return;
@@ -271,7 +321,7 @@ static void do_lines(const struct run *run, struct worker *w, struct batch *b)
 
 	b->n_bytes = b->chunk.len;
 	while (chunk_next_line(&b->chunk, &pos, &s, &len))
-		if (do_line(run, w, b, s, len, line++))
+		if (do_line(run, w, b, s, len, line++) && stops(b))
 			return;
 }
 
@@ -339,6 +389,18 @@ static void finish(struct state *st, struct batch *b)
 		st->failed = 1;
 		return;
 	}
+	if (b->errs.len) {
+		size_t start = 0;
+
+		progress_end(&st->progress);
+		for (size_t i = 0; i < b->errs.len; i++) {
+			if (b->errs.p[i] != '\n')
+				continue;
+			cli_err("%.*s", (int)(i - start), b->errs.p + start);
+			start = i + 1;
+		}
+		st->had_errors = 1;
+	}
 	if (b->failed) {
 		progress_end(&st->progress);
 		cli_err("%s", b->err);
@@ -360,9 +422,11 @@ static struct batch *get_batch(struct state *st)
 		finish(st, b);
 	}
 	b->out.len = 0;
+	b->errs.len = 0;
 	b->n_docs = 0;
 	b->n_bytes = 0;
 	b->failed = 0;
+	b->keep_going = st->run->keep_going;
 	if (b->in.cap > BIG_FILE)
 		sbuf_free(&b->in); /* it held a huge line: give the memory back */
 	return b;
@@ -392,7 +456,10 @@ static void fail_here(struct state *st, const char *fmt, ...)
 		progress_end(&st->progress);
 		cli_err("%s", msg);
 	}
-	st->failed = 1;
+	if (st->run->keep_going)
+		st->had_errors = 1; /* the caller goes on with the next input */
+	else
+		st->failed = 1;
 }
 
 static void run_files(struct state *st, char **paths, size_t n_paths)
@@ -490,6 +557,7 @@ static int run_all(struct state *st, unsigned n_threads, char **paths, size_t n_
 	for (i = 0; i < depth; i++) {
 		sbuf_free(&st->batches[i].in);
 		sbuf_free(&st->batches[i].out);
+		sbuf_free(&st->batches[i].errs);
 	}
 	free(st->batches);
 	free(st->free);
@@ -500,7 +568,11 @@ static int run_all(struct state *st, unsigned n_threads, char **paths, size_t n_
 		outfile_abort(&st->out);
 		return EXIT_FAIL;
 	}
-	return outfile_commit(&st->out);
+	if (st->run->idf_check && st->run->idf_any_feature && !st->run->idf_any_known)
+		cli_err("warning: no feature of the input is in the IDF table, so every one "
+			"gets its default idf (a table for other features or another language?)");
+	ret = outfile_commit(&st->out);
+	return ret ? ret : st->had_errors ? EXIT_FAIL : EXIT_OK;
 }
 
 /* Renders the end of every --json object: the scheme and the closing brace. */
@@ -566,6 +638,7 @@ static int parse(int argc, char **argv, struct run *run, struct cli_config *cc, 
 				ret = EXIT_USAGE;
 			}
 			break;
+		case OPT_KEEP_GOING: run->keep_going = 1; break;
 		case OPT_JOBS:
 			if (parse_uint(p.arg, 1, MAX_JOBS, &v)) {
 				cli_err("fingerprint: invalid --jobs '%s' (expected 1 to %d)", p.arg,
@@ -618,6 +691,13 @@ int cmd_fingerprint(int argc, char **argv)
 	paths = first < argc ? argv + first : stdin_only;
 	n_paths = first < argc ? (size_t)(argc - first) : 1;
 	run.multi = n_paths > 1;
+	for (size_t k = 0, n_stdin = 0; k < n_paths; k++)
+		if (!strcmp(paths[k], "-") && ++n_stdin == 2) {
+			cli_err("fingerprint: standard input (-) given twice");
+			ret = EXIT_USAGE;
+			goto out_config;
+		}
+	run.idf_check = cc.cfg.weight == SIMHASH_WEIGHT_TFIDF && cc.cfg.idf && !cc.cfg.compat;
 	if (!jobs)
 		jobs = online_cores();
 	if (run.json) {
@@ -638,8 +718,10 @@ int cmd_fingerprint(int argc, char **argv)
 		}
 	}
 	run.workers = xcalloc(jobs, sizeof(*run.workers));
-	for (i = 0; i < jobs; i++)
+	for (i = 0; i < jobs; i++) {
+		run.workers[i].run = &run;
 		jsonl_rec_init(&run.workers[i].rec);
+	}
 	/* Worker 0's context is made here, so a configuration the library
 	 * refuses is reported before any input is read. */
 	err = simhash_ctx_new(run.cfg, &run.workers[0].ctx);

@@ -287,7 +287,10 @@ static int can_open(const char *path)
 
 static int load_error(const char *path, simhash_err err, size_t line, const char *what)
 {
-	if (err == SIMHASH_ECORRUPT && line)
+	if (err == SIMHASH_ECORRUPT && line && !strcmp(what, "IDF"))
+		cli_err("%s:%zu: not a valid IDF line (expected TERM<TAB>IDF, IDF a number >= 0)",
+			path, line);
+	else if (err == SIMHASH_ECORRUPT && line)
 		cli_err("%s:%zu: not a valid %s line", path, line, what);
 	else
 		cli_err("%s: %s", path, simhash_strerror(err));
@@ -306,6 +309,12 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 	}
 	if (!cfg->compat && cfg->weight == SIMHASH_WEIGHT_TFIDF && !cc->idf_path) {
 		cli_err("%s: --weight tfidf needs --idf FILE (or --idf jieba)", cmd);
+		return EXIT_USAGE;
+	}
+	if (cc->idf_path && (cfg->compat || cfg->weight != SIMHASH_WEIGHT_TFIDF)) {
+		/* it would change nothing: say so rather than ignore it */
+		cli_err("%s: --idf is used only with --weight tfidf%s", cmd,
+			cfg->compat ? " (and not under --compat)" : "");
 		return EXIT_USAGE;
 	}
 	if (cc->stopwords_path) {
@@ -342,6 +351,10 @@ static const char *name_of(const char *const *names, unsigned v)
 	return "?";
 }
 
+/* Marks the flag of an on/off pair that is the default: "--no-html (default:
+ * on)" read as if stripping were on. */
+static const char THE_DEFAULT[] = "";
+
 /* The default of configuration option id, or NULL if it has none worth showing. */
 static const char *default_of(int id, const simhash_config *d, char *buf, size_t cap)
 {
@@ -354,12 +367,12 @@ static const char *default_of(int id, const simhash_config *d, char *buf, size_t
 	case C_HASH: return name_of(hash_names, d->hash);
 	case C_WEIGHT: return name_of(weight_names, d->weight);
 	case C_TF_CAP: snprintf(buf, cap, "%u", d->tf_cap); return buf;
-	case C_CASEFOLD: return d->casefold ? "on" : NULL;
-	case C_NO_CASEFOLD: return d->casefold ? NULL : "on";
-	case C_HTML: return d->html ? "on" : NULL;
-	case C_NO_HTML: return d->html ? NULL : "on";
-	case C_T2S: return d->t2s ? "on" : NULL;
-	case C_NO_T2S: return d->t2s ? NULL : "on";
+	case C_CASEFOLD: return d->casefold ? THE_DEFAULT : NULL;
+	case C_NO_CASEFOLD: return d->casefold ? NULL : THE_DEFAULT;
+	case C_HTML: return d->html ? THE_DEFAULT : NULL;
+	case C_NO_HTML: return d->html ? NULL : THE_DEFAULT;
+	case C_T2S: return d->t2s ? THE_DEFAULT : NULL;
+	case C_NO_T2S: return d->t2s ? NULL : THE_DEFAULT;
 	case C_SPACE: return name_of(space_names, d->space);
 	case C_PUNCT: return name_of(punct_names, d->punct);
 	case C_MAX_REPEAT: snprintf(buf, cap, "%u", d->max_repeat); return buf;
@@ -383,7 +396,9 @@ static void help_line(FILE *f, const struct cli_opt *o, const char *dflt)
 	else
 		fprintf(f, "  %-24s  ", left);
 	fputs(o->help, f);
-	if (dflt)
+	if (dflt == THE_DEFAULT)
+		fputs(" (the default)", f);
+	else if (dflt)
 		fprintf(f, " (default: %s)", dflt);
 	fputc('\n', f);
 }

@@ -1,6 +1,7 @@
 /* progress.c - the progress line (see progress.h). */
 #include <stdio.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "progress.h"
 
@@ -15,9 +16,24 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int progress_may_draw(int out_fd, int err_fd)
+{
+	struct stat out, err;
+
+	if (!isatty(err_fd))
+		return 0;
+	if (!isatty(out_fd))
+		return 1;
+	/* Output lines would land after a drawn line's text: draw only when
+	 * standard output is another terminal. */
+	if (fstat(out_fd, &out) || fstat(err_fd, &err))
+		return 0;
+	return out.st_rdev != err.st_rdev;
+}
+
 void progress_init(struct progress *p, uint64_t total_bytes)
 {
-	p->tty = isatty(STDERR_FILENO);
+	p->tty = progress_may_draw(STDOUT_FILENO, STDERR_FILENO);
 	p->shown = 0;
 	p->total_bytes = total_bytes;
 	p->bytes = 0;

@@ -1,6 +1,8 @@
 /* progress.h - a progress line on standard error, for long runs only.
  *
- * It is drawn only if standard error is a terminal, and only once the input
+ * It is drawn only if standard error is a terminal other than standard
+ * output's (on the same terminal it would stand in front of output lines), and
+ * only once the input
  * proves large (more than 16 MB, or more than 10000 documents, known ahead
  * from file sizes or reached while reading), so pipelines, tests and short
  * runs never see it. Redrawn at most ten times a second, by the main thread.
@@ -20,6 +22,8 @@ struct progress {
 };
 
 void progress_init(struct progress *p, uint64_t total_bytes);
+/* Whether a line may be drawn on err_fd while output goes to out_fd. */
+int progress_may_draw(int out_fd, int err_fd);
 /* Adds bytes and documents done; redraws if due. */
 void progress_add(struct progress *p, uint64_t bytes, uint64_t docs);
 /* Erases the line, if drawn. */

@@ -268,12 +268,24 @@ SIMHASH_API void simhash_idf_free(simhash_idf *idf);
 SIMHASH_API simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *ctx,
 						 const char *text, size_t len);
 
+/* Counts the distinct features of text (with ctx's features) into
+ * *n_features, and those the table has a value for into *n_known: a table
+ * made for other features (words against char n-grams, another language)
+ * knows none, and every feature then gets the table's default. SIMHASH_EINVAL
+ * under the Python compatibility mode. Thread safety: one ctx per thread,
+ * many readers of the idf. */
+SIMHASH_API simhash_err simhash_idf_coverage(const simhash_idf *idf, simhash_ctx *ctx,
+					     const char *text, size_t len, size_t *n_features,
+					     size_t *n_known);
+
 /* Turns counted document frequencies into idf = ln((1 + N) / (1 + df)) + 1
  * (smoothed, always > 0). Call after the last add_document, and after set():
  * results are the same without it, but unknown-term lookups then cost O(n). */
 SIMHASH_API simhash_err simhash_idf_finish(simhash_idf *idf);
 
-/* Adds or replaces one term. Thread safety: one writer. */
+/* Adds or replaces one term. SIMHASH_EINVAL for a value that is negative
+ * (it would invert the vote of every bit) or not finite. Thread safety: one
+ * writer. */
 SIMHASH_API simhash_err simhash_idf_set(simhash_idf *idf, const char *term, size_t len, double value);
 
 /* The idf of a term; the table's default (median) if absent.
@@ -282,8 +294,9 @@ SIMHASH_API double simhash_idf_get(const simhash_idf *idf, const char *term, siz
 SIMHASH_API size_t simhash_idf_size(const simhash_idf *idf);
 
 /* Loads `term<TAB>idf` lines, or jieba's idf.txt (`term idf`, split at the
- * last space). Blank lines and lines starting with '#' are skipped. On
- * SIMHASH_ECORRUPT, *err_line (may be NULL) gets the 1-based bad line.
+ * last space). Blank lines and lines starting with '#' are skipped. A value
+ * must be a finite number >= 0. On SIMHASH_ECORRUPT, *err_line (may be NULL)
+ * gets the 1-based bad line.
  * Thread safety: safe. */
 SIMHASH_API simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_line);
 

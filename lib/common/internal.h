@@ -82,6 +82,8 @@ void sh_fnv1a_128(const void *data, size_t len, uint64_t out[2]);
 
 /* ---- features/idf.c, features/stopwords.c: lookups by sh_key() of the term */
 double sh_idf_get_key(const simhash_idf *idf, uint64_t key);
+/* Whether the table has a value for the term of this key. */
+int sh_idf_has_key(const simhash_idf *idf, uint64_t key);
 /* Counting one document's features, for simhash_idf_add_document() in
  * fingerprint/idf_doc.c (features come from the layer above, so the call is
  * made there): begin, the feature callback once per distinct feature, then

@@ -341,7 +341,7 @@ static simhash_err idf_store(simhash_idf *idf, uint64_t key, const char *term, s
 
 simhash_err simhash_idf_set(simhash_idf *idf, const char *term, size_t len, double value)
 {
-	if (!idf || (!term && len) || len > UINT32_MAX || !isfinite(value))
+	if (!idf || (!term && len) || len > UINT32_MAX || !isfinite(value) || value < 0)
 		return SIMHASH_EINVAL;
 	return idf_store(idf, sh_key_inline(term, len), term, len, value);
 }
@@ -355,6 +355,13 @@ double sh_idf_get_key(const simhash_idf *idf, uint64_t key)
 	if (s && (s->flags & SLOT_VALUED))
 		return s->idf;
 	return idf_default(idf);
+}
+
+int sh_idf_has_key(const simhash_idf *idf, uint64_t key)
+{
+	const struct idf_slot *s = slot_find(idf, key);
+
+	return s && (s->flags & SLOT_VALUED);
 }
 
 double simhash_idf_get(const simhash_idf *idf, const char *term, size_t len)
@@ -543,7 +550,8 @@ static int parse_decimal_fast(const char *s, const char *end, double *out)
 
 /* Splits `term<TAB>idf` (at the last tab) or `term idf` (at the last space,
  * as jieba does) and reads the number, which must fill its field and be
- * finite. line is NUL-terminated at len. 0 if malformed. */
+ * finite. line is NUL-terminated at len. 0 if malformed. (load() refuses a
+ * negative value too: it would invert the vote of every bit.) */
 static int parse_line(char *line, size_t len, locale_t c_locale, size_t *term_len,
 		      double *value)
 {
@@ -583,7 +591,7 @@ static simhash_err load_batch(const simhash_idf *idf, sh_textfile *tf, locale_t 
 		if (is_blank(line, len) || line[0] == '#')
 			continue;
 		if (!parse_line(line, len, c_locale, &e[k].len, &e[k].value) ||
-		    e[k].len > UINT32_MAX) {
+		    e[k].len > UINT32_MAX || e[k].value < 0) {
 			if (err_line)
 				*err_line = tf->line;
 			return SIMHASH_ECORRUPT;

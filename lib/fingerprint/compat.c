@@ -14,12 +14,14 @@
  * lower_ucs4() is (full mapping, Final_Sigma by its handle_capital_sigma() rule)
  * on ICU's per-character data: no UTF-16 copy and no int32_t length limit.
  *
- * Workload: whole documents, up to hundreds of MB. Text weights are integers,
- * so the vote is a sum and the order of the windows does not matter: windows
- * are counted in a hash table of (4-gram, count) and each distinct 4-gram is
- * hashed once (MD5 is the cost: the shared English corpus has about 40 windows
- * per distinct 4-gram). The table grows to a limit; a full table votes and starts empty, so
- * memory stays bounded and time linear.
+ * Workload: whole documents, up to hundreds of MB, and many short ones. Text
+ * weights are integers, so the vote is a sum and the order of the windows does
+ * not matter: every window is a unit vote, counted bit-sliced (vote.h), with
+ * its 4-gram's MD5 value from a table of (4-gram, hash) that stays in the
+ * handle from text to text, so each distinct 4-gram is hashed about once per
+ * handle (MD5 is the cost: the shared English corpus has about 180k distinct
+ * 4-grams in 2.7M windows). The table grows to a limit, then starts empty
+ * again: memory stays bounded (8 MiB) and time linear.
  *
  * Features: build_by_features() goes through numpy, and float weights make the
  * order of additions visible. We replay it: a weight <= 50 that is a Python int
@@ -29,31 +31,34 @@
  * in float64 if any row is float. The threshold count / 2 follows Python's own
  * arithmetic: an exact int until the first float weight, a double after it.
  *
- * Invariants: between calls every table slot is empty (count 0); the handle
- * holds no result of a previous call.
+ * Invariants: a used slot's h is the MD5 value of its 4-gram, so what a
+ * previous call left in the table changes the speed of the next call, never
+ * its result; the handle holds no other result of a previous call.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unicode/uchar.h>
 #include "../common/internal.h"
+#include "vote.h"
 
 #define PY_UNICODE_MAJOR 14     /* unicodedata.unidata_version of Python 3.11 */
 #define GRAM_WIDTH 4            /* Simhash._slide(width=4) */
 #define LARGE_WEIGHT_CUTOFF 50  /* Simhash.large_weight_cutoff */
 #define BATCH_SIZE 200          /* Simhash.batch_size */
-#define TABLE_MIN_SHIFT 6       /* 4-gram table: 64 slots at least, */
-#define TABLE_START_SHIFT 16    /* sized for the text up to 64 Ki slots at first, */
-#define TABLE_MAX_SHIFT 22      /* grown up to 4 Mi slots (64 MiB) */
+#define TABLE_MIN_SHIFT 12      /* 4-gram table: 4 Ki slots at first, */
+#define TABLE_MAX_SHIFT 18      /* grown up to 256 Ki slots (8 MiB) */
+#define SLOT_USED (1u << 31)    /* flag in gram_slot.k1, above its 21 bits */
 #define PENDING_MAX 16
 #define MAX_BITS 128
 
 /* A 4-gram of code points (21 bits each): k0 holds the first three, k1 the
- * last. count == 0 marks an empty slot. */
+ * last and the flag SLOT_USED (0: an empty slot); h is its MD5 value. */
 struct gram_slot {
 	uint64_t k0;
 	uint32_t k1;
-	uint32_t count;
+	uint32_t pad;
+	uint64_t h[2];
 };
 
 /* One entry of the Python list `sums`: a numpy row of f integers (uint64 once
@@ -69,6 +74,9 @@ struct sums_row {
 struct sh_compat {
 	sh_buf table[2];       /* struct gram_slot[]: in use, and the spare to grow into */
 	size_t zeroed[2];      /* slots [0, zeroed[t]) of table[t] are initialised */
+	int cur;               /* the table in use */
+	unsigned shift;        /* log2 of its slots; 0 before the first text */
+	size_t used;           /* its used slots */
 	sh_buf rows;           /* struct sums_row[BATCH_SIZE] */
 	uint64_t votes[MAX_BITS];
 };
@@ -202,31 +210,13 @@ struct pending {
 
 struct scan {
 	sh_compat *c;
-	int cur;              /* which of c->table is in use */
-	struct gram_slot *slots;
-	unsigned shift;       /* log2 of the slots in use */
-	size_t used;
 	unsigned bits;
 	uint32_t last[GRAM_WIDTH]; /* the last code points kept, oldest first */
 	size_t n_kept;
 	struct pending pend[PENDING_MAX];
 	size_t n_pend;
+	sh_vote v;                 /* one unit vote per window */
 };
-
-static void gram_vote(struct scan *s, const struct gram_slot *g)
-{
-	uint32_t cps[GRAM_WIDTH] = { (uint32_t)(g->k0 & 0x1FFFFF), (uint32_t)(g->k0 >> 21 & 0x1FFFFF),
-				     (uint32_t)(g->k0 >> 42 & 0x1FFFFF), g->k1 };
-	uint8_t utf8[4 * GRAM_WIDTH];
-	uint64_t h[2];
-	size_t len = 0;
-
-	for (int k = 0; k < GRAM_WIDTH; k++)
-		len += sh_utf8_put(utf8 + len, cps[k]);
-	md5_value(utf8, len, s->bits, h);
-	for (unsigned j = 0; j < s->bits; j++)
-		s->c->votes[j] += (uint64_t)hash_bit(h, j) * g->count;
-}
 
 /* Makes table t hold 2^shift empty slots. */
 static simhash_err table_ready(sh_compat *c, int t, unsigned shift)
@@ -258,67 +248,69 @@ static struct gram_slot *table_find(struct gram_slot *slots, unsigned shift, uin
 	size_t mask = ((size_t)1 << shift) - 1;
 	size_t i = (size_t)(x >> (64 - shift));
 
-	while (slots[i].count && (slots[i].k0 != k0 || slots[i].k1 != k1))
+	while ((slots[i].k1 & SLOT_USED) && (slots[i].k0 != k0 || (slots[i].k1 & ~SLOT_USED) != k1))
 		i = (i + 1) & mask;
 	return &slots[i];
 }
 
-/* Every 4-gram in the table votes with its count; the table is left empty. */
-static void table_flush(struct scan *s)
-{
-	for (size_t k = 0; k < (size_t)1 << s->shift; k++) {
-		if (s->slots[k].count) {
-			gram_vote(s, &s->slots[k]);
-			s->slots[k].count = 0;
-		}
-	}
-	s->used = 0;
-}
-
 /* Doubles the table into the spare buffer; at the size limit, or without
- * memory, votes with what the table holds and empties it instead. Counts add
- * up, so a 4-gram voting in two parts votes the same: the result stays exact
- * and memory stays bounded. */
-static void table_make_room(struct scan *s)
+ * memory, forgets every hash instead (a cache: results never change). */
+static void table_make_room(sh_compat *c)
 {
-	int t = !s->cur;
-	unsigned shift = s->shift + 1;
-	struct gram_slot *old = s->slots, *slots;
+	int t = !c->cur;
+	unsigned shift = c->shift + 1;
+	struct gram_slot *old = c->table[c->cur].p, *slots;
 
-	if (shift > TABLE_MAX_SHIFT || table_ready(s->c, t, shift) != SIMHASH_OK) {
-		table_flush(s);
+	if (shift > TABLE_MAX_SHIFT || table_ready(c, t, shift) != SIMHASH_OK) {
+		memset(old, 0, ((size_t)1 << c->shift) * sizeof *old);
+		c->used = 0;
 		return;
 	}
-	slots = s->c->table[t].p;
-	for (size_t k = 0; k < (size_t)1 << s->shift; k++) {
-		if (old[k].count) {
-			*table_find(slots, shift, old[k].k0, old[k].k1,
-				    gram_hash(old[k].k0, old[k].k1)) = old[k];
-			old[k].count = 0;
-		}
+	slots = c->table[t].p;
+	for (size_t k = 0; k < (size_t)1 << c->shift; k++) {
+		uint32_t k1 = old[k].k1 & ~SLOT_USED;
+
+		if (old[k].k1 & SLOT_USED)
+			*table_find(slots, shift, old[k].k0, k1, gram_hash(old[k].k0, k1)) = old[k];
 	}
-	s->cur = t;
-	s->slots = slots;
-	s->shift = shift;
+	c->zeroed[c->cur] = 0; /* zeroed again before it is used */
+	c->cur = t;
+	c->shift = shift;
 }
 
+/* MD5 of the 4-gram's UTF-8, as Python hashes the feature string. */
+static void gram_md5(uint64_t k0, uint32_t k1, uint64_t h[2])
+{
+	uint32_t cps[GRAM_WIDTH] = { (uint32_t)(k0 & 0x1FFFFF), (uint32_t)(k0 >> 21 & 0x1FFFFF),
+				     (uint32_t)(k0 >> 42 & 0x1FFFFF), k1 };
+	uint8_t utf8[4 * GRAM_WIDTH];
+	size_t len = 0;
+
+	for (int k = 0; k < GRAM_WIDTH; k++)
+		len += sh_utf8_put(utf8 + len, cps[k]);
+	md5_value(utf8, len, MAX_BITS, h);
+}
+
+/* One window votes with its 4-gram's hash, from the table or computed once. */
 static void gram_count(struct scan *s, const struct pending *p)
 {
-	struct gram_slot *g = table_find(s->slots, s->shift, p->k0, p->k1, p->x);
+	sh_compat *c = s->c;
+	struct gram_slot *g = table_find(c->table[c->cur].p, c->shift, p->k0, p->k1, p->x);
 
-	if (g->count) {
-		if (SH_UNLIKELY(g->count == UINT32_MAX)) {
-			gram_vote(s, g);
-			g->count = 0;
-		}
-		g->count++;
+	if (!(g->k1 & SLOT_USED)) {
+		uint64_t h[2];
+
+		gram_md5(p->k0, p->k1, h);
+		sh_vote_add(&s->v, h[0], h[1]);
+		g->k0 = p->k0;
+		g->k1 = p->k1 | SLOT_USED;
+		g->h[0] = h[0];
+		g->h[1] = h[1];
+		if (++c->used > ((size_t)1 << c->shift) / 2)
+			table_make_room(c);
 		return;
 	}
-	g->k0 = p->k0;
-	g->k1 = p->k1;
-	g->count = 1;
-	if (++s->used > ((size_t)1 << s->shift) / 2)
-		table_make_room(s);
+	sh_vote_add(&s->v, g->h[0], g->h[1]);
 }
 
 static void pending_run(struct scan *s)
@@ -331,11 +323,12 @@ static void pending_run(struct scan *s)
 static void gram_add(struct scan *s)
 {
 	struct pending *p = &s->pend[s->n_pend++];
+	sh_compat *c = s->c;
 
 	p->k0 = s->last[0] | (uint64_t)s->last[1] << 21 | (uint64_t)s->last[2] << 42;
 	p->k1 = s->last[3];
 	p->x = gram_hash(p->k0, p->k1);
-	__builtin_prefetch(&s->slots[p->x >> (64 - s->shift)], 1);
+	__builtin_prefetch((struct gram_slot *)c->table[c->cur].p + (p->x >> (64 - c->shift)), 1);
 	if (s->n_pend == PENDING_MAX)
 		pending_run(s);
 }
@@ -355,23 +348,22 @@ static void keep(struct scan *s, uint32_t cp)
 simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned bits,
 			   simhash_fp *out)
 {
-	struct scan s = { .c = c, .bits = bits, .shift = TABLE_MIN_SHIFT };
+	struct scan s = { .c = c, .bits = bits };
 	uint32_t low[2];
 	simhash_fp fp = { .bits = bits };
 	uint64_t h[2];
-	double half;
 	simhash_err err;
 
 	if (!c || !out || (!cps && n) || (bits != 64 && bits != 128))
 		return SIMHASH_EINVAL;
-	/* Start with room for every window of a short text; long ones grow. */
-	while (s.shift < TABLE_START_SHIFT && ((size_t)1 << s.shift) < 2 * n)
-		s.shift++;
-	err = table_ready(c, 0, s.shift);
-	if (err)
-		return err;
-	s.slots = c->table[0].p;
-	memset(c->votes, 0, sizeof c->votes);
+	if (!c->shift) {
+		err = table_ready(c, 0, TABLE_MIN_SHIFT);
+		if (err)
+			return err;
+		c->cur = 0;
+		c->shift = TABLE_MIN_SHIFT;
+	}
+	sh_vote_init(&s.v, bits);
 
 	for (size_t i = 0; i < n; i++) {
 		size_t k = py_lower(cps, n, i, low);
@@ -396,12 +388,9 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 	}
 
 	pending_run(&s);
-	table_flush(&s);
-	/* numpy compares the uint64 sums with the float count / 2 in float64. */
-	half = (double)(s.n_kept - GRAM_WIDTH + 1) / 2;
-	for (unsigned j = 0; j < bits; j++)
-		if ((double)c->votes[j] > half)
-			fp_set(&fp, j);
+	/* numpy compares the uint64 sums with the float count / 2 in float64:
+	 * for counts below 2^53 that is 2 * sum > count, what the vote does */
+	sh_vote_finish(&s.v, bits, &fp);
 	*out = fp;
 	return SIMHASH_OK;
 }

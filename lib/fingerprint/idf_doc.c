@@ -1,7 +1,9 @@
-/* idf_doc.c - simhash_idf_add_document(): the features of a document (this
- * layer) counted towards the document frequencies of an IDF table (the
- * features layer below, which never calls up into this one). */
+/* idf_doc.c - IDF tables meet documents: simhash_idf_add_document() counts
+ * the features of a document (this layer) towards the document frequencies
+ * of a table (the features layer below, which never calls up into this one),
+ * and simhash_idf_coverage() tells how many of them a table knows. */
 #include "../common/internal.h"
+#include "../hash/hash_inline.h"
 
 simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *ctx, const char *text,
 				     size_t len)
@@ -15,4 +17,35 @@ simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *ctx, const c
 	if (err)
 		return err;
 	return sh_idf_doc_commit(idf);
+}
+
+struct coverage {
+	const simhash_idf *idf;
+	size_t n_features, n_known;
+};
+
+static int count_known(const char *data, size_t len, uint32_t count, void *arg)
+{
+	struct coverage *c = arg;
+
+	SH_UNUSED(count);
+	c->n_features++;
+	c->n_known += (size_t)sh_idf_has_key(c->idf, sh_key_inline(data, len));
+	return 0;
+}
+
+simhash_err simhash_idf_coverage(const simhash_idf *idf, simhash_ctx *ctx, const char *text,
+				 size_t len, size_t *n_features, size_t *n_known)
+{
+	struct coverage c = { idf, 0, 0 };
+	simhash_err err;
+
+	if (!idf || !ctx || (!text && len) || !n_features || !n_known)
+		return SIMHASH_EINVAL;
+	err = simhash_features_each(ctx, text, len, count_known, &c);
+	if (err)
+		return err;
+	*n_features = c.n_features;
+	*n_known = c.n_known;
+	return SIMHASH_OK;
 }

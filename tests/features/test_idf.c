@@ -192,8 +192,11 @@ static void test_median_follows_set_without_finish(void)
 	/* no finish() after these: the answer must still be right */
 	CHECK(simhash_idf_set(idf, S("d"), 10.0) == SIMHASH_OK);
 	CHECK(simhash_idf_get(idf, S("?")) == 3.0); /* 1 2 3 10 -> 3 */
-	CHECK(simhash_idf_set(idf, S("c"), -1.0) == SIMHASH_OK);
-	CHECK(simhash_idf_get(idf, S("?")) == 2.0); /* -1 1 2 10 -> 2 */
+	CHECK(simhash_idf_set(idf, S("c"), 0.5) == SIMHASH_OK);
+	CHECK(simhash_idf_get(idf, S("?")) == 2.0); /* 0.5 1 2 10 -> 2 */
+	/* a negative idf would invert every bit's vote: refused */
+	CHECK(simhash_idf_set(idf, S("c"), -1.0) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_get(idf, S("c")) == 0.5);
 	CHECK(sh_idf_get_key(idf, sh_key("?", 1)) == 2.0);
 	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
 	CHECK(simhash_idf_get(idf, S("?")) == 2.0);
@@ -207,17 +210,18 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Values with every sign, duplicates, zeros, subnormals and huge numbers:
+/* Values (never negative: set() refuses them) with duplicates, zeros,
+ * subnormals and huge numbers:
  * the median must be sorted[n / 2] of a plain qsort. */
 static double random_value(void)
 {
-	static const double special[] = {0.0, 1.0, -1.0, 5e-324, -5e-324, 1e308, -1e308, 2.5};
+	static const double special[] = {0.0, 1.0, 0.5, 5e-324, 4e-324, 1e308, 1.7e308, 2.5};
 	uint64_t r = rng();
 
 	if (r % 4 == 0)
 		return special[(r >> 8) % 8];
-	/* a signed 53-bit integer over 2^53, times 10^-4..10^4 */
-	return ((double)((int64_t)r >> 11) / 9007199254740992.0) * pow(10.0, (double)((r >> 3) % 9) - 4);
+	/* a 53-bit integer over 2^53, times 10^-4..10^4 */
+	return fabs((double)((int64_t)r >> 11) / 9007199254740992.0) * pow(10.0, (double)((r >> 3) % 9) - 4);
 }
 
 static void test_median_matches_sort_reference(void)
@@ -404,14 +408,14 @@ static void test_digest_of_empty_tables_and_null(void)
 static void test_save_writes_sorted_exact_lines(void)
 {
 	static const char *const t[] = {"zeta", "alpha", "a b", "\xe4\xb8\xad", "", "alphabet"};
-	static const double v[] = {0.1, 2.0, -3.5, 1e-300, 7.0, 1.0 / 3.0};
+	static const double v[] = {0.1, 2.0, 3.5, 1e-300, 7.0, 1.0 / 3.0};
 	simhash_idf *idf = table_of(t, v, 6);
 	const char *path = tmp_path("sorted.idf");
 	struct stat st;
 
 	CHECK(simhash_idf_save(idf, path) == SIMHASH_OK);
 	CHECK_STR(read_text(path), "\t7\n"
-				   "a b\t-3.5\n"
+				   "a b\t3.5\n"
 				   "alpha\t2\n"
 				   "alphabet\t0.33333333333333331\n"
 				   "zeta\t0.10000000000000001\n"
@@ -492,7 +496,7 @@ static void test_load_jieba_and_tab_formats(void)
 		"new york 7.5\r\n"      /* jieba: split at the last space */
 		"   \t \r\n"             /* blank */
 		"a b\t2.5\r\n"           /* tab, term with a space */
-		"x\t  -1e-3\n"           /* spaces before the number */
+		"x\t  1e-3\n"            /* spaces before the number */
 		"  lead 4\n"             /* the term keeps its leading spaces */
 		"dup 1\n"
 		"dup 2\n"                /* a later line replaces */
@@ -512,11 +516,11 @@ static void test_load_jieba_and_tab_formats(void)
 	      13.900677652);
 	CHECK(simhash_idf_get(idf, S("new york")) == 7.5);
 	CHECK(simhash_idf_get(idf, S("a b")) == 2.5);
-	CHECK(simhash_idf_get(idf, S("x")) == -1e-3);
+	CHECK(simhash_idf_get(idf, S("x")) == 1e-3);
 	CHECK(simhash_idf_get(idf, S("  lead")) == 4.0);
 	CHECK(simhash_idf_get(idf, S("dup")) == 2.0);
 	CHECK(simhash_idf_get(idf, S("last")) == 0.25);
-	/* sorted: -0.001 0.25 2 2.5 4 7.5 13.9 -> [3] = 2.5 */
+	/* sorted: 0.001 0.25 2 2.5 4 7.5 13.9 -> [3] = 2.5 */
 	CHECK(simhash_idf_get(idf, S("#not a term")) == 2.5);
 	CHECK(simhash_idf_get(idf, S("new")) == 2.5);
 	unlink(path);
@@ -540,6 +544,8 @@ static void test_load_errors_give_the_line(void)
 		{"a 1e999\n", 1},   /* overflows to inf */
 		{"a 1\nb 0x\n", 2},
 		{"\xef\xbb\xbf" "bad\n", 1}, /* the BOM does not shift line numbers */
+		{"a 1\nb\t-2.5\n", 2},  /* negative: would invert every bit */
+		{"a 1\nb 2\nc -1e-300\n", 3},
 	};
 	const char *path = tmp_path("bad.idf");
 
@@ -621,7 +627,7 @@ static void test_save_replaces_atomically_and_cleans_up_on_error(void)
 }
 
 /* Numbers in files: short decimals take a fast path, the rest strtod; both
- * must give exactly strtod's double. Random digits, signs, points and
+ * must give exactly strtod's double. Random digits, '+' signs, points and
  * exponents around the fast path's limits (2^53, 10^22). */
 static void random_number_text(char *buf, size_t cap)
 {
@@ -633,7 +639,8 @@ static void random_number_text(char *buf, size_t cap)
 	for (size_t i = 0; i < n; i++)
 		digits[i] = (char)('0' + rng() % 10);
 	digits[n] = '\0';
-	snprintf(buf, cap, "%s%.*s%s%s%s", r & 1 ? "-" : (r & 2 ? "+" : ""), (int)point, digits,
+	/* no '-': load() refuses negative values (test_load_errors_give_the_line) */
+	snprintf(buf, cap, "%s%.*s%s%s%s", r & 2 ? "+" : "", (int)point, digits,
 		 point < n || (r & 4) ? "." : "", digits + point, exps[(r >> 3) % 8]);
 }
 
