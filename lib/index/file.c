@@ -308,22 +308,19 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 		const uint8_t *d = p + HDR_FIXED + HDR_TABLE * t;
 		sh_ix_table *tb = &s->tab[t];
 		unsigned w = bits / n_chunks + (t < bits % n_chunks);
-		tb->start = get32(d), tb->width = get32(d + 4), tb->dir_bits = get32(d + 8);
-		if (tb->start != start || tb->width != w || tb->dir_bits > tb->width || tb->dir_bits > 24 ||
+		sh_ix_table_geometry(tb, bits, start, w, n);
+		if (get32(d) != start || get32(d + 4) != w || get32(d + 8) != tb->dir_bits ||
 		    get64(d + 16) != off)
 			return fail(why, cap, SIMHASH_ECORRUPT, "bad table %u in the header", t);
 		start += w;
-		tb->mask[0] = tb->mask[1] = 0;
-		for (unsigned b = tb->start; b < tb->start + w; b++)
-			tb->mask[b >> 6] |= UINT64_C(1) << (b & 63);
+		tb->dir = (const uint32_t *)(p + off);
 		off = align64(off + (((uint64_t)1 << tb->dir_bits) + 1) * 4);
-		if (get64(d + 24) != off)
-			return fail(why, cap, SIMHASH_ECORRUPT, "bad table %u in the header", t);
+		if (get64(d + 24) != off || off + n * 8 * words > len)
+			goto out_trunc;
+		tb->fps = (const uint64_t *)(p + off);
 		off = align64(off + n * 8 * words);
 		if (get64(d + 32) != off || off + n * 4 > len)
 			goto out_trunc;
-		tb->dir = (const uint32_t *)(p + get64(d + 16));
-		tb->fps = (const uint64_t *)(p + get64(d + 24));
 		tb->rows = (const uint32_t *)(p + off);
 		off = align64(off + n * 4);
 	}

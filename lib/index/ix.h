@@ -4,7 +4,7 @@
  * An index is a list of immutable segments plus the lock and metadata:
  *  1. a segment holds n unique (fp, id) rows: ids[] in (fp, id) order, and
  *     either the fingerprints in the same order (scan layout, fps != NULL) or
- *     m chunk tables (MIH layout) whose copies of the fingerprints stand in;
+ *     chunk tables (MIH layout) whose copies of the fingerprints stand in;
  *  2. a pair is live in at most one segment; deletes set a bit in the
  *     segment's dead bitmap (allocated on the first delete);
  *  3. inserts go to a new one-row segment; segments are merged while the
@@ -24,9 +24,9 @@
 typedef struct sh_ix_table {
 	unsigned start, width;   /* chunk bits [start, start + width) of the fingerprint */
 	unsigned dir_bits;       /* directory on the chunk's top dir_bits bits */
-	const uint32_t *dir;     /* 2^dir_bits + 1 offsets into fps/rows */
+	const uint32_t *dir;     /* 2^dir_bits + 1 offsets into fps and rows */
 	const uint64_t *fps;     /* n fingerprints (words each) sorted by chunk, then row */
-	const uint32_t *rows;    /* their rows (index into the segment's ids) */
+	const uint32_t *rows;    /* their rows (index into ids) */
 	uint64_t mask[2];        /* the chunk's bits */
 } sh_ix_table;
 
@@ -89,10 +89,15 @@ size_t sh_ix_scan64_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsig
 size_t sh_ix_scan128_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan128_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 int sh_ix_have_avx2(void);
+int sh_ix_have_popcnt(void);
 
 /* ---- mih.c */
-/* Builds seg's tables for plan from seg->fps (rows in (fp, id) order), then
- * frees the fps when the plan has tables. */
+/* Builds seg's tables for plan from seg->fps (rows in (fp, id) order). */
+/* Directory bits for a chunk of width bits over n entries. */
+unsigned sh_ix_dir_bits(unsigned width, uint64_t n);
+/* Fills tb's chunk, directory width, filter start and mask. */
+void sh_ix_table_geometry(sh_ix_table *tb, unsigned bits, unsigned start, unsigned width,
+			  uint64_t n);
 simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
 			       unsigned threads);
 /* Appends the live matches of s within k of q to out (unsorted). */
@@ -100,8 +105,7 @@ simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *
 			    simhash_matches *out);
 /* Row of (fp, id) in s, live or dead, or SIZE_MAX. */
 size_t sh_ix_seg_find(const sh_ix_seg *s, unsigned words, const uint64_t *fp, uint64_t id);
-/* The fingerprint of entry i of s in storage order (rows order or table 0
- * order) and its row. */
+/* Entry i of s in storage order (rows, or table 0): its fingerprint and row. */
 void sh_ix_seg_entry(const sh_ix_seg *s, unsigned words, size_t i, uint64_t *fp, size_t *row);
 void sh_ix_seg_free(sh_ix_seg *s);
 /* Sorts n rows (fps words each, ids) by (fp, id) in place and removes

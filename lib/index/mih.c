@@ -179,30 +179,27 @@ static void *table_worker(void *arg)
 	return NULL;
 }
 
-/* Chunk geometry of plan: chunks in order of the bits, wider ones first. */
-static void tables_layout(sh_ix_seg *s, unsigned bits, const simhash_index_plan *p)
+unsigned sh_ix_dir_bits(unsigned width, uint64_t n)
 {
-	unsigned start = 0, lg = 0;
-
-	while (lg < 40 && ((size_t)1 << (lg + 1)) <= s->n)
+	unsigned lg = 0, d;
+	while (lg < 40 && (UINT64_C(1) << (lg + 1)) <= n)
 		lg++;
-	for (unsigned t = 0; t < p->n_chunks; t++) {
-		unsigned w = p->chunk_bits[t];
-		if (t < p->n_tables) {
-			sh_ix_table *tb = &s->tab[t];
-			unsigned d = lg > 2 ? lg - 2 : 1;
-			tb->start = start;
-			tb->width = w;
-			tb->dir_bits = w < d ? w : d;
-			if (tb->dir_bits > 24)
-				tb->dir_bits = 24;
-			tb->mask[0] = tb->mask[1] = 0;
-			for (unsigned b = start; b < start + w; b++)
-				tb->mask[b >> 6] |= UINT64_C(1) << (b & 63);
-		}
-		start += w;
-	}
-	(void)bits;
+	/* at most 2 bytes of directory per fingerprint, at least 256 slots */
+	d = lg > 9 ? lg - 1 : 8;
+	if (d > 26)
+		d = 26;
+	return width < d ? width : d;
+}
+
+void sh_ix_table_geometry(sh_ix_table *tb, unsigned bits, unsigned start, unsigned width,
+			  uint64_t n)
+{
+	tb->start = start;
+	tb->width = width;
+	tb->dir_bits = sh_ix_dir_bits(width, n);
+	tb->mask[0] = tb->mask[1] = 0;
+	for (unsigned b = start; b < start + width; b++)
+		tb->mask[b >> 6] |= UINT64_C(1) << (b & 63);
 }
 
 simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
@@ -219,7 +216,10 @@ simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_
 		return SIMHASH_OK;
 	if (s->n > UINT32_MAX)
 		return SIMHASH_EINVAL;
-	tables_layout(s, bits, plan);
+	for (unsigned t = 0, start = 0; t < nt; t++) {
+		sh_ix_table_geometry(&s->tab[t], bits, start, plan->chunk_bits[t], s->n);
+		start += plan->chunk_bits[t];
+	}
 	if (threads == 0)
 		threads = 1;
 	for (unsigned t0 = 0; t0 < nt; t0 += threads) {
@@ -242,13 +242,15 @@ simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_
 	if (err)
 		return err;
 	s->n_tables = nt;
-	free(s->own[0]);
+	free(s->own[0]); /* table 0 holds every fingerprint */
 	s->own[0] = NULL;
 	s->fps = NULL;
 	return SIMHASH_OK;
 }
 
 /* ---- queries */
+
+#define BATCH 128
 
 typedef struct probe {
 	const sh_ix_seg *s;
@@ -257,99 +259,141 @@ typedef struct probe {
 	unsigned radius[SIMHASH_PLAN_MAX_TABLES];
 	simhash_matches *out;
 	simhash_err err;
+	size_t nv;
+	uint64_t v[BATCH];
+	size_t lo[BATCH], hi[BATCH];
 } probe;
 
-/* Entries of table tb whose chunk equals v: [*lo, *hi). */
-static void table_range(const sh_ix_table *tb, size_t n, unsigned words, uint64_t v, size_t *lo,
-			size_t *hi)
-{
-	uint64_t d = v >> (tb->width - tb->dir_bits);
-	size_t a = tb->dir[d], b = tb->dir[d + 1];
-
-	if (b > n)
-		b = n;
-	if (a > b)
-		a = b;
-	if (tb->dir_bits < tb->width) {
-		size_t l = a, h = b;
-		while (l < h) { /* first entry >= v */
-			size_t mid = l + (h - l) / 2;
-			if (sh_ix_chunk(tb->fps + mid * words, tb->start, tb->width) < v)
-				l = mid + 1;
-			else
-				h = mid;
-		}
-		a = l;
-		h = b;
-		while (l < h) { /* first entry > v */
-			size_t mid = l + (h - l) / 2;
-			if (sh_ix_chunk(tb->fps + mid * words, tb->start, tb->width) <= v)
-				l = mid + 1;
-			else
-				h = mid;
-		}
-		b = l;
-	}
-	*lo = a;
-	*hi = b;
-}
-
-/* 1 if an earlier table than p->t finds x (whose xor with q is x). */
-static inline int found_before(const probe *p, const uint64_t *xq)
+/* 1 if an earlier table than p->t finds x (given x ^ q). */
+static inline __attribute__((always_inline)) int found_before(const probe *p, const uint64_t *xq)
 {
 	for (unsigned t = 0; t < p->t; t++) {
 		const sh_ix_table *tb = &p->s->tab[t];
-		unsigned d = simhash_hamming64(xq[0] & tb->mask[0], 0);
+		unsigned d = (unsigned)__builtin_popcountll(xq[0] & tb->mask[0]);
 		if (p->words == 2)
-			d += simhash_hamming64(xq[1] & tb->mask[1], 0);
+			d += (unsigned)__builtin_popcountll(xq[1] & tb->mask[1]);
 		if (p->radius[t] != UINT_MAX && d <= p->radius[t])
 			return 1;
 	}
 	return 0;
 }
 
-static void probe_value(probe *p, uint64_t v)
+/* Entries of table tb whose chunk equals v, given its directory slot's range. */
+static void narrow(const sh_ix_seg *s, const sh_ix_table *tb, unsigned words, uint64_t v, size_t *lo,
+		   size_t *hi)
+{
+	size_t l = *lo, h = *hi;
+#define CHUNK_AT(i) sh_ix_chunk(tb->fps + (i) * words, tb->start, tb->width)
+	while (l < h) { /* first entry >= v */
+		size_t mid = l + (h - l) / 2;
+		if (CHUNK_AT(mid) < v)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	*lo = l;
+	h = *hi;
+	while (l < h) { /* first entry > v */
+		size_t mid = l + (h - l) / 2;
+		if (CHUNK_AT(mid) <= v)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	*hi = l;
+#undef CHUNK_AT
+}
+
+/* Looks up and scans the nv chunk values batched in p for table p->t:
+ * directory slots are prefetched first, then the entries, then read. */
+static inline __attribute__((always_inline)) void flush(probe *p)
 {
 	const sh_ix_seg *s = p->s;
 	const sh_ix_table *tb = &s->tab[p->t];
-	size_t lo, hi;
+	unsigned shift = tb->width - tb->dir_bits, words = p->words;
+	size_t n = s->n;
 
-	table_range(tb, s->n, p->words, v, &lo, &hi);
-	if (p->words == 1) {
-		uint64_t q0 = p->q[0];
-		for (size_t i = lo; i < hi; i++) {
-			uint64_t x[2] = {tb->fps[i] ^ q0, 0};
-			unsigned d = simhash_hamming64(x[0], 0);
-			if (d > p->k || (p->t && found_before(p, x)))
+	for (size_t j = 0; j < p->nv; j++)
+		__builtin_prefetch(tb->dir + (p->v[j] >> shift));
+	for (size_t j = 0; j < p->nv; j++) {
+		uint64_t d = p->v[j] >> shift;
+		size_t a = tb->dir[d], b = tb->dir[d + 1];
+		if (b > n)
+			b = n;
+		if (a > b)
+			a = b;
+		if (shift)
+			narrow(s, tb, words, p->v[j], &a, &b);
+		p->lo[j] = a, p->hi[j] = b;
+		__builtin_prefetch(tb->fps + a * words);
+	}
+	for (size_t j = 0; j < p->nv; j++) {
+		for (size_t i = p->lo[j]; i < p->hi[j]; i++) {
+			uint64_t x[2];
+			size_t row;
+			unsigned dist;
+			x[0] = tb->fps[i * words] ^ p->q[0];
+			x[1] = words == 2 ? tb->fps[i * words + 1] ^ p->q[1] : 0;
+			dist = (unsigned)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
+			if (dist > p->k || (p->t && found_before(p, x)))
 				continue;
-			size_t row = tb->rows[i];
-			if (row < s->n && !sh_ix_is_dead(s, row) &&
-			    sh_ix_matches_push(p->out, s->ids[row], d))
-				p->err = SIMHASH_ENOMEM;
-		}
-	} else {
-		for (size_t i = lo; i < hi; i++) {
-			uint64_t x[2] = {tb->fps[2 * i] ^ p->q[0], tb->fps[2 * i + 1] ^ p->q[1]};
-			unsigned d = simhash_hamming64(x[0], 0) + simhash_hamming64(x[1], 0);
-			if (d > p->k || (p->t && found_before(p, x)))
+			row = tb->rows[i];
+			if (row >= n || sh_ix_is_dead(s, row))
 				continue;
-			size_t row = tb->rows[i];
-			if (row < s->n && !sh_ix_is_dead(s, row) &&
-			    sh_ix_matches_push(p->out, s->ids[row], d))
+			if (sh_ix_matches_push(p->out, s->ids[row], dist))
 				p->err = SIMHASH_ENOMEM;
 		}
 	}
+	p->nv = 0;
 }
 
-/* Probes every value within radius r of v: flips of r bits chosen from bit
- * positions >= from, of a chunk `width` wide. */
-static void probe_radius(probe *p, uint64_t v, unsigned width, unsigned r, unsigned from)
+/* Probes table p->t with every value within radius r of v (width bits):
+ * flip masks of j bits in increasing order (Gosper's hack), j = 0..r. */
+static inline __attribute__((always_inline)) void probe_table(probe *p, uint64_t v, unsigned width,
+							      unsigned r)
 {
-	probe_value(p, v);
-	if (r == 0)
-		return;
-	for (unsigned b = from; b < width; b++)
-		probe_radius(p, v ^ (UINT64_C(1) << b), width, r - 1, b + 1);
+	typedef unsigned __int128 u128;
+	u128 limit = (u128)1 << width;
+
+	p->nv = 0;
+	p->v[p->nv++] = v;
+	for (unsigned j = 1; j <= r && j <= width; j++) {
+		u128 m = ((u128)1 << j) - 1;
+		while (m < limit) {
+			u128 c, rr;
+			if (p->nv == BATCH)
+				flush(p);
+			p->v[p->nv++] = v ^ (uint64_t)m;
+			c = m & -m;
+			rr = m + c;
+			m = (((rr ^ m) >> 2) >> ((uint64_t)c ? __builtin_ctzll((uint64_t)c)
+							     : 64 + __builtin_ctzll((uint64_t)(c >> 64)))) | rr;
+		}
+	}
+	flush(p);
+}
+
+static inline __attribute__((always_inline)) void probe_all(probe *p)
+{
+	const sh_ix_seg *s = p->s;
+	for (unsigned t = 0; t < s->n_tables && !p->err; t++) {
+		const sh_ix_table *tb = &s->tab[t];
+		if (p->radius[t] == UINT_MAX)
+			continue;
+		p->t = t;
+		probe_table(p, sh_ix_chunk(p->q, tb->start, tb->width), tb->width, p->radius[t]);
+	}
+}
+
+/* The same code twice: with the popcnt instruction and without. */
+__attribute__((target("popcnt"))) static void probe_all_popcnt(probe *p)
+{
+	probe_all(p);
+}
+
+static void probe_all_plain(probe *p)
+{
+	probe_all(p);
 }
 
 static simhash_err scan_seg(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
@@ -385,25 +429,20 @@ unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t)
 simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
 			    simhash_matches *out)
 {
-	probe p = {s, words, k, 0, q, {0}, out, SIMHASH_OK};
-	unsigned m = s->plan.n_chunks;
+	probe pr, *p = &pr;
 
 	if (s->n == 0)
 		return SIMHASH_OK;
 	if (s->n_tables == 0)
 		return scan_seg(s, words, q, k, out);
+	p->s = s, p->words = words, p->k = k, p->q = q, p->out = out, p->err = SIMHASH_OK;
 	for (unsigned t = 0; t < s->n_tables; t++)
-		p.radius[t] = sh_ix_radius(m, k, t);
-	for (unsigned t = 0; t < s->n_tables; t++) {
-		const sh_ix_table *tb = &s->tab[t];
-		if (p.radius[t] == UINT_MAX)
-			continue;
-		p.t = t;
-		probe_radius(&p, sh_ix_chunk(q, tb->start, tb->width), tb->width, p.radius[t], 0);
-		if (p.err)
-			return p.err;
-	}
-	return SIMHASH_OK;
+		p->radius[t] = sh_ix_radius(s->plan.n_chunks, k, t);
+	if (sh_ix_have_popcnt())
+		probe_all_popcnt(p);
+	else
+		probe_all_plain(p);
+	return p->err;
 }
 
 void sh_ix_seg_entry(const sh_ix_seg *s, unsigned words, size_t i, uint64_t *fp, size_t *row)
@@ -413,7 +452,7 @@ void sh_ix_seg_entry(const sh_ix_seg *s, unsigned words, size_t i, uint64_t *fp,
 		*row = i;
 	} else {
 		memcpy(fp, s->tab[0].fps + i * words, words * 8);
-		*row = s->tab[0].rows[i];
+		*row = s->tab[0].rows[i] < s->n ? s->tab[0].rows[i] : 0;
 	}
 }
 
@@ -440,9 +479,16 @@ size_t sh_ix_seg_find(const sh_ix_seg *s, unsigned words, const uint64_t *fp, ui
 			return l;
 		return SIZE_MAX;
 	}
+	/* the bucket of fp's chunk 0 in table 0 */
 	const sh_ix_table *tb = &s->tab[0];
-	size_t lo, hi;
-	table_range(tb, s->n, words, sh_ix_chunk(fp, tb->start, tb->width), &lo, &hi);
+	uint64_t v = sh_ix_chunk(fp, tb->start, tb->width), d = v >> (tb->width - tb->dir_bits);
+	size_t lo = tb->dir[d], hi = tb->dir[d + 1];
+	if (hi > s->n)
+		hi = s->n;
+	if (lo > hi)
+		lo = hi;
+	if (tb->dir_bits < tb->width)
+		narrow(s, tb, words, v, &lo, &hi);
 	for (size_t i = lo; i < hi; i++) {
 		size_t row = tb->rows[i];
 		if (row < s->n && memcmp(tb->fps + i * words, fp, words * 8) == 0 && s->ids[row] == id)

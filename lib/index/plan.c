@@ -9,7 +9,9 @@
  * so a bucket at j flipped bits of a chunk holds about n * prod(c) * (d/c)^j
  * of them: biased bits make buckets fuller, and the model picks fewer, wider
  * chunks with radius probing instead. The cost is
- *     probes * PROBE_NS + candidates * CAND_NS      (MIH)
+ *     probes * PROBE_NS + candidates * CAND_NS      (MIH; a probe into a chunk
+ *                                                    wider than its directory
+ *                                                    costs PROBE_SEARCH_NS)
  *     n * SCAN_NS                                    (scan)
  * with constants measured by bench/index (docs/algorithms.md); the cheapest
  * layout within the memory budget wins, the scan when nothing beats it. */
@@ -18,10 +20,11 @@
 #include <string.h>
 #include "ix.h"
 
-#define PROBE_NS 45.0
+#define PROBE_NS 20.0        /* a directory slot gives the bucket (prefetched in batches) */
+#define PROBE_SEARCH_NS 200.0 /* a binary search within the slot (chunks wider than it) */
 #define QUERY_NS 60.0
-#define CAND64_NS 0.9
-#define CAND128_NS 1.4
+#define CAND64_NS 3.0
+#define CAND128_NS 4.0
 #define SCAN64_NS 0.30
 #define SCAN128_NS 0.55
 
@@ -33,27 +36,14 @@ static double binom(unsigned n, unsigned j)
 	return r;
 }
 
-static unsigned lg_floor(uint64_t n)
-{
-	unsigned lg = 0;
-	while (lg < 40 && (UINT64_C(1) << (lg + 1)) <= n)
-		lg++;
-	return lg;
-}
-
 static double layout_bytes(unsigned bits, uint64_t n, unsigned n_tables, const unsigned *w)
 {
-	double words = bits / 64, bytes = (double)n * 8; /* ids */
-	unsigned lg = lg_floor(n), d = lg > 2 ? lg - 2 : 1;
+	double bytes = (double)n * 8; /* ids */
 
 	if (n_tables == 0)
-		return bytes + (double)n * 8 * words;
-	for (unsigned t = 0; t < n_tables; t++) {
-		unsigned db = w[t] < d ? w[t] : d;
-		if (db > 24)
-			db = 24;
-		bytes += (double)n * (8 * words + 4) + 4.0 * (double)((UINT64_C(1) << db) + 1);
-	}
+		return bytes + (double)n * (bits / 8);
+	for (unsigned t = 0; t < n_tables; t++) /* a copy of each fingerprint, its row, a directory */
+		bytes += (double)n * (bits / 8 + 4) + 4.0 * (double)((UINT64_C(1) << sh_ix_dir_bits(w[t], n)) + 1);
 	return bytes;
 }
 
@@ -61,7 +51,7 @@ static double layout_bytes(unsigned bits, uint64_t n, unsigned n_tables, const u
 static void plan_m(unsigned bits, unsigned k, uint64_t n, const double *p, unsigned m,
 		   simhash_index_plan *c)
 {
-	double cand_ns = bits == 64 ? CAND64_NS : CAND128_NS;
+	double cand_ns = bits == 64 ? CAND64_NS : CAND128_NS, probe_ns = 0;
 	unsigned start = 0;
 
 	memset(c, 0, sizeof *c);
@@ -85,10 +75,11 @@ static void plan_m(unsigned bits, unsigned k, uint64_t n, const double *p, unsig
 		for (unsigned j = 0; j <= c->radius[t] && j <= w; j++) {
 			double pr = binom(w, j);
 			c->probes += pr;
+			probe_ns += pr * (sh_ix_dir_bits(w, n) < w ? PROBE_SEARCH_NS : PROBE_NS);
 			c->candidates += pr * e0 * pow(rho, j);
 		}
 	}
-	c->query_ns = QUERY_NS + c->probes * PROBE_NS + c->candidates * cand_ns;
+	c->query_ns = QUERY_NS + probe_ns + c->candidates * cand_ns;
 	c->scan_ns = QUERY_NS + (double)n * (bits == 64 ? SCAN64_NS : SCAN128_NS);
 	c->memory = (uint64_t)layout_bytes(bits, n, c->n_tables, c->chunk_bits);
 	c->bytes_per_fp = n ? (double)c->memory / (double)n : 0;

@@ -107,6 +107,11 @@ int sh_ix_have_avx2(void)
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
 
+int sh_ix_have_popcnt(void)
+{
+	return __builtin_cpu_supports("popcnt");
+}
+
 sh_ix_scan_fn sh_ix_scan_pick(unsigned words)
 {
 	int avx2 = sh_ix_have_avx2();

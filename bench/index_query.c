@@ -1,0 +1,144 @@
+/* index_query.c - online query speed of the Hamming index against a popcount
+ * scan measured in the same run on the same data.
+ *
+ * Usage: index_query N P_ONE K [K...]
+ * Stores N random 64-bit fingerprints (each bit 1 with probability P_ONE,
+ * 0.5 = uniform) with ids, builds the automatic index for the largest K, and
+ * for each K times single-thread queries: half of them a stored fingerprint
+ * with K/2 bits flipped (a planted near-duplicate), half fresh random ones
+ * from the same distribution. The baseline is the same index forced to the
+ * scan layout (AVX2 popcount when the CPU has it). Prints one line per K:
+ *   index k=K n=N p=P: Q queries/s (X matches/query), scan: S queries/s, ratio R
+ * and the memory per stored fingerprint from simhash_index_get_stats. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "simhash.h"
+
+static uint64_t state = 0x1234567;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t word(double p)
+{
+	uint64_t w = 0;
+	if (p == 0.5)
+		return rnd();
+	/* 16 bits per draw: a 16-bit threshold per bit would be slow; draw each bit */
+	for (int b = 0; b < 64; b += 4) {
+		uint64_t r = rnd();
+		for (int j = 0; j < 4; j++)
+			w |= (uint64_t)((double)((r >> (16 * j)) & 0xffff) < p * 65536.0) << (b + j);
+	}
+	return w;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Queries/s over at most nq queries or `budget` seconds; *matches per query. */
+static double run(const simhash_index *ix, const simhash_fp *qs, size_t nq, unsigned k, double budget,
+		  double *matches)
+{
+	simhash_matches m = {0};
+	double t0 = now(), t;
+	size_t i = 0, total = 0;
+
+	do {
+		for (size_t j = 0; j < 64 && i < nq; j++, i++) {
+			if (simhash_index_query(ix, &qs[i], k, &m)) {
+				fprintf(stderr, "index_query: query failed\n");
+				exit(1);
+			}
+			total += m.n;
+		}
+		t = now() - t0;
+	} while (i < nq && t < budget);
+	simhash_matches_free(&m);
+	*matches = (double)total / (double)i;
+	return (double)i / t;
+}
+
+int main(int argc, char **argv)
+{
+	size_t n, nq = 400000;
+	double p, t0;
+	unsigned kmax = 0;
+	uint64_t *fps, *ids;
+	simhash_fp *qs;
+	uint64_t plant[200000];
+	simhash_index *ix, *scan;
+	simhash_index_stats st;
+
+	if (argc < 4) {
+		fprintf(stderr, "usage: index_query N P_ONE K [K...]\n");
+		return 2;
+	}
+	n = strtoull(argv[1], NULL, 10);
+	p = atof(argv[2]);
+	for (int a = 3; a < argc; a++)
+		if ((unsigned)atoi(argv[a]) > kmax)
+			kmax = (unsigned)atoi(argv[a]);
+	fps = malloc(n * 8);
+	ids = malloc(n * 8);
+	qs = malloc(nq * sizeof *qs);
+	if (!fps || !ids || !qs)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		fps[i] = word(p), ids[i] = i;
+	if (simhash_index_new(64, kmax, &ix) || simhash_index_new(64, kmax, &scan) ||
+	    simhash_index_set_layout(scan, SIMHASH_LAYOUT_SCAN, 0))
+		return 1;
+	if (simhash_index_build(scan, fps, ids, n, 1))
+		return 1;
+	memcpy(plant, fps, (n < nq / 2 ? n : nq / 2) * 8);
+	simhash_index_free(ix);
+	for (int a = 3; a < argc; a++) {
+		unsigned k = (unsigned)atoi(argv[a]);
+		double mi, ms, qi, qsr;
+		if (simhash_index_new(64, k, &ix) ||
+		    (getenv("INDEX_M") && simhash_index_set_layout(ix, SIMHASH_LAYOUT_MIH, (unsigned)atoi(getenv("INDEX_M")))))
+			return 1;
+		t0 = now();
+		if (simhash_index_build(ix, fps, ids, n, 1))
+			return 1;
+		printf("index build n=%zu p=%.2f k=%u: %.2f s (1 thread)\n", n, p, k, now() - t0);
+		simhash_index_get_stats(ix, &st);
+		printf("index memory n=%zu k=%u: %.1f bytes per fingerprint (%s, %u chunks, %u tables)\n", n, k,
+		       (double)st.memory / (double)n, st.plan.layout == SIMHASH_LAYOUT_MIH ? "mih" : "scan",
+		       st.plan.n_chunks, st.plan.n_tables);
+		state = 0xabcdef + k;
+		for (size_t i = 0; i < nq; i++) {
+			simhash_fp q = {{word(p), 0}, 64};
+			qs[i] = q;
+		}
+		/* plant: every other query is a stored fingerprint with k/2 bits flipped */
+		for (size_t i = 0; 2 * i < nq && i < n; i++) {
+			uint64_t f = plant[i];
+			for (unsigned b = 0; b < k / 2; b++)
+				f ^= 1ull << (rnd() % 64);
+			qs[2 * i].w[0] = f;
+		}
+		qi = run(ix, qs, nq, k, 3.0, &mi);
+		qsr = run(scan, qs, nq, k, 2.0, &ms);
+		printf("index k=%u n=%zu p=%.2f: %.0f queries/s (%.2f matches/query), scan: %.0f queries/s, ratio %.1f\n",
+		       k, n, p, qi, mi, qsr, qi / qsr);
+		simhash_index_free(ix);
+	}
+	free(fps);
+	free(ids);
+	simhash_index_free(scan);
+	free(qs);
+	return 0;
+}
