@@ -167,6 +167,9 @@ int shpy_features(simhash_ctx *ctx, const char *blob, const size_t *ends,
 int shpy_fingerprints(const simhash_config *cfg, const char *blob, const size_t *ends,
                       size_t n, unsigned n_threads, uint64_t *out, size_t *err_index,
                       size_t *err_offset);
+int shpy_fingerprints_ctx(simhash_ctx **ctxs, unsigned n_threads, const char *blob,
+                          const size_t *ends, size_t n, uint64_t *out, size_t *err_index,
+                          size_t *err_offset);
 int shpy_features_list(simhash_ctx *ctx, const char *text, size_t len,
                        char **blob, size_t **ends, uint32_t **counts, size_t *n);
 void shpy_free(void *p);

@@ -64,6 +64,8 @@ int shpy_features(simhash_ctx *ctx, const char *blob, const size_t *ends, const 
 
 struct batch {
 	const simhash_config *cfg;
+	simhash_ctx **ctxs;     /* the caller's contexts, one per thread, or NULL */
+	unsigned next_ctx;      /* next of ctxs to take (atomic) */
 	const char *blob;
 	const size_t *ends;
 	size_t n;
@@ -92,8 +94,12 @@ static void *batch_worker(void *arg)
 	simhash_ctx *ctx = NULL;
 	simhash_fp fp;
 	size_t i, end;
-	int err = simhash_ctx_new(b->cfg, &ctx);
+	int err = 0;
 
+	if (b->ctxs)
+		ctx = b->ctxs[__atomic_fetch_add(&b->next_ctx, 1, __ATOMIC_RELAXED)];
+	else
+		err = simhash_ctx_new(b->cfg, &ctx);
 	if (err) {
 		batch_fail(b, 0, err, 0);
 		return NULL;
@@ -117,7 +123,8 @@ static void *batch_worker(void *arg)
 			b->out[2 * i + 1] = fp.w[1];
 		}
 	}
-	simhash_ctx_free(ctx);
+	if (!b->ctxs)
+		simhash_ctx_free(ctx);
 	return NULL;
 }
 
@@ -125,18 +132,42 @@ static void *batch_worker(void *arg)
  * threads into out[2 i], out[2 i + 1]. On failure returns the error of the
  * lowest failing text, its index in *err_index and, for SIMHASH_EUTF8, the
  * byte offset in *err_offset. */
+static int run_batch(struct batch *bp, unsigned n_threads, size_t *err_index,
+		     size_t *err_offset);
+
 int shpy_fingerprints(const simhash_config *cfg, const char *blob, const size_t *ends, size_t n,
 		      unsigned n_threads, uint64_t *out, size_t *err_index, size_t *err_offset)
 {
 	struct batch b = { .cfg = cfg, .blob = blob, .ends = ends, .n = n, .out = out,
 			   .err_index = SIZE_MAX };
+
+	return run_batch(&b, n_threads, err_index, err_offset);
+}
+
+/* The same with the caller's contexts, ctxs[0 .. n_threads): a context keeps
+ * caches between texts (the python-simhash mode's 4-gram hashes), so contexts
+ * that live from batch to batch make later batches faster. */
+int shpy_fingerprints_ctx(simhash_ctx **ctxs, unsigned n_threads, const char *blob,
+			  const size_t *ends, size_t n, uint64_t *out, size_t *err_index,
+			  size_t *err_offset)
+{
+	struct batch b = { .ctxs = ctxs, .blob = blob, .ends = ends, .n = n, .out = out,
+			   .err_index = SIZE_MAX };
+
+	return run_batch(&b, n_threads, err_index, err_offset);
+}
+
+static int run_batch(struct batch *bp, unsigned n_threads, size_t *err_index,
+		     size_t *err_offset)
+{
+	struct batch b = *bp;
 	pthread_t *tids;
 	unsigned t, started = 0;
 
 	if (n_threads < 1)
 		n_threads = 1;
-	if ((size_t)n_threads > (n + CHUNK - 1) / CHUNK)
-		n_threads = (unsigned)((n + CHUNK - 1) / CHUNK);
+	if ((size_t)n_threads > (b.n + CHUNK - 1) / CHUNK)
+		n_threads = (unsigned)((b.n + CHUNK - 1) / CHUNK);
 	pthread_mutex_init(&b.mu, NULL);
 	tids = n_threads > 1 ? calloc(n_threads, sizeof(*tids)) : NULL;
 	for (t = 0; tids && t < n_threads; t++) {

@@ -167,7 +167,8 @@ class Config:
     A Config is immutable; `scheme` is its canonical scheme string.
     """
 
-    __slots__ = ("_cfg", "_idf", "_stopwords", "_opts", "_scheme", "__weakref__")
+    __slots__ = ("_cfg", "_idf", "_stopwords", "_opts", "_scheme", "_batch_lock", "_batch",
+                 "__weakref__")
 
     def __init__(self, **opts):
         cfg = ffi.new("simhash_config *")
@@ -217,6 +218,8 @@ class Config:
         if err:
             _raise(err, "config")
         self._cfg = cfg
+        self._batch_lock = threading.Lock()
+        self._batch = []  # contexts kept for fingerprints(), one per worker thread
         self._opts = dict(opts)
         self._scheme = ffi.string(buf).decode()
 
@@ -259,6 +262,24 @@ class Config:
                 d.clear()
             d[id(self)] = ctx
         return ctx[1]
+
+    def _batch_ctxs(self, n):
+        """n contexts for a batch (a `simhash_ctx *[]`), with _batch_lock held,
+        or None if another batch holds them. Each works on one thread at a
+        time; kept, they keep their caches from batch to batch."""
+        if not self._batch_lock.acquire(blocking=False):
+            return None
+        try:
+            while len(self._batch) < n:
+                out = ffi.new("simhash_ctx **")
+                err = lib.simhash_ctx_new(self._cfg, out)
+                if err:
+                    _raise(err, "context")
+                self._batch.append(ffi.gc(out[0], lib.simhash_ctx_free))
+            return ffi.new("simhash_ctx *[]", self._batch[:n])
+        except BaseException:
+            self._batch_lock.release()
+            raise
 
     def fingerprint(self, text):
         """The fingerprint of a text (str or UTF-8 bytes) as an int."""
@@ -435,7 +456,16 @@ def fingerprints(texts, config=None, *, f=None, threads=0):
     err_index = ffi.new("size_t *")
     err_offset = ffi.new("size_t *")
     n_threads = threads or _cpu_count()
-    err = lib.shpy_fingerprints(cfg._cfg, blob, ends, n, n_threads, out, err_index, err_offset)
+    pool = cfg._batch_ctxs(n_threads)
+    if pool is None:  # another batch of this config is running: contexts of its own
+        err = lib.shpy_fingerprints(cfg._cfg, blob, ends, n, n_threads, out, err_index,
+                                    err_offset)
+    else:
+        try:
+            err = lib.shpy_fingerprints_ctx(pool, n_threads, blob, ends, n, out, err_index,
+                                            err_offset)
+        finally:
+            cfg._batch_lock.release()
     if err:
         if err == lib.SIMHASH_EUTF8:
             raise Utf8Error(err, "text %d: invalid UTF-8 at byte %d" % (err_index[0], err_offset[0]))
