@@ -157,6 +157,12 @@ int shpy_index_query(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned
                      simhash_matches *m);
 long shpy_index_query_n(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
                         simhash_matches *m);
+typedef struct shpy_log shpy_log;
+shpy_log *shpy_log_new(void);
+void shpy_log_free(shpy_log *log);
+size_t shpy_log_take(shpy_log *log, uint64_t **values);
+long shpy_index_query_log(const simhash_index *ix, uint64_t v, unsigned k, simhash_matches *m,
+                          uint64_t *ids, size_t cap, shpy_log *log);
 long shpy_index_query_ids(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
                           simhash_matches *m, uint64_t *ids, size_t cap);
 int shpy_index_query_batch(const simhash_index *ix, const uint64_t *qs, size_t n, unsigned k,

@@ -327,6 +327,75 @@ long shpy_index_query_ids(const simhash_index *ix, uint64_t lo, uint64_t hi, uns
 	return (long)m->n;
 }
 
+/* A growable log of 64-bit values (SimhashIndex remembers what it was asked
+ * for its bucket_size()). Queries run without the GIL, from any thread: a
+ * mutex guards it. */
+typedef struct shpy_log {
+	pthread_mutex_t mu;
+	uint64_t *v;
+	size_t n;
+	size_t cap;
+} shpy_log;
+
+shpy_log *shpy_log_new(void)
+{
+	shpy_log *log = calloc(1, sizeof(*log));
+
+	if (log)
+		pthread_mutex_init(&log->mu, NULL);
+	return log;
+}
+
+void shpy_log_free(shpy_log *log)
+{
+	if (!log)
+		return;
+	pthread_mutex_destroy(&log->mu);
+	free(log->v);
+	free(log);
+}
+
+/* Hands the logged values over (*values, free with shpy_free) and empties
+ * the log; returns their number. */
+size_t shpy_log_take(shpy_log *log, uint64_t **values)
+{
+	size_t n;
+
+	pthread_mutex_lock(&log->mu);
+	*values = log->v;
+	n = log->n;
+	log->v = NULL;
+	log->n = log->cap = 0;
+	pthread_mutex_unlock(&log->mu);
+	return n;
+}
+
+static void log_add(shpy_log *log, uint64_t v)
+{
+	pthread_mutex_lock(&log->mu);
+	if (log->n == log->cap) {
+		size_t c = log->cap ? 2 * log->cap : 1024;
+		uint64_t *p = realloc(log->v, c * sizeof(*p));
+
+		if (p) {
+			log->v = p;
+			log->cap = c;
+		}
+	}
+	/* without memory the value is not logged: it only serves bucket_size() */
+	if (log->n < log->cap)
+		log->v[log->n++] = v;
+	pthread_mutex_unlock(&log->mu);
+}
+
+/* shpy_index_query_ids() of a 64-bit value, also appended to log. */
+long shpy_index_query_log(const simhash_index *ix, uint64_t v, unsigned k, simhash_matches *m,
+			  uint64_t *ids, size_t cap, shpy_log *log)
+{
+	log_add(log, v);
+	return shpy_index_query_ids(ix, v, 0, k, m, ids, cap);
+}
+
 /* n queries (bits/64 words each in qs) on threads; the answers flattened:
  * query i's matches are (*ids)[ends[i-1] .. ends[i]) with their distances.
  * Free the three arrays with shpy_free(). */

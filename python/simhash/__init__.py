@@ -5,7 +5,7 @@ Two APIs in one package:
   the same values and results, computed in C;
 - the native API: Config (every option of `simhash fingerprint`),
   fingerprint(), fingerprints() (a batch on threads), fingerprint_features(),
-  text_similarity(), Index, pairs() and dedup().
+  text_similarity(), Index, pairs(), clusters() and dedup().
 """
 from ._core import (Config, CorruptError, Error, FileError, InvalidArgument, SchemeError,
                     Utf8Error, fingerprint, fingerprint_features, fingerprints, hamming,
@@ -17,6 +17,7 @@ from ._pairs import clusters, dedup, pairs
 __all__ = [
     "Simhash", "SimhashIndex", "Index", "Config", "Error", "InvalidArgument", "CorruptError",
     "Utf8Error", "FileError", "SchemeError", "fingerprint", "fingerprints",
-    "fingerprint_features", "text_similarity", "pairs", "clusters", "dedup", "hamming", "scheme", "version",
+    "fingerprint_features", "text_similarity", "pairs", "clusters", "dedup", "hamming",
+    "scheme", "version",
 ]
 __version__ = "0.1.0"

@@ -28,6 +28,7 @@ __all__ = ["Index", "SimhashIndex"]
 _M64 = (1 << 64) - 1
 _tls = threading.local()
 _query_ids = lib.shpy_index_query_ids
+_query_log = lib.shpy_index_query_log
 _IDS_CAP = 64
 
 
@@ -83,6 +84,13 @@ def _index_from_bytes(data):
         return _open_index(path)  # mapped: the mapping outlives the name
     finally:
         os.unlink(path)
+
+
+def _new_log():
+    log = lib.shpy_log_new()
+    if log == ffi.NULL:
+        raise MemoryError("SimhashIndex: no memory for its log")
+    return ffi.gc(log, lib.shpy_log_free)
 
 
 def _threads(threads):
@@ -306,12 +314,16 @@ class SimhashIndex(object):
         self._ids = []       # handle -> str(obj_id)
         self._seen = array("Q") if f <= 64 else []
         self._pending = []
+        # queries of a 64-bit index log their values in C (cheaper per query)
+        self._log = None
         self._scan = None
         bits = 64 if f <= 64 else 128
         limit = lib.SIMHASH_INDEX_MAX_DIST_64 if bits == 64 else lib.SIMHASH_INDEX_MAX_DIST_128
         if (type(f) is int and 0 < f <= 128 and type(k) is int
                 and 0 <= k <= min(limit, f)):
             self._ix = _new_index(bits, k)
+            if bits == 64:
+                self._log = _new_log()
         else:
             # outside what the library's index takes (f above 128, k above
             # its max_dist): every stored pair compared, still exact
@@ -369,6 +381,14 @@ class SimhashIndex(object):
     def _all_seen(self):
         self._seen.extend(self._pending)
         self._pending.clear()
+        if self._log is not None:
+            out = ffi.new("uint64_t **")
+            n = lib.shpy_log_take(self._log, out)
+            try:
+                if n:
+                    self._seen.extend(ffi.unpack(out[0], n))
+            finally:
+                lib.shpy_free(out[0])
         return self._seen
 
     def get_near_dups(self, simhash):
@@ -378,20 +398,18 @@ class SimhashIndex(object):
         v = simhash.value
         if v.__class__ is not int or v < 0 or v > self._mask:
             v = int(v) & self._mask
-        p = self._pending
-        p.append(v)
-        if len(p) >= 65536:
-            self._all_seen()
         ix = self._ix
         if ix is None:
+            self._note(v)
             return list({i for w, i in self._scan if (v ^ w).bit_count() <= self.k})
         try:
             m, buf = _tls.mb
         except AttributeError:
             m, buf = _tls.mb = (_matches(), ffi.new("uint64_t[]", _IDS_CAP))
-        if self.f <= 64:
-            n = _query_ids(ix, v, 0, self.k, m, buf, _IDS_CAP)
+        if self._log is not None:
+            n = _query_log(ix, v, self.k, m, buf, _IDS_CAP, self._log)
         else:
+            self._note(v)
             n = _query_ids(ix, v & _M64, v >> 64, self.k, m, buf, _IDS_CAP)
         if n <= 0:
             if n:
@@ -481,4 +499,7 @@ def _simhash_index_unpickle(cls, state):
     self._pending = []
     self._scan = state["scan"]
     self._ix = None if state["index"] is None else _index_from_bytes(state["index"])
+    self._log = None
+    if self._ix is not None and lib.simhash_index_bits(self._ix) == 64:
+        self._log = _new_log()
     return self

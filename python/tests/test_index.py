@@ -149,3 +149,25 @@ def test_index_errors():
     with pytest.raises(simhash.Error) as e:
         Index.open("/nonexistent/index")
     assert isinstance(e.value, OSError)
+
+
+def test_queries_from_many_threads(orig):
+    import threading
+    rng = random.Random(3)
+    vals = _fps(rng, 500, 64, "clustered")
+    objs = [(str(i), v) for i, v in enumerate(vals)]
+    mine = SimhashIndex([(i, Simhash(v)) for i, v in objs], k=3)
+    theirs = orig.SimhashIndex([(i, orig.Simhash(v)) for i, v in objs], k=3)
+    qs = [_flip(rng, rng.choice(vals), 64, rng.randint(0, 4)) for _ in range(400)]
+    want = [sorted(theirs.get_near_dups(orig.Simhash(q))) for q in qs]
+    got = {}
+
+    def run(t):
+        got[t] = [sorted(mine.get_near_dups(Simhash(q))) for q in qs]
+    ts = [threading.Thread(target=run, args=(t,)) for t in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert all(g == want for g in got.values())
+    assert mine.bucket_size() == theirs.bucket_size()

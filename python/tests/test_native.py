@@ -164,3 +164,13 @@ def test_errors_carry_the_library_message():
         simhash.fingerprint("a", f=12)
     # replaced, not rejected, by default: as Python's decode('utf-8', 'replace')
     assert Config().fingerprint(b"ab\xffcd") == Config().fingerprint("ab\ufffdcd")
+
+
+def test_type_stub_covers_every_public_name():
+    import ast
+    import os
+    stub = os.path.join(os.path.dirname(simhash.__file__), "__init__.pyi")
+    tree = ast.parse(open(stub, encoding="utf-8").read())
+    names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    assert set(simhash.__all__) <= names, set(simhash.__all__) - names
+    assert os.path.exists(os.path.join(os.path.dirname(simhash.__file__), "py.typed"))
