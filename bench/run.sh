@@ -5,6 +5,8 @@
 set -eu
 BUILD=${1:-build}
 CORPUS=${SIMHASH_CORPUS:-../shared/corpus}
+sh bench/index.sh "$BUILD"
+echo
 if [ ! -d "$CORPUS" ]; then
 	echo "bench: $CORPUS not found, skipped"
 	exit 0

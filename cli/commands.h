@@ -8,6 +8,7 @@ int cmd_fingerprint(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_idf(int argc, char **argv);
 int cmd_scheme(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 

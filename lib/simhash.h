@@ -516,8 +516,9 @@ SIMHASH_API simhash_err simhash_index_get_stats(const simhash_index *ix, simhash
  * header checksum (docs/format.md). Thread safety: many readers, one writer. */
 SIMHASH_API simhash_err simhash_index_save(const simhash_index *ix, const char *path);
 /* Opens a saved index by memory map, in time independent of its size; the
- * header is checked before use. SIMHASH_EIO if unreadable, SIMHASH_ECORRUPT if
- * not a valid index (wrong magic, newer version, truncated, bad checksum).
+ * header is checked before use. SIMHASH_EIO if unreadable, SIMHASH_EVERSION if
+ * written by a newer format version, SIMHASH_ECORRUPT if not a valid index
+ * (wrong magic, truncated, bad checksum).
  * Inserts and deletes after open stay in memory until saved. Thread safety: safe. */
 SIMHASH_API simhash_err simhash_index_open(const char *path, simhash_index **out);
 /* The same, writing why it failed ("bad magic: not a simhash index",

@@ -243,15 +243,17 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 	uint32_t version, bits, max_dist, n_chunks, n_tables, scheme_len;
 	uint64_t n, user_len, size, hdr_len, off, words;
 
-	if (len < 16 || memcmp(p, MAGIC, 8) != 0)
-		return fail(why, cap, SIMHASH_ECORRUPT, len < 8 ? "truncated: %llu bytes, not a simhash index"
-						   : "bad magic: not a simhash index",
-			    (unsigned long long)len);
+	if (len == 0)
+		return fail(why, cap, SIMHASH_ECORRUPT, "empty file, not a simhash index");
+	if (memcmp(p, MAGIC, len < 8 ? (size_t)len : 8) != 0)
+		return fail(why, cap, SIMHASH_ECORRUPT, "bad magic: not a simhash index");
+	if (len < 16)
+		return fail(why, cap, SIMHASH_ECORRUPT, "truncated: %llu bytes", (unsigned long long)len);
 	if (get32(p + 12) != BOM)
 		return fail(why, cap, SIMHASH_ECORRUPT, "unknown byte order mark");
 	version = get32(p + 8);
 	if (version > SH_IX_FORMAT_VERSION)
-		return fail(why, cap, SIMHASH_ECORRUPT, "format version %u is newer than this library's %u",
+		return fail(why, cap, SIMHASH_EVERSION, "format version %u is newer than this library's %u",
 			    version, SH_IX_FORMAT_VERSION);
 	if (version == 0)
 		return fail(why, cap, SIMHASH_ECORRUPT, "format version 0 is invalid");
@@ -335,6 +337,7 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 		s->plan.radius[t] = t < n_tables ? sh_ix_radius(n_chunks, max_dist, t) : UINT32_MAX;
 	}
 	s->plan.probes = getd(p + 64), s->plan.candidates = getd(p + 72), s->plan.query_ns = getd(p + 80);
+	s->plan.scan_ns = 60.0 + (double)n * (bits == 64 ? 0.30 : 0.55);
 	s->plan.memory = len;
 	s->plan.bytes_per_fp = n ? (double)len / (double)n : 0;
 	return SIMHASH_OK;

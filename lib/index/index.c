@@ -186,8 +186,9 @@ static simhash_err gather(const simhash_index *ix, size_t from, size_t to, uint6
 
 	for (size_t i = from; i < to; i++)
 		n += seg_live(ix->seg[i]);
-	fps = malloc((n ? n : 1) * w * 8);
-	ids = malloc((n ? n : 1) * 8);
+	/* one spare row: an entry is copied before its dead bit is seen */
+	fps = malloc((n + 1) * w * 8);
+	ids = malloc((n + 1) * 8);
 	if (!fps || !ids) {
 		free(fps), free(ids);
 		return SIMHASH_ENOMEM;

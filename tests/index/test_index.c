@@ -373,7 +373,7 @@ static void test_bad_files_are_refused(void)
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
+	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_EVERSION);
 	CHECK(strstr(why, "newer") != NULL);
 	buf[8] = 1;
 	/* a damaged header */

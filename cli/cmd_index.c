@@ -1,0 +1,1048 @@
+/* cmd_index.c - `simhash index build|add|delete|query|plan|stats`: the exact
+ * Hamming index (lib/index/) on the command line.
+ *
+ * Fingerprints come in the text form `HEX<TAB>ID` (what `simhash fingerprint`
+ * prints). The library keeps uint64 ids; the command maps each distinct ID
+ * string to the number of its first appearance and keeps the strings in the
+ * index's user section ("names", docs/format.md): the id of a saved index
+ * reads back in O(1) from the mapped file, so a query never loads the names.
+ * An id is kept byte for byte as read (escapes such as \t stay escaped) and
+ * written back the same way.
+ *
+ * Invariants: every id in the index is < the number of names; an index file
+ * is replaced atomically (simhash_index_save) or not at all; output of query
+ * is in input order and the same for every -j. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "commands.h"
+#include "config_opts.h"
+#include "reader.h"
+#include "util.h"
+
+#define NAMES_MAGIC "SHNAMES1"
+
+/* ---- names: id strings <-> numbers */
+
+struct names {
+	struct sbuf bytes;     /* the strings, back to back */
+	uint64_t *off;         /* n + 1 offsets into bytes */
+	size_t n, cap;
+	uint64_t *slot;        /* hash table of id + 1, 0: empty */
+	size_t n_slots;
+	/* a saved index's names, read in place */
+	const uint64_t *ext_off;
+	const char *ext_bytes;
+	size_t ext_n;
+};
+
+static uint64_t fnv1a(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+static const char *name_at(const struct names *nm, uint64_t id, size_t *len)
+{
+	if (id < nm->n) {
+		*len = (size_t)(nm->off[id + 1] - nm->off[id]);
+		return nm->bytes.p + nm->off[id];
+	}
+	if (id < nm->ext_n) {
+		*len = (size_t)(nm->ext_off[id + 1] - nm->ext_off[id]);
+		return nm->ext_bytes + nm->ext_off[id];
+	}
+	*len = 1;
+	return "?";
+}
+
+static void names_rehash(struct names *nm, size_t n_slots)
+{
+	free(nm->slot);
+	nm->slot = xcalloc(n_slots, sizeof *nm->slot);
+	nm->n_slots = n_slots;
+	for (size_t i = 0; i < nm->n; i++) {
+		size_t len;
+		const char *s = name_at(nm, i, &len);
+		size_t h = (size_t)fnv1a(s, len) & (n_slots - 1);
+		while (nm->slot[h])
+			h = (h + 1) & (n_slots - 1);
+		nm->slot[h] = i + 1;
+	}
+}
+
+/* The id of s, added if new (add) or UINT64_MAX if absent. */
+static uint64_t names_get(struct names *nm, const char *s, size_t len, int add)
+{
+	size_t h;
+
+	if (nm->n_slots == 0 || (nm->n + 1) * 2 > nm->n_slots)
+		names_rehash(nm, nm->n_slots ? nm->n_slots * 2 : 1024);
+	h = (size_t)fnv1a(s, len) & (nm->n_slots - 1);
+	for (; nm->slot[h]; h = (h + 1) & (nm->n_slots - 1)) {
+		size_t l;
+		const char *t = name_at(nm, nm->slot[h] - 1, &l);
+		if (l == len && memcmp(s, t, len) == 0)
+			return nm->slot[h] - 1;
+	}
+	if (!add)
+		return UINT64_MAX;
+	if (nm->n + 2 > nm->cap) {
+		nm->cap = nm->cap ? nm->cap * 2 : 1024;
+		nm->off = realloc(nm->off, nm->cap * sizeof *nm->off);
+		if (!nm->off) {
+			cli_err("out of memory");
+			exit(EXIT_FAIL);
+		}
+	}
+	if (nm->n == 0)
+		nm->off[0] = 0;
+	if (sbuf_add(&nm->bytes, s, len)) {
+		cli_err("out of memory");
+		exit(EXIT_FAIL);
+	}
+	nm->off[nm->n + 1] = nm->bytes.len;
+	nm->slot[h] = ++nm->n;
+	return nm->n - 1;
+}
+
+/* Reads the names of ix into nm: in place for lookups by id (query), or
+ * copied for lookups by string (add, delete). */
+static int names_load(struct names *nm, const simhash_index *ix, int copy, const char *path)
+{
+	const void *data;
+	size_t len, n;
+	const uint64_t *off;
+
+	memset(nm, 0, sizeof *nm);
+	simhash_index_user(ix, &data, &len);
+	if (len == 0)
+		return 0;
+	if (len < 16 || memcmp(data, NAMES_MAGIC, 8) != 0)
+		goto bad;
+	memcpy(&n, (const char *)data + 8, 8);
+	if (n > (len - 16) / 8 - 1)
+		goto bad;
+	off = (const uint64_t *)((const char *)data + 16);
+	if (off[0] != 0 || off[n] > len - 16 - 8 * (n + 1))
+		goto bad;
+	for (size_t i = 0; copy && i < n; i++)
+		if (off[i] > off[i + 1])
+			goto bad;
+	nm->ext_off = off;
+	nm->ext_bytes = (const char *)(off + n + 1);
+	nm->ext_n = n;
+	if (copy) {
+		for (size_t i = 0; i < n; i++) {
+			size_t l = (size_t)(off[i + 1] - off[i]);
+			const char *s = nm->ext_bytes + off[i];
+			if (nm->n + 2 > nm->cap) {
+				nm->cap = nm->cap ? nm->cap * 2 : 1024;
+				nm->off = realloc(nm->off, nm->cap * sizeof *nm->off);
+			}
+			if (!nm->off || sbuf_add(&nm->bytes, s, l)) {
+				cli_err("out of memory");
+				exit(EXIT_FAIL);
+			}
+			if (nm->n == 0)
+				nm->off[0] = 0;
+			nm->off[nm->n + 1] = nm->bytes.len;
+			nm->n++;
+		}
+		nm->ext_n = 0;
+		names_rehash(nm, 1024);
+		while (nm->n * 2 > nm->n_slots)
+			names_rehash(nm, nm->n_slots * 2);
+	}
+	return 0;
+bad:
+	cli_err("%s: damaged id section", path);
+	return -1;
+}
+
+static int names_store(struct names *nm, simhash_index *ix)
+{
+	struct sbuf b = {0};
+	uint64_t n = nm->n, zero = 0;
+	int ret = 0;
+
+	if (sbuf_add(&b, NAMES_MAGIC, 8) || sbuf_add(&b, &n, 8) ||
+	    (n ? sbuf_add(&b, nm->off, (n + 1) * 8) : sbuf_add(&b, &zero, 8)) ||
+	    sbuf_add(&b, nm->bytes.p, nm->bytes.len) ||
+	    simhash_index_set_user(ix, b.p, b.len) != SIMHASH_OK)
+		ret = -1;
+	sbuf_free(&b);
+	return ret;
+}
+
+static void names_free(struct names *nm)
+{
+	sbuf_free(&nm->bytes);
+	free(nm->off);
+	free(nm->slot);
+}
+
+/* ---- reading the text form */
+
+struct fpvec {
+	uint64_t *w;      /* words per fingerprint: bits / 64 */
+	uint64_t *id;
+	size_t n, cap;
+	unsigned bits;    /* 0 until the first fingerprint */
+	const char *first_path;
+};
+
+static void fpvec_push(struct fpvec *v, const simhash_fp *fp, uint64_t id)
+{
+	unsigned words = fp->bits / 64;
+	if (v->n == v->cap) {
+		v->cap = v->cap ? v->cap * 2 : 4096;
+		v->w = realloc(v->w, v->cap * 2 * sizeof *v->w);
+		v->id = realloc(v->id, v->cap * sizeof *v->id);
+		if (!v->w || !v->id) {
+			cli_err("out of memory");
+			exit(EXIT_FAIL);
+		}
+	}
+	memcpy(v->w + v->n * words, fp->w, words * 8);
+	v->id[v->n++] = id;
+}
+
+/* Called for each fingerprint line; nonzero stops the read. */
+typedef int (*line_fn)(void *arg, const simhash_fp *fp, const char *id, size_t id_len,
+		       const char *path, uint64_t line);
+
+/* Reads `HEX<TAB>ID` lines of path ("-": stdin). want_bits: 0 any width the
+ * first line sets (then *bits), else that width. Empty lines are skipped. */
+static int read_text(const char *path, unsigned *bits, line_fn fn, void *arg)
+{
+	struct reader r;
+	struct sbuf buf = {0};
+	struct chunk c;
+	int ret = 0, got;
+
+	if (reader_open(&r, path)) {
+		cli_err("%s: %s", display_name(path), strerror(errno));
+		return -1;
+	}
+	while (ret == 0 && (got = reader_next(&r, 1 << 20, 1 << 16, &buf, &c)) > 0) {
+		size_t pos = 0, len;
+		const char *s;
+		uint64_t line = c.first_line;
+		for (; ret == 0 && chunk_next_line(&c, &pos, &s, &len); line++) {
+			const char *tab = memchr(s, '\t', len);
+			simhash_fp fp;
+			if (len == 0)
+				continue;
+			if (!tab || simhash_fp_parse(s, (size_t)(tab - s), &fp) != SIMHASH_OK ||
+			    fp.bits == 32) {
+				cli_err("%s:%llu: %s", display_name(path), (unsigned long long)line,
+					!tab ? "expected HEX<TAB>ID"
+					: (tab - s == 8 && simhash_fp_parse(s, 8, &fp) == SIMHASH_OK)
+						? "32-bit fingerprints cannot be indexed (64 or 128 bits)"
+						: "invalid fingerprint (16 or 32 hex digits expected)");
+				ret = -1;
+				break;
+			}
+			if (*bits == 0)
+				*bits = fp.bits;
+			if (fp.bits != *bits) {
+				cli_err("%s:%llu: a %u-bit fingerprint among %u-bit ones", display_name(path),
+					(unsigned long long)line, fp.bits, *bits);
+				ret = -1;
+				break;
+			}
+			ret = fn(arg, &fp, tab + 1, len - (size_t)(tab + 1 - s), path, line);
+		}
+	}
+	if (ret == 0 && got < 0) {
+		cli_err("%s: %s", display_name(path), strerror(errno));
+		ret = -1;
+	}
+	sbuf_free(&buf);
+	reader_close(&r);
+	return ret;
+}
+
+/* Appends id (any bytes, from a binary file) to b in the text form's
+ * escaped shape: \\, \t, \n, \r and \u00XX for other control bytes. */
+static int add_escaped(struct sbuf *b, const char *id, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)id[i];
+		char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+		int r = c == '\\' ? sbuf_add(b, "\\\\", 2)
+		      : c == '\t' ? sbuf_add(b, "\\t", 2)
+		      : c == '\n' ? sbuf_add(b, "\\n", 2)
+		      : c == '\r' ? sbuf_add(b, "\\r", 2)
+		      : c < 0x20 || c == 0x7f ? sbuf_add(b, e, 6) : sbuf_addc(b, (char)c);
+		if (r)
+			return -1;
+	}
+	return 0;
+}
+
+static const unsigned char FPFILE_MAGIC[4] = {0x89, 'S', 'H', 'F'};
+
+/* 1 if path is a binary fingerprint file (by its first bytes). */
+static int is_fpfile(const char *path)
+{
+	unsigned char head[4];
+	FILE *f;
+	int yes = 0;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	yes = fread(head, 1, 4, f) == 4 && memcmp(head, FPFILE_MAGIC, 4) == 0;
+	fclose(f);
+	return yes;
+}
+
+/* Reads a binary fingerprint file (simhash fingerprint --format bin). Its
+ * scheme must equal *scheme when both are set; *scheme takes it otherwise. */
+static int read_bin(const char *path, unsigned *bits, const char **scheme, char *scheme_buf,
+		    line_fn fn, void *arg)
+{
+	simhash_fpfile *f;
+	const char *why = NULL;
+	struct sbuf id = {0};
+	simhash_err err = simhash_fpfile_open(path, &f, &why);
+	uint64_t n;
+	int ret = 0;
+
+	if (err) {
+		cli_err("%s: %s", path, why ? why : simhash_strerror(err));
+		return -1;
+	}
+	if (simhash_fpfile_bits(f) == 32) {
+		cli_err("%s: 32-bit fingerprints cannot be indexed (64 or 128 bits)", path);
+		ret = -1;
+		goto out;
+	}
+	if (*bits && simhash_fpfile_bits(f) != *bits) {
+		cli_err("%s: %u-bit fingerprints among %u-bit ones", path, simhash_fpfile_bits(f), *bits);
+		ret = -1;
+		goto out;
+	}
+	*bits = simhash_fpfile_bits(f);
+	if (simhash_fpfile_scheme(f)[0]) {
+		if (*scheme && (*scheme)[0] && strcmp(*scheme, simhash_fpfile_scheme(f)) != 0) {
+			cli_err("%s: its scheme %s is not the index's %s", path, simhash_fpfile_scheme(f), *scheme);
+			ret = -1;
+			goto out;
+		}
+		if (!*scheme || !(*scheme)[0]) {
+			snprintf(scheme_buf, SIMHASH_SCHEME_MAX, "%s", simhash_fpfile_scheme(f));
+			*scheme = scheme_buf;
+		}
+	}
+	n = simhash_fpfile_count(f);
+	for (uint64_t i = 0; i < n && ret == 0; i++) {
+		simhash_fp fp;
+		const char *s;
+		size_t len;
+		if (simhash_fpfile_get(f, i, &fp) || simhash_fpfile_id(f, i, &s, &len)) {
+			cli_err("%s: damaged record %llu", path, (unsigned long long)i + 1);
+			ret = -1;
+			break;
+		}
+		id.len = 0;
+		if (add_escaped(&id, s, len)) {
+			cli_err("out of memory");
+			ret = -1;
+			break;
+		}
+		ret = fn(arg, &fp, id.p ? id.p : "", id.len, path, i + 1);
+	}
+out:
+	sbuf_free(&id);
+	simhash_fpfile_close(f);
+	return ret;
+}
+
+/* Either form. */
+static int read_any(const char *path, unsigned *bits, const char **scheme, char *scheme_buf,
+		    line_fn fn, void *arg)
+{
+	if (is_fpfile(path))
+		return read_bin(path, bits, scheme, scheme_buf, fn, arg);
+	return read_text(path, bits, fn, arg);
+}
+
+struct collect {
+	struct fpvec *v;
+	struct names *nm;
+	int add;          /* new names get ids; else unknown names are skipped */
+};
+
+static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t id_len,
+			const char *path, uint64_t line)
+{
+	struct collect *c = arg;
+	uint64_t n = c->nm ? names_get(c->nm, id, id_len, c->add) : 0;
+	(void)path, (void)line;
+	if (n != UINT64_MAX)
+		fpvec_push(c->v, fp, n);
+	return 0;
+}
+
+/* ---- options */
+
+enum { OPT_OUT, OPT_K, OPT_SCHEME, OPT_JOBS, OPT_N, OPT_BITS, OPT_MEMORY, OPT_BIAS, OPT_TEXT,
+       OPT_LINES, OPT_JSONL, N_OPTS };
+
+static const struct cli_opt opts[] = {
+	[OPT_OUT] = { "output", 'o', "INDEX", "build: the index file to write" },
+	[OPT_K] = { "max-dist", 'k', "K", "build: largest query distance (default 3 at 64 bits, 6 at 128); query: the distance" },
+	[OPT_SCHEME] = { "scheme", 0, "S", "build: the scheme string of the fingerprints (see simhash scheme)" },
+	[OPT_JOBS] = { "jobs", 'j', "N", "threads (default: 1)" },
+	[OPT_N] = { "count", 'n', "N", "plan: the number of fingerprints" },
+	[OPT_BITS] = { "bits", 0, "B", "plan: 64 (default) or 128" },
+	[OPT_MEMORY] = { "memory", 0, "BYTES", "plan: memory budget (default: none)" },
+	[OPT_BIAS] = { "bias", 0, "P", "plan: probability of a 1 bit (default 0.5; English ~0.72)" },
+	[OPT_TEXT] = { "text", 0, NULL, "query: each FILE is a text to fingerprint (id: its path)" },
+	[OPT_LINES] = { "lines", 0, NULL, "query: each line of the FILEs is a text (id: its line number)" },
+	[OPT_JSONL] = { "jsonl", 0, NULL, "query: JSON Lines with text and id fields" },
+	{ NULL, 0, NULL, NULL },
+};
+
+static void help(void)
+{
+	fputs("usage: simhash index build [FILE]... -o INDEX [-k K] [--scheme S] [-j N]\n"
+	      "       simhash index add INDEX [FILE]...\n"
+	      "       simhash index delete INDEX [FILE]...\n"
+	      "       simhash index query INDEX -k K [-j N] [FILE]...\n"
+	      "       simhash index query INDEX -k K --text|--lines|--jsonl [config flags] [FILE]...\n"
+	      "       simhash index plan -n N -k K [--bits B] [--memory BYTES] [--bias P]\n"
+	      "       simhash index stats INDEX\n\n"
+	      "An exact Hamming index: every stored fingerprint within distance K of a query.\n"
+	      "Fingerprints are read as `HEX<TAB>ID` lines (simhash fingerprint's output)\n"
+	      "from the FILEs or standard input; query prints QUERY_ID<TAB>MATCH_ID<TAB>DIST\n"
+	      "per match, nearest first. Texts given to query are fingerprinted with the\n"
+	      "config flags, whose scheme must be the index's.\n",
+	      stdout);
+	cli_opts_help(stdout, opts, 0);
+}
+
+struct args {
+	const char *out, *scheme;
+	unsigned long k, jobs, n, bits;
+	double bias;
+	unsigned long long memory;
+	int have_k, have_n, text_mode; /* text_mode: 0, OPT_TEXT, OPT_LINES or OPT_JSONL */
+};
+
+static int parse_args(const char *cmd, int argc, char **argv, struct args *a, struct cli_config *cc,
+		      int *optind)
+{
+	struct cli_parse p;
+	int o, ret = EXIT_OK;
+	char *end;
+
+	memset(a, 0, sizeof *a);
+	a->jobs = 1, a->bits = 64, a->bias = 0.5;
+	cli_parse_begin(&p, cmd, opts, cc, argc, argv);
+	while ((o = cli_parse_next(&p)) != CLI_END) {
+		switch (o) {
+		case CLI_HELP: help(); ret = -1; goto out;
+		case CLI_BAD: ret = EXIT_USAGE; goto out;
+		case OPT_OUT: a->out = p.arg; break;
+		case OPT_SCHEME: a->scheme = p.arg; break;
+		case OPT_K:
+			if (parse_uint(p.arg, 0, 1000, &a->k)) {
+				cli_err("%s: invalid -k '%s' (expected 0 to 16 at 64 bits, 0 to 32 at 128)", cmd, p.arg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			a->have_k = 1;
+			break;
+		case OPT_JOBS:
+			if (parse_uint(p.arg, 1, 64, &a->jobs)) {
+				cli_err("%s: invalid --jobs '%s' (expected 1 to 64)", cmd, p.arg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_N:
+			if (parse_uint(p.arg, 0, 4294967295ul, &a->n)) {
+				cli_err("%s: invalid -n '%s' (expected 0 to 4294967295)", cmd, p.arg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			a->have_n = 1;
+			break;
+		case OPT_BITS:
+			if (parse_uint(p.arg, 64, 128, &a->bits) || (a->bits != 64 && a->bits != 128)) {
+				cli_err("%s: invalid --bits '%s' (expected 64 or 128)", cmd, p.arg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_MEMORY:
+			errno = 0;
+			a->memory = strtoull(p.arg, &end, 10);
+			if (errno || end == p.arg || *end) {
+				cli_err("%s: invalid --memory '%s' (expected bytes)", cmd, p.arg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_BIAS:
+			a->bias = strtod(p.arg, &end);
+			if (end == p.arg || *end || !(a->bias >= 0 && a->bias <= 1)) {
+				cli_err("%s: invalid --bias '%s' (expected 0 to 1)", cmd, p.arg);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			break;
+		case OPT_TEXT: case OPT_LINES: case OPT_JSONL:
+			if (a->text_mode && a->text_mode != o) {
+				cli_err("%s: --text, --lines and --jsonl exclude each other", cmd);
+				ret = EXIT_USAGE;
+				goto out;
+			}
+			a->text_mode = o;
+			break;
+		}
+	}
+	*optind = p.optind;
+out:
+	cli_parse_end(&p);
+	return ret;
+}
+
+static int check_k(const char *cmd, unsigned long k, unsigned bits, unsigned max)
+{
+	unsigned lim = bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128;
+	if (max < lim)
+		lim = max;
+	if (k > lim) {
+		if (max < (bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128))
+			cli_err("%s: -k %lu is out of range: this index was built for 0 to %u", cmd, k, lim);
+		else
+			cli_err("%s: -k %lu is out of range for %u-bit fingerprints (0 to %u)", cmd, k, bits, lim);
+		return -1;
+	}
+	return 0;
+}
+
+static simhash_index *open_index(const char *path)
+{
+	simhash_index *ix = NULL;
+	char why[256];
+	simhash_err err = simhash_index_open_ex(path, &ix, why, sizeof why);
+	if (err) {
+		cli_err("%s: %s", path, why[0] ? why : simhash_strerror(err));
+		return NULL;
+	}
+	return ix;
+}
+
+static int save_index(simhash_index *ix, const char *path)
+{
+	simhash_err err = simhash_index_save(ix, path);
+	if (err) {
+		cli_err("%s: cannot write the index: %s", path,
+			err == SIMHASH_EINVAL ? "not a regular file" : strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- build, add, delete */
+
+static int do_build(int argc, char **argv)
+{
+	struct cli_config cc;
+	struct args a;
+	struct fpvec v = {0};
+	struct names nm = {0};
+	struct collect col = {&v, &nm, 1};
+	simhash_index *ix = NULL;
+	char scheme_buf[SIMHASH_SCHEME_MAX];
+	unsigned bits = 0;
+	int optind, ret;
+	simhash_err err;
+
+	ret = parse_args("index build", argc, argv, &a, NULL, &optind);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	(void)cc;
+	if (!a.out) {
+		cli_err("index build: -o INDEX is required");
+		return EXIT_USAGE;
+	}
+	if (a.scheme && strlen(a.scheme) >= SIMHASH_SCHEME_MAX) {
+		cli_err("index build: --scheme is too long (at most %d bytes)", SIMHASH_SCHEME_MAX - 1);
+		return EXIT_USAGE;
+	}
+	if (a.have_k && a.k > SIMHASH_INDEX_MAX_DIST_128) {
+		cli_err("index build: -k %lu is out of range (0 to 16 at 64 bits, 0 to 32 at 128)", a.k);
+		return EXIT_USAGE;
+	}
+	if (optind == argc)
+		ret = read_text("-", &bits, collect_line, &col);
+	for (int i = optind; i < argc && ret == 0; i++)
+		ret = read_any(argv[i], &bits, &a.scheme, scheme_buf, collect_line, &col);
+	if (ret) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (bits == 0)
+		bits = 64;
+	if (!a.have_k)
+		a.k = bits == 64 ? 3 : 6;
+	if (check_k("index build", a.k, bits, 1000)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	err = simhash_index_new(bits, (unsigned)a.k, &ix);
+	if (!err && a.scheme)
+		err = simhash_index_set_scheme(ix, a.scheme);
+	if (!err)
+		err = simhash_index_build(ix, v.w, v.id, v.n, (unsigned)a.jobs);
+	if (!err && names_store(&nm, ix))
+		err = SIMHASH_ENOMEM;
+	if (err) {
+		cli_err("index build: %s", simhash_strerror(err));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	ret = save_index(ix, a.out) ? EXIT_FAIL : EXIT_OK;
+out:
+	simhash_index_free(ix);
+	names_free(&nm);
+	free(v.w);
+	free(v.id);
+	return ret;
+}
+
+static int do_change(int argc, char **argv, int add)
+{
+	const char *cmd = add ? "index add" : "index delete";
+	struct args a;
+	struct fpvec v = {0};
+	struct names nm = {0};
+	struct collect col = {&v, &nm, add};
+	simhash_index *ix;
+	char scheme_buf[SIMHASH_SCHEME_MAX];
+	const char *scheme;
+	unsigned bits;
+	int optind, ret;
+	simhash_err err = SIMHASH_OK;
+
+	ret = parse_args(cmd, argc, argv, &a, NULL, &optind);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (optind == argc) {
+		cli_err("%s: expected INDEX [FILE]...", cmd);
+		return EXIT_USAGE;
+	}
+	ix = open_index(argv[optind]);
+	if (!ix)
+		return EXIT_FAIL;
+	bits = simhash_index_bits(ix);
+	scheme = simhash_index_scheme(ix);
+	if (names_load(&nm, ix, 1, argv[optind])) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (optind + 1 == argc)
+		ret = read_text("-", &bits, collect_line, &col);
+	for (int i = optind + 1; i < argc && ret == 0; i++)
+		ret = read_any(argv[i], &bits, &scheme, scheme_buf, collect_line, &col);
+	if (ret) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	for (size_t i = 0; i < v.n && !err; i++) {
+		simhash_fp fp = {{v.w[i * (bits / 64)], bits == 128 ? v.w[i * 2 + 1] : 0}, bits};
+		err = add ? simhash_index_insert(ix, &fp, v.id[i]) : simhash_index_delete(ix, &fp, v.id[i], NULL);
+	}
+	if (!err && add && names_store(&nm, ix))
+		err = SIMHASH_ENOMEM;
+	if (err) {
+		cli_err("%s: %s", cmd, simhash_strerror(err));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	ret = save_index(ix, argv[optind]) ? EXIT_FAIL : EXIT_OK;
+out:
+	simhash_index_free(ix);
+	names_free(&nm);
+	free(v.w);
+	free(v.id);
+	return ret;
+}
+
+/* ---- query */
+
+#define QBATCH 4096
+
+struct qrun {
+	const simhash_index *ix;
+	struct names *nm;
+	unsigned k, jobs, bits;
+	simhash_fp q[QBATCH];
+	struct sbuf qid;           /* ids of the batch's queries, back to back */
+	size_t qid_off[QBATCH + 1];
+	size_t n;
+	simhash_matches out[QBATCH];
+	struct sbuf line;
+};
+
+static int qrun_flush(struct qrun *r)
+{
+	simhash_err err;
+
+	if (r->n == 0)
+		return 0;
+	err = simhash_index_query_batch(r->ix, r->q, r->n, r->k, r->jobs, r->out);
+	if (err) {
+		cli_err("index query: %s", simhash_strerror(err));
+		return -1;
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		const char *qid = r->qid.p + r->qid_off[i];
+		size_t qlen = r->qid_off[i + 1] - r->qid_off[i];
+		for (size_t j = 0; j < r->out[i].n; j++) {
+			size_t mlen;
+			const char *mid = name_at(r->nm, r->out[i].v[j].id, &mlen);
+			r->line.len = 0;
+			if (sbuf_add(&r->line, qid, qlen) || sbuf_addc(&r->line, '\t') ||
+			    sbuf_add(&r->line, mid, mlen) || sbuf_addc(&r->line, '\t') ||
+			    sbuf_add_u64(&r->line, r->out[i].v[j].dist) || sbuf_addc(&r->line, '\n'))
+				return -1;
+			if (fwrite(r->line.p, 1, r->line.len, stdout) != r->line.len) {
+				cli_err("index query: write error: %s", strerror(errno));
+				return -1;
+			}
+		}
+	}
+	r->n = 0;
+	r->qid.len = 0;
+	return 0;
+}
+
+static int qrun_add(struct qrun *r, const simhash_fp *fp, const char *id, size_t len)
+{
+	if (r->n == QBATCH && qrun_flush(r))
+		return -1;
+	r->q[r->n] = *fp;
+	r->qid_off[r->n] = r->qid.len;
+	if (sbuf_add(&r->qid, id, len))
+		return -1;
+	r->n++;
+	r->qid_off[r->n] = r->qid.len;
+	return 0;
+}
+
+static int query_line(void *arg, const simhash_fp *fp, const char *id, size_t id_len, const char *path,
+		      uint64_t line)
+{
+	(void)path, (void)line;
+	return qrun_add(arg, fp, id, id_len);
+}
+
+int index_query_texts(struct qrun *r, struct cli_config *cc, int mode, char **paths, int n_paths);
+
+static int do_query(int argc, char **argv)
+{
+	struct cli_config cc;
+	struct args a;
+	struct names nm;
+	struct qrun *r = NULL;
+	simhash_index *ix = NULL;
+	int optind, ret;
+
+	cli_config_init(&cc);
+	ret = parse_args("index query", argc, argv, &a, &cc, &optind);
+	if (ret) {
+		cli_config_free(&cc);
+		return ret < 0 ? EXIT_OK : ret;
+	}
+	if (optind == argc) {
+		cli_err("index query: expected INDEX [FILE]...");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!a.have_k) {
+		cli_err("index query: -k K is required");
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	ix = open_index(argv[optind]);
+	if (!ix) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if (check_k("index query", a.k, simhash_index_bits(ix), simhash_index_max_dist(ix))) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (names_load(&nm, ix, 0, argv[optind])) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	r = xcalloc(1, sizeof *r);
+	r->ix = ix, r->nm = &nm, r->k = (unsigned)a.k, r->jobs = (unsigned)a.jobs;
+	r->bits = simhash_index_bits(ix);
+	if (a.text_mode) {
+		ret = index_query_texts(r, &cc, a.text_mode == OPT_TEXT ? 0 : a.text_mode == OPT_LINES ? 1 : 2,
+					argv + optind + 1, argc - optind - 1);
+		if (ret)
+			goto out_free;
+	} else {
+		unsigned bits = r->bits;
+		char scheme_buf[SIMHASH_SCHEME_MAX];
+		const char *scheme = simhash_index_scheme(ix);
+		if (optind + 1 == argc)
+			ret = read_text("-", &bits, query_line, r);
+		for (int i = optind + 1; i < argc && ret == 0; i++)
+			ret = read_any(argv[i], &bits, &scheme, scheme_buf, query_line, r);
+		if (ret) {
+			ret = EXIT_FAIL;
+			goto out_free;
+		}
+	}
+	ret = qrun_flush(r) || fflush(stdout) ? EXIT_FAIL : EXIT_OK;
+out_free:
+	for (size_t i = 0; i < QBATCH; i++)
+		simhash_matches_free(&r->out[i]);
+	sbuf_free(&r->qid);
+	sbuf_free(&r->line);
+	free(r);
+out:
+	simhash_index_free(ix);
+	cli_config_free(&cc);
+	return ret;
+}
+
+/* ---- texts: fingerprinted here with the config flags */
+
+#include "jsonl.h"
+
+static int text_doc(struct qrun *r, simhash_ctx *ctx, const char *text, size_t len, const char *id,
+		    size_t id_len, const char *path, uint64_t line)
+{
+	simhash_fp fp;
+	simhash_err err = simhash_fingerprint(ctx, text, len, &fp);
+	if (err) {
+		if (line)
+			cli_err("%s:%llu: %s", display_name(path), (unsigned long long)line, simhash_strerror(err));
+		else
+			cli_err("%s: %s", display_name(path), simhash_strerror(err));
+		return -1;
+	}
+	return qrun_add(r, &fp, id, id_len);
+}
+
+int index_query_texts(struct qrun *r, struct cli_config *cc, int mode, char **paths, int n_paths)
+{
+	char scheme[SIMHASH_SCHEME_MAX], *stdin_path = "-";
+	const char *want = simhash_index_scheme(r->ix);
+	simhash_ctx *ctx = NULL;
+	struct sbuf buf = {0}, idb = {0};
+	struct jsonl_rec rec;
+	int ret;
+
+	if (!want[0]) {
+		cli_err("index query: the index records no scheme: build it with --scheme to query texts");
+		return EXIT_USAGE;
+	}
+	ret = cli_config_finish(cc, "index query");
+	if (ret)
+		return ret;
+	cc->cfg.bits = r->bits;
+	if (simhash_config_scheme(&cc->cfg, scheme, sizeof scheme) || strcmp(scheme, want) != 0) {
+		cli_err("index query: the index's scheme is %s, the options give %s", want, scheme);
+		return EXIT_USAGE;
+	}
+	if (simhash_ctx_new(&cc->cfg, &ctx)) {
+		cli_err("index query: cannot set up fingerprinting");
+		return EXIT_FAIL;
+	}
+	if (n_paths == 0)
+		paths = &stdin_path, n_paths = 1;
+	jsonl_rec_init(&rec);
+	for (int i = 0; i < n_paths && ret == 0; i++) {
+		const char *path = paths[i];
+		if (mode == 0) {
+			if (read_path_all(path, &buf)) {
+				cli_err("%s: %s", display_name(path), strerror(errno));
+				ret = -1;
+				break;
+			}
+			ret = text_doc(r, ctx, buf.p ? buf.p : "", buf.len, path, strlen(path), path, 0);
+			continue;
+		}
+		struct reader rd;
+		struct chunk c;
+		int got;
+		if (reader_open(&rd, path)) {
+			cli_err("%s: %s", display_name(path), strerror(errno));
+			ret = -1;
+			break;
+		}
+		while (ret == 0 && (got = reader_next(&rd, 1 << 20, 1 << 16, &buf, &c)) > 0) {
+			size_t pos = 0, len;
+			const char *s;
+			uint64_t line = c.first_line;
+			for (; ret == 0 && chunk_next_line(&c, &pos, &s, &len); line++) {
+				char err[200];
+				idb.len = 0;
+				if (n_paths > 1 && (sbuf_adds(&idb, path) || sbuf_addc(&idb, ':')))
+					ret = -1;
+				if (mode == 1) {
+					if (ret || sbuf_add_u64(&idb, line))
+						ret = -1;
+					else
+						ret = text_doc(r, ctx, s, len, idb.p, idb.len, path, line);
+					continue;
+				}
+				int jr = jsonl_extract(s, len, "text", "id", JSONL_REPLACE_UTF8, &rec, err, sizeof err);
+				if (jr == JSONL_BLANK)
+					continue;
+				if (jr == JSONL_ERROR) {
+					cli_err("%s:%llu: %s", display_name(path), (unsigned long long)line, err);
+					ret = -1;
+					break;
+				}
+				if (rec.id) {
+					idb.len = 0;
+					for (size_t j = 0; j < rec.id_len && ret == 0; j++) {
+						char ch = rec.id[j];
+						ret = ch == '\t' ? sbuf_adds(&idb, "\\t")
+						    : ch == '\n' ? sbuf_adds(&idb, "\\n")
+						    : ch == '\r' ? sbuf_adds(&idb, "\\r")
+						    : ch == '\\' ? sbuf_adds(&idb, "\\\\") : sbuf_addc(&idb, ch);
+					}
+				} else if (sbuf_add_u64(&idb, line)) {
+					ret = -1;
+				}
+				if (ret == 0)
+					ret = text_doc(r, ctx, rec.text, rec.text_len, idb.p, idb.len, path, line);
+			}
+		}
+		if (ret == 0 && got < 0) {
+			cli_err("%s: %s", display_name(path), strerror(errno));
+			ret = -1;
+		}
+		reader_close(&rd);
+	}
+	jsonl_rec_free(&rec);
+	simhash_ctx_free(ctx);
+	sbuf_free(&buf);
+	sbuf_free(&idb);
+	return ret ? EXIT_FAIL : EXIT_OK;
+}
+
+/* ---- plan and stats */
+
+static void print_plan(const simhash_index_plan *p)
+{
+	if (p->layout == SIMHASH_LAYOUT_SCAN) {
+		printf("layout\tscan\n");
+	} else {
+		printf("layout\tmih\nchunks\t%u\ntables\t%u\nchunk_bits", p->n_chunks, p->n_tables);
+		for (unsigned t = 0; t < p->n_chunks && t < SIMHASH_PLAN_MAX_TABLES; t++)
+			printf("%c%u", t ? ',' : '\t', p->chunk_bits[t]);
+		printf("\nradius");
+		for (unsigned t = 0; t < p->n_tables; t++) {
+			if (p->radius[t] == 0xffffffffu)
+				printf("%c-", t ? ',' : '\t');
+			else
+				printf("%c%u", t ? ',' : '\t', p->radius[t]);
+		}
+		printf("\nprobes\t%.0f\n", p->probes);
+	}
+	printf("candidates\t%.0f\nquery_us\t%.2f\nscan_us\t%.2f\nbytes_per_fp\t%.1f\nmemory\t%llu\n",
+	       p->candidates, p->query_ns / 1000, p->scan_ns / 1000, p->bytes_per_fp,
+	       (unsigned long long)p->memory);
+}
+
+static int do_plan(int argc, char **argv)
+{
+	struct args a;
+	simhash_index_plan p;
+	int optind, ret = parse_args("index plan", argc, argv, &a, NULL, &optind);
+
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (optind < argc) {
+		cli_err("index plan: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!a.have_n || !a.have_k) {
+		cli_err("index plan: -n N and -k K are required");
+		return EXIT_USAGE;
+	}
+	if (check_k("index plan", a.k, (unsigned)a.bits, 1000))
+		return EXIT_USAGE;
+	if (simhash_index_plan_make((unsigned)a.bits, (unsigned)a.k, a.n, a.bias, a.memory, &p)) {
+		cli_err("index plan: invalid arguments");
+		return EXIT_USAGE;
+	}
+	printf("bits\t%lu\nk\t%lu\nn\t%lu\nbias\t%.2f\n", a.bits, a.k, a.n, a.bias);
+	print_plan(&p);
+	return EXIT_OK;
+}
+
+static int do_stats(int argc, char **argv)
+{
+	struct args a;
+	simhash_index_stats st;
+	simhash_index *ix;
+	int optind, ret = parse_args("index stats", argc, argv, &a, NULL, &optind);
+
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (argc - optind != 1) {
+		cli_err("index stats: expected one INDEX");
+		return EXIT_USAGE;
+	}
+	ix = open_index(argv[optind]);
+	if (!ix)
+		return EXIT_FAIL;
+	simhash_index_get_stats(ix, &st);
+	printf("count\t%llu\nbits\t%u\nmax_dist\t%u\nscheme\t%s\n", (unsigned long long)st.count,
+	       simhash_index_bits(ix), simhash_index_max_dist(ix),
+	       simhash_index_scheme(ix)[0] ? simhash_index_scheme(ix) : "-");
+	print_plan(&st.plan);
+	simhash_index_free(ix);
+	return EXIT_OK;
+}
+
+int cmd_index(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : "";
+
+	if (!strcmp(sub, "build"))
+		return do_build(argc - 1, argv + 1);
+	if (!strcmp(sub, "add"))
+		return do_change(argc - 1, argv + 1, 1);
+	if (!strcmp(sub, "delete"))
+		return do_change(argc - 1, argv + 1, 0);
+	if (!strcmp(sub, "query"))
+		return do_query(argc - 1, argv + 1);
+	if (!strcmp(sub, "plan"))
+		return do_plan(argc - 1, argv + 1);
+	if (!strcmp(sub, "stats"))
+		return do_stats(argc - 1, argv + 1);
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
+		help();
+		return EXIT_OK;
+	}
+	if (!sub[0])
+		cli_err("index: expected build, add, delete, query, plan or stats");
+	else
+		cli_err("index: unknown subcommand '%s'", sub);
+	return EXIT_USAGE;
+}
