@@ -251,6 +251,7 @@ simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_
 /* ---- queries */
 
 #define BATCH 128
+#define SCAN_BLOCK 1024
 
 typedef struct probe {
 	const sh_ix_seg *s;
@@ -262,6 +263,8 @@ typedef struct probe {
 	size_t nv;
 	uint64_t v[BATCH];
 	size_t lo[BATCH], hi[BATCH];
+	sh_ix_scan_fn scan;      /* the bucket kernel (scan.c) */
+	uint32_t pos[SCAN_BLOCK];
 } probe;
 
 /* 1 if an earlier table than p->t finds x (given x ^ q). */
@@ -328,20 +331,24 @@ static inline __attribute__((always_inline)) void flush(probe *p)
 		__builtin_prefetch(tb->fps + a * words);
 	}
 	for (size_t j = 0; j < p->nv; j++) {
-		for (size_t i = p->lo[j]; i < p->hi[j]; i++) {
-			uint64_t x[2];
-			size_t row;
-			unsigned dist;
-			x[0] = tb->fps[i * words] ^ p->q[0];
-			x[1] = words == 2 ? tb->fps[i * words + 1] ^ p->q[1] : 0;
-			dist = (unsigned)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
-			if (dist > p->k || (p->t && found_before(p, x)))
-				continue;
-			row = tb->rows[i];
-			if (row >= n || sh_ix_is_dead(s, row))
-				continue;
-			if (sh_ix_matches_push(p->out, s->ids[row], dist))
-				p->err = SIMHASH_ENOMEM;
+		for (size_t base = p->lo[j]; base < p->hi[j]; base += SCAN_BLOCK) {
+			size_t len = p->hi[j] - base < SCAN_BLOCK ? p->hi[j] - base : SCAN_BLOCK;
+			size_t m = p->scan(tb->fps + base * words, len, p->q, p->k, p->pos);
+			for (size_t c = 0; c < m; c++) {
+				size_t i = base + p->pos[c], row;
+				uint64_t x[2];
+				unsigned dist;
+				x[0] = tb->fps[i * words] ^ p->q[0];
+				x[1] = words == 2 ? tb->fps[i * words + 1] ^ p->q[1] : 0;
+				dist = (unsigned)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
+				if (p->t && found_before(p, x))
+					continue;
+				row = tb->rows[i];
+				if (row >= n || sh_ix_is_dead(s, row))
+					continue;
+				if (sh_ix_matches_push(p->out, s->ids[row], dist))
+					p->err = SIMHASH_ENOMEM;
+			}
 		}
 	}
 	p->nv = 0;
@@ -436,6 +443,7 @@ simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *
 	if (s->n_tables == 0)
 		return scan_seg(s, words, q, k, out);
 	p->s = s, p->words = words, p->k = k, p->q = q, p->out = out, p->err = SIMHASH_OK;
+	p->scan = sh_ix_scan_pick(words);
 	for (unsigned t = 0; t < s->n_tables; t++)
 		p->radius[t] = sh_ix_radius(s->plan.n_chunks, k, t);
 	if (sh_ix_have_popcnt())
