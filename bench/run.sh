@@ -1,5 +1,6 @@
 #!/bin/sh
-# run.sh BUILD - `make bench`: the speed figures (speed.sh), then the quality
+# run.sh BUILD - `make bench`: the speed figures (speed.sh), peak memory on one
+# large document (memory.sh), then the quality
 # figures (quality.sh), both on ../shared/corpus (or $SIMHASH_CORPUS). Without
 # the corpus it says so and succeeds: the benchmark is optional, the tests are not.
 set -eu
@@ -12,6 +13,8 @@ if [ ! -d "$CORPUS" ]; then
 	exit 0
 fi
 sh bench/speed.sh "$BUILD"
+echo
+sh bench/memory.sh "$BUILD"
 echo
 sh bench/quality.sh "$BUILD"
 echo

@@ -8,6 +8,9 @@
 #   chinese word icu          -j 1 --features word --tokenizer icu   icu_seg.c: ICU word breaks
 #   english/chinese -j 2      -j 2, same files                   the -j 1 run
 #   english/chinese jsonl     -j 1 --jsonl on the corpus file    jansson_rate.c: parse, take text
+#   english/chinese compat    --jsonl --compat python-simhash    jansson_rate.c (ratio >= 0.4)
+#   english/chinese md5       --jsonl --hash md5                 jansson_rate.c
+#   english/chinese shingle3  --jsonl --features shingle -n 3    the default --jsonl run
 #
 # Every command is timed by timeit (best wall-clock time of RUNS runs, output to
 # /dev/null); MB/s is 10^6 bytes of text (the documents' UTF-8 bytes, not the
@@ -85,6 +88,21 @@ for lang in en zh; do
 	base=$wall
 	timed "$SH" fingerprint -j 1 --jsonl "$CORPUS/$lang.jsonl"
 	row "$name jsonl" "$bytes" "$wall" "$cpu" "jansson parse+text" "$base" - 0.5
+done
+# Issue 9: the compatibility mode and MD5 against the JSON parser, word
+# shingles against char n-grams (the default), one thread each.
+for lang in en zh; do
+	if [ $lang = en ]; then name=english bytes=$en_bytes; else name=chinese bytes=$zh_bytes; fi
+	timed "$B/jansson_rate" "$CORPUS/$lang.jsonl"
+	base=$wall
+	timed "$SH" fingerprint -j 1 --jsonl --compat python-simhash "$CORPUS/$lang.jsonl"
+	row "$name compat jsonl" "$bytes" "$wall" "$cpu" "jansson parse+text" "$base" 35 0.4
+	timed "$SH" fingerprint -j 1 --jsonl --hash md5 "$CORPUS/$lang.jsonl"
+	row "$name md5 jsonl" "$bytes" "$wall" "$cpu" "jansson parse+text" "$base" - -
+	timed "$SH" fingerprint -j 1 --jsonl "$CORPUS/$lang.jsonl"
+	base=$wall
+	timed "$SH" fingerprint -j 1 --jsonl --features shingle -n 3 "$CORPUS/$lang.jsonl"
+	row "$name shingle3 jsonl" "$bytes" "$wall" "$cpu" "default char n-grams" "$base" - 0.5
 done
 timed "$B/icu_seg" "$tmp/zh"/*
 base=$wall

@@ -70,8 +70,12 @@ void sh_hash(simhash_hash h, unsigned bits, const void *data, size_t len, uint64
 /* XXH3 64-bit, seed 0: the key of dedup tables, IDF tables and stop words. */
 uint64_t sh_key(const void *data, size_t len);
 
-/* MD5 digest of len bytes. */
+/* MD5 digest of len bytes (md5.c, our own RFC 1321). */
 void sh_md5(const void *data, size_t len, uint8_t out[16]);
+/* md5_x16.c: sixteen digests at once with AVX-512, messages of at most 55
+ * bytes each; call only if sh_md5_x16_supported(). Same bytes as sh_md5(). */
+int sh_md5_x16_supported(void);
+void sh_md5_x16(const uint8_t *const msg[16], const size_t len[16], uint8_t out[16][16]);
 
 uint32_t sh_fnv1_32(const void *data, size_t len);
 uint32_t sh_fnv1a_32(const void *data, size_t len);
@@ -99,6 +103,8 @@ int sh_stopwords_has_key(const simhash_stopwords *sw, uint64_t key);
 typedef struct sh_compat sh_compat;
 simhash_err sh_compat_new(sh_compat **out);
 void sh_compat_free(sh_compat *c);
+/* For tests: the sixteen-lane MD5 off (0) or on where the CPU has it. */
+void sh_compat_set_simd(sh_compat *c, int on);
 /* Simhash(text, f=bits).value for bits 64 or 128, where text is the Python str
  * whose code points are cps[0..n) (already decoded; invalid UTF-8 replaced). */
 simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned bits,
@@ -133,6 +139,9 @@ simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
 			size_t *bad_offset);
 /* For tests: the AVX2 path of ASCII runs off (0) or on where the CPU has it. */
 void sh_norm_set_simd(sh_norm *n, int on);
+/* For tests: the slice of a non-ASCII run handled at once (0: the default,
+ * 16 MiB); tests make it tiny to cross slice ends often. */
+void sh_norm_set_slice(sh_norm *n, size_t bytes);
 /* Decodes UTF-8 into code points (invalid sequences replaced), for the compat mode. */
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps);

@@ -16,6 +16,9 @@
 #include "../common/internal.h"
 #include "../hash/hash_inline.h"
 
+struct sh_feats;
+static size_t longest_shingle(const struct sh_feats *f);
+
 struct sh_feats {
 	simhash_config cfg;
 	sh_words *words;
@@ -126,8 +129,26 @@ simhash_err sh_feats_prepare(sh_feats *f, const sh_text *t, size_t *n)
 		f->mode = 5, f->n = 1;
 	else
 		f->mode = 4, f->n = f->n_words - ng + 1;
+	if (f->mode >= 4 && sh_buf_reserve(&f->joined, longest_shingle(f)))
+		return SIMHASH_ENOMEM; /* honest: never hash a part of a shingle */
 	*n = f->n;
 	return SIMHASH_OK;
+}
+
+/* Bytes of the longest shingle plus one: k words and their separators. A
+ * sliding sum over the word lengths. */
+static size_t longest_shingle(const sh_feats *f)
+{
+	size_t k = f->mode == 5 ? f->n_words : f->cfg.ngram, sum = 0, best = 0;
+
+	for (size_t i = 0; i < f->n_words; i++) {
+		sum += f->w[i].len + 1;
+		if (i >= k)
+			sum -= f->w[i - k].len + 1;
+		if (i + 1 >= k && sum > best)
+			best = sum;
+	}
+	return best ? best : 1;
 }
 
 /* Words w[i..i+k) joined by single spaces, in place when the text already has
@@ -150,7 +171,7 @@ static void join(sh_feats *f, size_t i, size_t k, const uint8_t **p, size_t *len
 	}
 	for (j = 0; j < k; j++)
 		total += w[j].len + 1;
-	/* The buffer was reserved in sh_feats_get; join never fails. */
+	/* sh_feats_prepare reserved the longest shingle: join never fails. */
 	o = f->joined.p;
 	for (j = 0; j < k; j++) {
 		memcpy(o, s + w[j].start, w[j].len);
@@ -190,18 +211,8 @@ int sh_feats_get(sh_feats *f, size_t i, const uint8_t **p, size_t *len)
 		return 1;
 	default: {
 		size_t k = f->mode == 5 ? f->n_words : ng;
-		size_t need = 0;
 		if (f->mode == 5)
 			i = 0;
-		for (size_t j = 0; j < k; j++)
-			need += f->w[i + j].len + 1;
-		if (sh_buf_reserve(&f->joined, need)) {
-			/* Out of memory for one shingle: fall back to its first word,
-			 * which keeps the result defined. */
-			*p = t->s + f->w[i].start;
-			*len = f->w[i].len;
-			return 1;
-		}
 		join(f, i, k, p, len);
 		return 1;
 	}
@@ -244,18 +255,32 @@ void sh_dedup_free(sh_dedup *d)
 	free(d);
 }
 
+/* Rebuilds the slots for cap (a power of two) from the k entries of uq. */
+static void dedup_rehash(uint32_t *slots, size_t cap, const sh_uniq *uq, size_t k)
+{
+	memset(slots, 0, cap * sizeof(uint32_t));
+	for (size_t j = 0; j < k; j++) {
+		size_t h = uq[j].key & (cap - 1);
+
+		while (slots[h])
+			h = (h + 1) & (cap - 1);
+		slots[h] = (uint32_t)(j + 1);
+	}
+}
+
+/* The table grows with the distinct features, not with the occurrences:
+ * memory is linear in what a text has that differs (a 100 MB text of 10M
+ * occurrences and 1M distinct features needs the 1M). */
 simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, size_t *n_uniq)
 {
-	size_t cap = 16, k = 0;
+	size_t cap = 1024, k = 0;
 	uint32_t *slots;
 	sh_uniq *uq;
 
 	if (n > UINT32_MAX / 4)
 		return SIMHASH_EINVAL;
-	while (cap < 2 * n)
-		cap *= 2;
 	if (sh_buf_reserve(&d->slots, cap * sizeof(uint32_t)) ||
-	    sh_buf_reserve(&d->uniq, n * sizeof(sh_uniq)))
+	    sh_buf_reserve(&d->uniq, 512 * sizeof(sh_uniq)))
 		return SIMHASH_ENOMEM;
 	slots = d->slots.p;
 	uq = d->uniq.p;
@@ -275,10 +300,20 @@ simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, 
 			uq[slots[h] - 1].count++;
 			continue;
 		}
+		if (sh_buf_reserve(&d->uniq, (k + 1) * sizeof(sh_uniq)))
+			return SIMHASH_ENOMEM;
+		uq = d->uniq.p;
 		uq[k].key = key;
 		uq[k].count = 1;
 		uq[k].first = (uint32_t)i;
 		slots[h] = (uint32_t)++k;
+		if (2 * k > cap) {
+			if (sh_buf_reserve(&d->slots, 2 * cap * sizeof(uint32_t)))
+				return SIMHASH_ENOMEM;
+			cap *= 2;
+			slots = d->slots.p;
+			dedup_rehash(slots, cap, uq, k);
+		}
 	}
 	*u = uq;
 	*n_uniq = k;

@@ -74,6 +74,7 @@ struct sums_row {
 struct sh_compat {
 	sh_buf table[2];       /* struct gram_slot[]: in use, and the spare to grow into */
 	size_t zeroed[2];      /* slots [0, zeroed[t]) of table[t] are initialised */
+	int simd;              /* sixteen MD5s at once (md5_x16.c) */
 	int cur;               /* the table in use */
 	unsigned shift;        /* log2 of its slots; 0 before the first text */
 	size_t used;           /* its used slots */
@@ -266,6 +267,8 @@ static void table_make_room(sh_compat *c)
 		c->used = 0;
 		return;
 	}
+	/* (a table larger than the limit may be reached only by a failed wipe,
+	 * which cannot happen: the wipe needs no memory) */
 	slots = c->table[t].p;
 	for (size_t k = 0; k < (size_t)1 << c->shift; k++) {
 		uint32_t k1 = old[k].k1 & ~SLOT_USED;
@@ -278,46 +281,65 @@ static void table_make_room(sh_compat *c)
 	c->shift = shift;
 }
 
-/* MD5 of the 4-gram's UTF-8, as Python hashes the feature string. */
-static void gram_md5(uint64_t k0, uint32_t k1, uint64_t h[2])
+/* The 4-gram's UTF-8, as Python encodes the feature string; returns its bytes. */
+static size_t gram_utf8(uint64_t k0, uint32_t k1, uint8_t out[4 * GRAM_WIDTH])
 {
 	uint32_t cps[GRAM_WIDTH] = { (uint32_t)(k0 & 0x1FFFFF), (uint32_t)(k0 >> 21 & 0x1FFFFF),
 				     (uint32_t)(k0 >> 42 & 0x1FFFFF), k1 };
-	uint8_t utf8[4 * GRAM_WIDTH];
 	size_t len = 0;
 
 	for (int k = 0; k < GRAM_WIDTH; k++)
-		len += sh_utf8_put(utf8 + len, cps[k]);
-	md5_value(utf8, len, MAX_BITS, h);
+		len += sh_utf8_put(out + len, cps[k]);
+	return len;
 }
 
-/* One window votes with its 4-gram's hash, from the table or computed once. */
-static void gram_count(struct scan *s, const struct pending *p)
-{
-	sh_compat *c = s->c;
-	struct gram_slot *g = table_find(c->table[c->cur].p, c->shift, p->k0, p->k1, p->x);
-
-	if (!(g->k1 & SLOT_USED)) {
-		uint64_t h[2];
-
-		gram_md5(p->k0, p->k1, h);
-		sh_vote_add(&s->v, h[0], h[1]);
-		g->k0 = p->k0;
-		g->k1 = p->k1 | SLOT_USED;
-		g->h[0] = h[0];
-		g->h[1] = h[1];
-		if (++c->used > ((size_t)1 << c->shift) / 2)
-			table_make_room(c);
-		return;
-	}
-	sh_vote_add(&s->v, g->h[0], g->h[1]);
-}
-
+/* The windows waiting in s->pend vote: each finds or claims its 4-gram's
+ * slot; the new 4-grams get their MD5 values sixteen at a time where the CPU
+ * has AVX-512 (one at a time otherwise), then every window votes in order.
+ * The table grows only after the group, so the slots stay put meanwhile
+ * (PENDING_MAX more used slots than half the table leave it far from full). */
 static void pending_run(struct scan *s)
 {
+	sh_compat *c = s->c;
+	struct gram_slot *slots = c->table[c->cur].p, *g[PENDING_MAX], *miss[PENDING_MAX];
+	uint8_t utf8[PENDING_MAX][4 * GRAM_WIDTH], dig[PENDING_MAX][16];
+	const uint8_t *msg[PENDING_MAX];
+	size_t len[PENDING_MAX], n_miss = 0;
+
+	for (size_t k = 0; k < s->n_pend; k++) {
+		const struct pending *p = &s->pend[k];
+
+		g[k] = table_find(slots, c->shift, p->k0, p->k1, p->x);
+		if (g[k]->k1 & SLOT_USED)
+			continue;
+		g[k]->k0 = p->k0;
+		g[k]->k1 = p->k1 | SLOT_USED;
+		miss[n_miss++] = g[k];
+	}
+	if (n_miss > 4 && c->simd) {
+		for (size_t k = 0; k < PENDING_MAX; k++) {
+			len[k] = k < n_miss ? gram_utf8(miss[k]->k0, miss[k]->k1 & ~SLOT_USED,
+							 utf8[k])
+					    : 0;
+			msg[k] = utf8[k];
+		}
+		sh_md5_x16(msg, len, dig);
+		for (size_t k = 0; k < n_miss; k++) {
+			miss[k]->h[0] = be64(dig[k] + 8);
+			miss[k]->h[1] = be64(dig[k]);
+		}
+	} else {
+		for (size_t k = 0; k < n_miss; k++) {
+			size_t n = gram_utf8(miss[k]->k0, miss[k]->k1 & ~SLOT_USED, utf8[0]);
+			md5_value(utf8[0], n, MAX_BITS, miss[k]->h);
+		}
+	}
 	for (size_t k = 0; k < s->n_pend; k++)
-		gram_count(s, &s->pend[k]);
+		sh_vote_add(&s->v, g[k]->h[0], g[k]->h[1]);
 	s->n_pend = 0;
+	c->used += n_miss;
+	while (c->used > ((size_t)1 << c->shift) / 2)
+		table_make_room(c);
 }
 
 static void gram_add(struct scan *s)
@@ -552,7 +574,7 @@ simhash_err sh_compat_features(sh_compat *c, const simhash_feature *f, size_t n,
 
 simhash_err sh_compat_new(sh_compat **out)
 {
-	/* MD5(""): sh_md5() answers zeros when OpenSSL offers no MD5 (FIPS only). */
+	/* MD5(""): a self-test of the hash every fingerprint here depends on. */
 	static const uint8_t md5_empty[16] = { 0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04,
 					       0xe9, 0x80, 0x09, 0x98, 0xec, 0xf8, 0x42, 0x7e };
 	uint8_t dig[16];
@@ -566,8 +588,15 @@ simhash_err sh_compat_new(sh_compat **out)
 	c = calloc(1, sizeof *c);
 	if (!c)
 		return SIMHASH_ENOMEM;
+	c->simd = sh_md5_x16_supported();
 	*out = c;
 	return SIMHASH_OK;
+}
+
+void sh_compat_set_simd(sh_compat *c, int on)
+{
+	if (c)
+		c->simd = on && sh_md5_x16_supported();
 }
 
 void sh_compat_free(sh_compat *c)

@@ -64,6 +64,7 @@ void sh_ctx_set_simd(simhash_ctx *ctx, int on)
 {
 	ctx->simd = on && sh_cpu_has_avx512();
 	sh_norm_set_simd(ctx->norm, on);
+	sh_compat_set_simd(ctx->compat, on);
 }
 
 size_t simhash_ctx_error_offset(const simhash_ctx *ctx)
@@ -231,7 +232,9 @@ simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len, 
 	err = sh_ctx_features(ctx, text, len, &n);
 	if (err)
 		return err;
-	if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0) {
+	/* MD5 costs far more than a table lookup: hash each distinct feature
+	 * once (the weighted path gives the same bits for tf weights) */
+	if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0 && cfg->hash != SIMHASH_HASH_MD5) {
 		unit_votes(ctx, n, &fp);
 	} else {
 		err = weighted_votes(ctx, n, &fp);

@@ -26,6 +26,8 @@
 #include <unicode/utf16.h>
 #include "../common/internal.h"
 
+#define NORM_SLICE ((size_t)16 << 20)
+
 struct sh_norm {
 	simhash_config cfg;
 	const UNormalizer2 *nfkc_cf; /* owned by ICU, not to be closed */
@@ -38,6 +40,7 @@ struct sh_norm {
 	uint8_t amap[128]; /* ASCII byte -> output byte (' ' for a separator) */
 	uint8_t pack[256][8]; /* ascii_bulk(): mask -> shuffle packing its bytes */
 	int simd;          /* ascii_bulk() may run */
+	size_t slice;      /* bytes of a non-ASCII run handled at once */
 	uint8_t acls[128]; /* output byte -> class */
 	/* state of one run */
 	uint8_t *o;
@@ -101,6 +104,7 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 			n->pack[m][k++] = 0x80;
 	}
 	n->simd = cpu_has_avx2();
+	n->slice = NORM_SLICE;
 	n->nfkc_cf = unorm2_getNFKCCasefoldInstance(&st);
 	if (U_FAILURE(st)) {
 		err = SIMHASH_EDEP;
@@ -505,57 +509,91 @@ static simhash_err flush(sh_norm *n, int32_t *m)
 	return err;
 }
 
+/* Where a slice of a non-ASCII run may end: at most `slice` bytes after i,
+ * moved back over at most three continuation bytes, so that no well-formed
+ * sequence straddles it (what straddles then is invalid byte by byte). */
+static size_t slice_end(const uint8_t *in, size_t i, size_t j, size_t slice)
+{
+	size_t end = j - i > slice ? i + slice : j;
+
+	for (int k = 0; k < 3 && end < j && end > i + 1 && (in[end] & 0xC0) == 0x80; k++)
+		end--;
+	return end;
+}
+
 /* Handles in[i..j): an optional ASCII character followed by a run of
  * non-ASCII bytes. A BMP character that is normalization-inert (unchanged by
  * NFKC_Casefold, and never combining with a neighbour) is emitted straight
  * from the table; the others are collected into segments that ICU normalizes,
- * and an inert character ends a segment, since nothing composes across it. */
+ * and an inert character ends a segment, since nothing composes across it.
+ * The run goes in slices of n->slice bytes (16 MiB), so buffers stay bounded
+ * and a run of any length works; a segment still open at the end of a slice
+ * is normalized there if the next character starts a new normalization unit
+ * (ICU's hasBoundaryBefore), else it goes on into the next slice. */
 static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size_t *pi)
 {
-	size_t i = *pi, j;
+	size_t i = *pi, j, end;
 	UChar *u;
 	int32_t m = 0;
 	simhash_err err;
 
 	for (j = i + 1; j < len && in[j] >= 0x80; j++)
 		;
-	/* UTF-16 needs at most one unit per input byte. */
-	if (j - i > INT32_MAX / 4)
-		return SIMHASH_EINVAL;
-	if (sh_buf_reserve(&n->u16in, (j - i + 1) * sizeof(UChar)))
-		return SIMHASH_ENOMEM;
-	/* An input byte gives at most one character and a space before it, and
-	 * at most 4 output bytes: an invalid byte becomes U+FFFD (3 bytes). */
-	err = room(n, 2 * (j - i), 4 * (j - i));
-	if (err)
-		return err;
-	u = n->u16in.p;
 	while (i < j) {
-		uint32_t cp, e;
-		i += decode(in, j, i, &cp);
-		if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
-			if (m) {
-				/* The segment may have expanded (U+FDFA is 18
-				 * characters): make room for the rest again. */
+		end = slice_end(in, i, j, n->slice);
+		/* UTF-16 needs at most one unit per input byte. */
+		if ((size_t)m + (end - i) > INT32_MAX / 4)
+			return SIMHASH_EINVAL; /* one segment that never ends: pathological */
+		if (sh_buf_reserve(&n->u16in, ((size_t)m + end - i + 1) * sizeof(UChar)))
+			return SIMHASH_ENOMEM;
+		/* An input byte gives at most one character and a space before it, and
+		 * at most 4 output bytes: an invalid byte becomes U+FFFD (3 bytes). */
+		err = room(n, 2 * (end - i), 4 * (end - i));
+		if (err)
+			return err;
+		u = n->u16in.p;
+		while (i < end) {
+			uint32_t cp, e;
+			i += decode(in, j, i, &cp);
+			if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
+				if (m) {
+					/* The segment may have expanded (U+FDFA is 18
+					 * characters): make room for the rest again. */
+					err = flush(n, &m);
+					if (!err)
+						err = room(n, 2 * (end - i) + 2, 4 * (end - i) + 2);
+					if (err)
+						return err;
+				}
+				if (!(e & SH_DROP))
+					emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
+				continue;
+			}
+			if (cp >= 0x10000) {
+				u[m++] = U16_LEAD(cp);
+				u[m++] = U16_TRAIL(cp);
+			} else {
+				u[m++] = (UChar)cp;
+			}
+		}
+		if (m && i < j) {
+			uint32_t next;
+
+			(void)decode(in, j, i, &next);
+			if (!n->cfg.casefold || unorm2_hasBoundaryBefore(n->nfkc_cf, (UChar32)next)) {
 				err = flush(n, &m);
-				if (!err)
-					err = room(n, 2 * (j - i) + 2, 4 * (j - i) + 2);
 				if (err)
 					return err;
 			}
-			if (!(e & SH_DROP))
-				emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
-			continue;
-		}
-		if (cp >= 0x10000) {
-			u[m++] = U16_LEAD(cp);
-			u[m++] = U16_TRAIL(cp);
-		} else {
-			u[m++] = (UChar)cp;
 		}
 	}
 	*pi = j;
 	return flush(n, &m);
+}
+
+void sh_norm_set_slice(sh_norm *n, size_t bytes)
+{
+	n->slice = bytes ? bytes : NORM_SLICE;
 }
 
 simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
