@@ -32,6 +32,10 @@ _query_log = lib.shpy_index_query_log
 _IDS_CAP = 64
 
 
+def _matches_new():
+    return ffi.gc(ffi.new("simhash_matches *"), lib.simhash_matches_free)
+
+
 def _matches():
     """This thread's result array, reused by every query."""
     m = _tls.__dict__.get("m")
@@ -314,6 +318,7 @@ class SimhashIndex(object):
         self._ids = []       # handle -> str(obj_id)
         self._seen = array("Q") if f <= 64 else []
         self._pending = []
+        self._bufs = []
         # queries of a 64-bit index log their values in C (cheaper per query)
         self._log = None
         self._scan = None
@@ -402,26 +407,34 @@ class SimhashIndex(object):
         if ix is None:
             self._note(v)
             return list({i for w, i in self._scan if (v ^ w).bit_count() <= self.k})
+        # result buffers: taken from the pool for the call (list.pop and
+        # append are atomic, so a thread never shares one), made when empty
+        pool = self._bufs
         try:
-            m, buf = _tls.mb
-        except AttributeError:
-            m, buf = _tls.mb = (_matches(), ffi.new("uint64_t[]", _IDS_CAP))
+            mb = pool.pop()
+        except IndexError:
+            mb = (_matches_new(), ffi.new("uint64_t[]", _IDS_CAP))
+        m, buf = mb
         if self._log is not None:
             n = _query_log(ix, v, self.k, m, buf, _IDS_CAP, self._log)
         else:
             self._note(v)
             n = _query_ids(ix, v & _M64, v >> 64, self.k, m, buf, _IDS_CAP)
         if n <= 0:
+            pool.append(mb)
             if n:
                 _core._raise(-n, "get_near_dups")
             return []
         ids = self._ids
         if n == 1:
-            return [ids[buf[0]]]
-        if n <= _IDS_CAP:
-            return list({ids[h] for h in ffi.unpack(buf, n)})
-        mv = m.v
-        return list({ids[mv[i].id] for i in range(n)})
+            res = [ids[buf[0]]]
+        elif n <= _IDS_CAP:
+            res = list({ids[h] for h in ffi.unpack(buf, n)})
+        else:
+            mv = m.v
+            res = list({ids[mv[i].id] for i in range(n)})
+        pool.append(mb)
+        return res
 
     def add(self, obj_id, simhash):
         """Stores (obj_id, simhash); storing it again changes nothing."""
@@ -497,6 +510,7 @@ def _simhash_index_unpickle(cls, state):
     self._handles = {key: h for h, key in enumerate(self._ids)}
     self._seen = state["seen"]
     self._pending = []
+    self._bufs = []
     self._scan = state["scan"]
     self._ix = None if state["index"] is None else _index_from_bytes(state["index"])
     self._log = None
