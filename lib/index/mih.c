@@ -48,20 +48,22 @@ typedef struct kr {
 	uint64_t row;
 } kr;
 
-/* Stable LSD radix sort of a[0..n) by the low `keybits` bits of key, 11 bits a
- * pass; passes where every key has the same digit are skipped. The result is
- * in a or tmp: returns which. */
+/* Stable LSD radix sort of a[0..n) by the low `keybits` bits of key (the bits
+ * above are carried, not sorted on), 11 bits a pass; passes where every key
+ * has the same digit are skipped. The result is in a or tmp: returns which. */
 static kr *radix_sort(kr *a, kr *tmp, size_t n, unsigned keybits)
 {
 	size_t cnt[2048];
 
 	for (unsigned shift = 0; shift < keybits; shift += 11) {
+		/* the last digit may be narrower: bits above keybits are not the key */
+		uint64_t dm = keybits - shift >= 11 ? 2047 : ((uint64_t)1 << (keybits - shift)) - 1;
 		size_t sum = 0;
 		int skip = 0;
 
 		memset(cnt, 0, sizeof cnt);
 		for (size_t i = 0; i < n; i++)
-			cnt[(a[i].key >> shift) & 2047]++;
+			cnt[(a[i].key >> shift) & dm]++;
 		for (size_t d = 0; d < 2048; d++) {
 			size_t c = cnt[d];
 			if (c == n)
@@ -72,7 +74,7 @@ static kr *radix_sort(kr *a, kr *tmp, size_t n, unsigned keybits)
 		if (skip)
 			continue;
 		for (size_t i = 0; i < n; i++)
-			tmp[cnt[(a[i].key >> shift) & 2047]++] = a[i];
+			tmp[cnt[(a[i].key >> shift) & dm]++] = a[i];
 		kr *t = a;
 		a = tmp;
 		tmp = t;
@@ -102,19 +104,27 @@ size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
 		free(a), free(b), free(f2), free(i2);
 		return SIZE_MAX;
 	}
-	/* by w[0], then stably by w[1]: the order of the hex form */
-	for (size_t i = 0; i < n; i++)
-		a[i] = (kr){fps[i * words], i};
-	s = radix_sort(a, b, n, 64);
-	if (words == 2) {
-		kr *o = s == a ? b : a;
+	if (words == 1) {
+		/* the id rides along: no gather from random rows afterwards */
+		for (size_t i = 0; i < n; i++)
+			a[i] = (kr){fps[i], ids[i]};
+		s = radix_sort(a, b, n, 64);
+		for (size_t i = 0; i < n; i++)
+			f2[i] = s[i].key, i2[i] = s[i].row;
+	} else {
+		/* by w[0], then stably by w[1]: the order of the hex form */
+		kr *o;
+		for (size_t i = 0; i < n; i++)
+			a[i] = (kr){fps[i * 2], i};
+		s = radix_sort(a, b, n, 64);
+		o = s == a ? b : a;
 		for (size_t i = 0; i < n; i++)
 			s[i].key = fps[s[i].row * 2 + 1];
 		s = radix_sort(s, o, n, 64);
-	}
-	for (size_t i = 0; i < n; i++) {
-		memcpy(f2 + i * words, fps + s[i].row * words, words * sizeof *fps);
-		i2[i] = ids[s[i].row];
+		for (size_t i = 0; i < n; i++) {
+			memcpy(f2 + i * 2, fps + s[i].row * 2, 2 * sizeof *fps);
+			i2[i] = ids[s[i].row];
+		}
 	}
 	/* runs of one fingerprint: sort their ids, drop repeated pairs */
 	for (size_t i = 0; i < n;) {
@@ -156,13 +166,31 @@ static simhash_err table_build(sh_ix_seg *s, unsigned words, unsigned t)
 		free(a), free(b), free(fps), free(rows), free(dir);
 		return SIMHASH_ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		a[i] = (kr){sh_ix_chunk(s->fps + i * words, tb->start, tb->width), i};
-	r = radix_sort(a, b, n, tb->width);
-	for (size_t i = 0; i < n; i++) {
-		memcpy(fps + i * words, s->fps + r[i].row * words, words * 8);
-		rows[i] = (uint32_t)r[i].row;
-		dir[(r[i].key >> (tb->width - tb->dir_bits)) + 1]++;
+	if (words == 1) {
+		/* key: fp rotated so that the chunk is its low bits; sorting on
+		 * those carries the whole fingerprint, with no gather after */
+		unsigned st = tb->start, w = tb->width;
+		uint64_t mask = w == 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t f = s->fps[i];
+			a[i] = (kr){st ? f >> st | f << (64 - st) : f, i};
+		}
+		r = radix_sort(a, b, n, w);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t k = r[i].key;
+			fps[i] = st ? k << st | k >> (64 - st) : k;
+			rows[i] = (uint32_t)r[i].row;
+			dir[((k & mask) >> (w - tb->dir_bits)) + 1]++;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			a[i] = (kr){sh_ix_chunk(s->fps + i * words, tb->start, tb->width), i};
+		r = radix_sort(a, b, n, tb->width);
+		for (size_t i = 0; i < n; i++) {
+			memcpy(fps + i * words, s->fps + r[i].row * words, words * 8);
+			rows[i] = (uint32_t)r[i].row;
+			dir[(r[i].key >> (tb->width - tb->dir_bits)) + 1]++;
+		}
 	}
 	for (size_t d = 0; d < nd; d++)
 		dir[d + 1] += dir[d];
@@ -257,7 +285,9 @@ typedef struct probe {
 	const sh_ix_seg *s;
 	unsigned words, k, t;
 	const uint64_t *q;
-	unsigned radius[SIMHASH_PLAN_MAX_TABLES];
+	unsigned radius[SIMHASH_PLAN_MAX_TABLES]; /* per table; UINT_MAX: not probed */
+	unsigned order[SIMHASH_PLAN_MAX_TABLES];  /* tables in probing order */
+	unsigned cur;                             /* position of p->t in order */
 	simhash_matches *out;
 	simhash_err err;
 	size_t nv;
@@ -267,10 +297,11 @@ typedef struct probe {
 	uint32_t pos[SCAN_BLOCK];
 } probe;
 
-/* 1 if an earlier table than p->t finds x (given x ^ q). */
+/* 1 if a table probed before p->t finds x (given x ^ q). */
 static inline __attribute__((always_inline)) int found_before(const probe *p, const uint64_t *xq)
 {
-	for (unsigned t = 0; t < p->t; t++) {
+	for (unsigned o = 0; o < p->cur; o++) {
+		unsigned t = p->order[o];
 		const sh_ix_table *tb = &p->s->tab[t];
 		unsigned d = (unsigned)__builtin_popcountll(xq[0] & tb->mask[0]);
 		if (p->words == 2)
@@ -341,7 +372,7 @@ static inline __attribute__((always_inline)) void flush(probe *p)
 				x[0] = tb->fps[i * words] ^ p->q[0];
 				x[1] = words == 2 ? tb->fps[i * words + 1] ^ p->q[1] : 0;
 				dist = (unsigned)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
-				if (p->t && found_before(p, x))
+				if (p->cur && found_before(p, x))
 					continue;
 				row = tb->rows[i];
 				if (row >= n || sh_ix_is_dead(s, row))
@@ -383,11 +414,13 @@ static inline __attribute__((always_inline)) void probe_table(probe *p, uint64_t
 static inline __attribute__((always_inline)) void probe_all(probe *p)
 {
 	const sh_ix_seg *s = p->s;
-	for (unsigned t = 0; t < s->n_tables && !p->err; t++) {
+	for (unsigned o = 0; o < s->n_tables && !p->err; o++) {
+		unsigned t = p->order[o];
 		const sh_ix_table *tb = &s->tab[t];
 		if (p->radius[t] == UINT_MAX)
 			continue;
 		p->t = t;
+		p->cur = o;
 		probe_table(p, sh_ix_chunk(p->q, tb->start, tb->width), tb->width, p->radius[t]);
 	}
 }
@@ -433,6 +466,40 @@ unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t)
 	return r ? r - 1 : UINT_MAX;
 }
 
+/* Radii and probing order for this query. With k = r m + a, any a + 1 tables
+ * may take radius r and the others r - 1 (the pigeonhole argument in the
+ * header holds for every choice), so when all m tables exist the a + 1 whose
+ * bucket of q's own chunk is smallest take the larger radius: on biased data
+ * bucket sizes vary by orders of magnitude with q's bits. Tables are probed
+ * in that order, which found_before() follows. */
+static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
+{
+	unsigned m = s->plan.n_chunks, nt = s->n_tables, r = k / m, a = k % m;
+	size_t weight[SIMHASH_PLAN_MAX_TABLES];
+
+	for (unsigned t = 0; t < nt; t++) {
+		p->order[t] = t;
+		p->radius[t] = sh_ix_radius(m, k, t);
+	}
+	if (nt != m || r == 0 || a + 1 == m)
+		return;
+	for (unsigned t = 0; t < nt; t++) {
+		const sh_ix_table *tb = &s->tab[t];
+		uint64_t d = sh_ix_chunk(p->q, tb->start, tb->width) >> (tb->width - tb->dir_bits);
+		weight[t] = tb->dir[d + 1] - tb->dir[d]; /* wraps harmlessly if damaged */
+		/* a wider chunk has more values within the radius */
+		weight[t] = weight[t] * tb->width;
+	}
+	for (unsigned i = 1; i < nt; i++) { /* insertion sort by weight */
+		unsigned t = p->order[i], j = i;
+		for (; j > 0 && weight[p->order[j - 1]] > weight[t]; j--)
+			p->order[j] = p->order[j - 1];
+		p->order[j] = t;
+	}
+	for (unsigned o = 0; o < nt; o++)
+		p->radius[p->order[o]] = o <= a ? r : r - 1;
+}
+
 simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
 			    simhash_matches *out)
 {
@@ -444,8 +511,7 @@ simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *
 		return scan_seg(s, words, q, k, out);
 	p->s = s, p->words = words, p->k = k, p->q = q, p->out = out, p->err = SIMHASH_OK;
 	p->scan = sh_ix_scan_pick(words);
-	for (unsigned t = 0; t < s->n_tables; t++)
-		p->radius[t] = sh_ix_radius(s->plan.n_chunks, k, t);
+	assign_radii(p, s, k);
 	if (sh_ix_have_popcnt())
 		probe_all_popcnt(p);
 	else
