@@ -18,12 +18,14 @@
 #define CHUNK_BYTES ((size_t)1 << 20)
 #define CHUNK_LINES 65536
 
-enum { OPT_JSONL, OPT_TEXT_FIELD, OPT_OUTPUT };
+enum { OPT_JSONL, OPT_TEXT_FIELD, OPT_OUTPUT, OPT_KEEP_GOING };
 
 static const struct cli_opt opts[] = {
 	[OPT_JSONL] = { "jsonl", 0, NULL, "each line is a JSON object with a text field" },
 	[OPT_TEXT_FIELD] = { "text-field", 0, "NAME", "the text field of --jsonl (default: text)" },
 	[OPT_OUTPUT] = { "output", 'o', "FILE", "write the table to FILE (term<TAB>idf lines)" },
+	[OPT_KEEP_GOING] = { "keep-going", 'k', NULL,
+			     "report a bad record or file and go on; exit 1 at the end" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -35,7 +37,18 @@ struct build {
 	unsigned jsonl_flags;
 	struct jsonl_rec rec;
 	uint64_t n_docs;
+	int keep_going;
+	int had_errors; /* --keep-going: some input was skipped */
 };
+
+/* After a reported error: -1 to stop, or 0 to skip the input (--keep-going). */
+static int skip(struct build *bd)
+{
+	if (!bd->keep_going)
+		return -1;
+	bd->had_errors = 1;
+	return 0;
+}
 
 static void help(void)
 {
@@ -44,7 +57,8 @@ static void help(void)
 	      "-) each feature occurs, and writes idf = ln((1 + N) / (1 + df)) + 1 per\n"
 	      "feature. A document is a non-empty line, or with --jsonl a record's text.\n"
 	      "The configuration flags decide what a feature is: use the same ones with\n"
-	      "--weight tfidf --idf FILE.\n",
+	      "--weight tfidf --idf FILE. Any error stops the run with status 1, unless\n"
+	      "--keep-going: then each bad record or file is reported and skipped.\n",
 	      stdout);
 	cli_opts_help(stdout, opts, 1);
 }
@@ -57,7 +71,7 @@ static int add_text(struct build *bd, const char *text, size_t len, const char *
 	if (err == SIMHASH_EUTF8) {
 		cli_err("%s:%llu: invalid UTF-8 at byte %zu", display_name(path),
 			(unsigned long long)line, simhash_ctx_error_offset(bd->ctx));
-		return -1;
+		return skip(bd);
 	}
 	if (err) {
 		cli_err("%s:%llu: %s", display_name(path), (unsigned long long)line,
@@ -81,7 +95,7 @@ static int add_line(struct build *bd, const char *s, size_t len, const char *pat
 		return 0;
 	if (ret == JSONL_ERROR) {
 		cli_err("%s:%llu: %s", display_name(path), (unsigned long long)line, err);
-		return -1;
+		return skip(bd);
 	}
 	return add_text(bd, bd->rec.text, bd->rec.text_len, path, line);
 }
@@ -98,7 +112,7 @@ static int add_corpus(struct build *bd, const char *path)
 
 	if (reader_open(&r, path)) {
 		cli_err("%s: %s", display_name(path), strerror(errno));
-		return -1;
+		return skip(bd);
 	}
 	while ((ret = reader_next(&r, CHUNK_BYTES, CHUNK_LINES, &buf, &c)) > 0) {
 		line = c.first_line;
@@ -110,8 +124,8 @@ static int add_corpus(struct build *bd, const char *path)
 	if (ret < 0 && errno == ENOMEM)
 		cli_err("%s:%llu: line too long to hold in memory", display_name(path),
 			(unsigned long long)(r.next_line + r.n_found));
-	else if (ret < 0)
-		cli_err("%s: %s", display_name(path), strerror(errno));
+	else if (ret < 0 && (cli_err("%s: %s", display_name(path), strerror(errno)), 1))
+		ret = skip(bd); /* an unreadable file: the next one */
 out_close:
 	reader_close(&r);
 	sbuf_free(&buf);
@@ -132,6 +146,7 @@ static int parse(int argc, char **argv, struct cli_config *cc, struct build *bd,
 		case OPT_JSONL: bd->jsonl = 1; break;
 		case OPT_TEXT_FIELD: bd->text_field = p.arg; break;
 		case OPT_OUTPUT: *output = p.arg; break;
+		case OPT_KEEP_GOING: bd->keep_going = 1; break;
 		}
 	}
 	*first = p.optind;
@@ -173,6 +188,12 @@ static int build(int argc, char **argv)
 	}
 	paths = first < argc ? argv + first : stdin_only;
 	n = first < argc ? argc - first : 1;
+	for (int k = 0, n_stdin = 0; k < n; k++)
+		if (!strcmp(paths[k], "-") && ++n_stdin == 2) {
+			cli_err("idf build: standard input (-) given twice");
+			ret = EXIT_USAGE;
+			goto out;
+		}
 	for (i = 0; i < n; i++)
 		if (add_corpus(&bd, paths[i]))
 			goto out;
@@ -183,7 +204,7 @@ static int build(int argc, char **argv)
 		cli_err("%s: %s", output, simhash_strerror(err));
 		goto out;
 	}
-	ret = EXIT_OK;
+	ret = bd.had_errors ? EXIT_FAIL : EXIT_OK;
 out:
 	simhash_idf_free(bd.idf);
 	simhash_ctx_free(bd.ctx);
