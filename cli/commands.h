@@ -7,6 +7,8 @@
 int cmd_fingerprint(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_idf(int argc, char **argv);
+int cmd_pairs(int argc, char **argv);
+int cmd_dedup(int argc, char **argv);
 int cmd_scheme(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_version(int argc, char **argv);

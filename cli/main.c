@@ -17,6 +17,8 @@ static const struct cmd commands[] = {
 	{ "fingerprint", cmd_fingerprint, "print the fingerprint of each document" },
 	{ "compare", cmd_compare, "compare two texts, files or fingerprints" },
 	{ "idf", cmd_idf, "build an IDF table from a corpus" },
+	{ "dedup", cmd_dedup, "find near-duplicate documents: pairs, clusters, keep, drop" },
+	{ "pairs", cmd_pairs, "all pairs of fingerprints within a distance" },
 	{ "index", cmd_index, "build, change and query an exact Hamming index" },
 	{ "scheme", cmd_scheme, "print the scheme string of a configuration" },
 	{ "version", cmd_version, "print the version" },

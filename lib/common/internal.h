@@ -201,4 +201,10 @@ simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, 
 
 /* The weight of a distinct feature under cfg (tf cap, binary, log-tf, tf-idf). */
 double sh_weight(const simhash_config *cfg, const sh_uniq *u);
+/* ---- index/pairs.c: simhash_pairs_self, with the SIMD compare on (simd 1,
+ * where the CPU has it) or off (0), so tests run both paths, and n_threads
+ * threads however small the set. */
+simhash_err sh_pairs_self_path(const uint64_t *fps, size_t n, unsigned bits, unsigned max_dist,
+			       unsigned n_threads, int simd, simhash_pair **out, size_t *n_out);
+
 #endif

@@ -240,8 +240,10 @@ static simhash_err check(simhash_fpfile *f, const uint8_t *d, size_t len, const 
 	if (get32(d + 12) != BOM)
 		REFUSE(SIMHASH_ECORRUPT, "fingerprint file with a wrong byte order mark");
 	slen = get32(d + 64);
-	if (slen >= SIMHASH_SCHEME_MAX || len < HEADER_LEN + slen)
+	if (slen >= SIMHASH_SCHEME_MAX)
 		REFUSE(SIMHASH_ECORRUPT, "fingerprint file with a malformed header");
+	if (len < HEADER_LEN + slen)
+		REFUSE(SIMHASH_ECORRUPT, "truncated fingerprint file (header cut short)");
 	st = XXH3_createState();
 	if (!st)
 		return SIMHASH_ENOMEM;

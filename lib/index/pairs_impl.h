@@ -71,9 +71,10 @@ static inline WORD SFX(permute)(const struct SFX(level) *lv, const unsigned *des
  * pair within k agrees on all blocks of at least one choice), minimising
  * tables * (sort cost + expected compares). Returns 0 if comparing all pairs
  * of the m elements is cheaper (or no split exists). */
-static int SFX(plan)(struct SFX(level) *lv, double m, unsigned r, unsigned k, double sort_cost)
+static int SFX(plan)(struct SFX(level) *lv, double m, unsigned r, unsigned k, double sort_cost,
+		     double cmp_cost)
 {
-	double best = m * (m - 1) / 2, cost;
+	double best = cmp_cost * m * (m - 1) / 2, cost;
 	unsigned b, best_b = 0, j, n;
 	uint64_t mask;
 
@@ -87,7 +88,7 @@ static int SFX(plan)(struct SFX(level) *lv, double m, unsigned r, unsigned k, do
 			break;
 		/* blocks: the first b - extra of base bits, the rest base + 1 */
 		p = (b - k) * base + ((b - k) > (b - extra) ? (b - k) - (b - extra) : 0);
-		cost = tables * (sort_cost * m + m * m / 2 * ldexp(1.0, -(int)p));
+		cost = tables * (sort_cost * m + cmp_cost * m * m / 2 * ldexp(1.0, -(int)p));
 		if (cost < best) {
 			best = cost;
 			best_b = b;
@@ -145,6 +146,8 @@ struct SFX(worker) {
 	struct sh_pairs_out out;
 	SFX(el) *tmp; /* sort scratch */
 	size_t tmp_cap;
+	uint64_t *xs; /* the fingerprints of a run, for the SIMD compare */
+	size_t xs_cap;
 	int failed;
 };
 
@@ -174,6 +177,7 @@ static inline unsigned SFX(digit)(WORD x, unsigned lo, unsigned n)
 static void SFX(sort_bits)(SFX(el) *a, SFX(el) *tmp, size_t m, unsigned lo, unsigned hi)
 {
 	uint32_t count[1u << SORT_DIGIT];
+	SFX(el) *src, *dst, *sw;
 	unsigned d, n;
 	size_t i;
 
@@ -192,8 +196,9 @@ static void SFX(sort_bits)(SFX(el) *a, SFX(el) *tmp, size_t m, unsigned lo, unsi
 		}
 		return;
 	}
+	src = a;
+	dst = tmp;
 	for (d = lo; d < hi; d += n) {
-		SFX(el) *sw;
 		uint32_t sum = 0, c;
 		unsigned nb;
 
@@ -201,8 +206,8 @@ static void SFX(sort_bits)(SFX(el) *a, SFX(el) *tmp, size_t m, unsigned lo, unsi
 		nb = 1u << n;
 		memset(count, 0, nb * sizeof(count[0]));
 		for (i = 0; i < m; i++)
-			count[SFX(digit)(a[i].fp, d, n)]++;
-		if (count[SFX(digit)(a[0].fp, d, n)] == m)
+			count[SFX(digit)(src[i].fp, d, n)]++;
+		if (count[SFX(digit)(src[0].fp, d, n)] == m)
 			continue; /* one value: nothing moves */
 		for (i = 0; i < nb; i++) {
 			c = count[i];
@@ -210,10 +215,13 @@ static void SFX(sort_bits)(SFX(el) *a, SFX(el) *tmp, size_t m, unsigned lo, unsi
 			sum += c;
 		}
 		for (i = 0; i < m; i++)
-			tmp[count[SFX(digit)(a[i].fp, d, n)]++] = a[i];
-		sw = a; /* copy back: the caller's array keeps the result */
-		memcpy(sw, tmp, m * sizeof(*a));
+			dst[count[SFX(digit)(src[i].fp, d, n)]++] = src[i];
+		sw = src;
+		src = dst;
+		dst = sw;
 	}
+	if (src != a)
+		memcpy(a, src, m * sizeof(*a));
 }
 
 /* The search state of one thread within one top-level table. */
@@ -226,31 +234,85 @@ struct SFX(walk) {
 static void SFX(run)(struct SFX(walk) *wk, SFX(el) *a, size_t m, unsigned r, const WORD *checks,
 		     unsigned n_checks);
 
+/* Reports pair (i, j) of a if no earlier table found it and, in a join, it
+ * crosses the sets. */
+static inline void SFX(report)(struct SFX(walk) *wk, const SFX(el) *a, size_t i, size_t j,
+			       WORD diff, unsigned d, const WORD *checks, unsigned n_checks)
+{
+	const struct sh_pairs_job *job = wk->job;
+	unsigned c;
+
+	for (c = 0; c < n_checks; c++)
+		if (!(diff & checks[c]))
+			return;
+	if (job->n_a && (a[i].idx >= job->n_a || a[j].idx < job->n_a))
+		return; /* a join reports pairs across the sets only */
+	if (sh_pairs_out_add(&wk->w->out, a[i].idx, a[j].idx, d))
+		wk->w->failed = 1;
+}
+
+#if WORD_BITS == 64
+/* The AVX-512 compare: 8 distances at a time with VPOPCNTQ; the fingerprints
+ * of the run are first copied to a plain array xs. Candidates go through
+ * report() exactly as in the scalar loop, so results are identical. */
+SH_AVX512_POPCNT
+static void SFX(compare_all_avx512)(struct SFX(walk) *wk, const SFX(el) *a, size_t m,
+				    const WORD *checks, unsigned n_checks, uint64_t *xs)
+{
+	__m512i kk = _mm512_set1_epi64((long long)wk->job->k);
+	size_t i, j;
+
+	for (i = 0; i < m; i++)
+		xs[i] = a[i].fp;
+	for (i = 0; i + 1 < m; i++) {
+		__m512i x = _mm512_set1_epi64((long long)xs[i]);
+		for (j = i + 1; j < m; j += 8) {
+			__mmask8 live = m - j >= 8 ? 0xff : (__mmask8)((1u << (m - j)) - 1);
+			__m512i y = _mm512_maskz_loadu_epi64(live, xs + j);
+			__m512i d = _mm512_popcnt_epi64(_mm512_xor_si512(x, y));
+			__mmask8 hit = _mm512_mask_cmple_epu64_mask(live, d, kk);
+			while (hit) {
+				size_t jj = j + (size_t)__builtin_ctz(hit);
+				uint64_t diff = xs[i] ^ xs[jj];
+				hit &= (__mmask8)(hit - 1);
+				SFX(report)(wk, a, i, jj, diff, (unsigned)__builtin_popcountll(diff),
+					    checks, n_checks);
+			}
+		}
+	}
+}
+#endif
+
 /* Reports the pairs within k among a[0..m) (all equal above bit r), those
  * that no earlier table found (checks: their masks). */
 static void SFX(compare_all)(struct SFX(walk) *wk, const SFX(el) *a, size_t m,
 			     const WORD *checks, unsigned n_checks)
 {
-	const struct sh_pairs_job *job = wk->job;
-	unsigned k = job->k, d, c;
+	unsigned k = wk->job->k, d;
 	size_t i, j;
 
+#if WORD_BITS == 64
+	if (wk->job->simd && m >= 16) {
+		if (m > wk->w->xs_cap) {
+			uint64_t *xs = realloc(wk->w->xs, (m + m / 2) * sizeof(*xs));
+			if (!xs) {
+				wk->w->failed = 1;
+				return;
+			}
+			wk->w->xs = xs;
+			wk->w->xs_cap = m + m / 2;
+		}
+		SFX(compare_all_avx512)(wk, a, m, checks, n_checks, wk->w->xs);
+		return;
+	}
+#endif
 	for (i = 0; i + 1 < m; i++) {
 		WORD x = a[i].fp;
 		for (j = i + 1; j < m; j++) {
 			WORD diff = x ^ a[j].fp;
 			d = POPCNT(diff);
-			if (d > k)
-				continue;
-			for (c = 0; c < n_checks; c++)
-				if (!(diff & checks[c]))
-					break;
-			if (c < n_checks)
-				continue;
-			if (job->n_a && (a[i].idx >= job->n_a || a[j].idx < job->n_a))
-				continue; /* a join reports pairs across the sets only */
-			if (sh_pairs_out_add(&wk->w->out, a[i].idx, a[j].idx, d))
-				wk->w->failed = 1;
+			if (d <= k)
+				SFX(report)(wk, a, i, j, diff, d, checks, n_checks);
 		}
 	}
 }
@@ -269,7 +331,7 @@ static void SFX(run)(struct SFX(walk) *wk, SFX(el) *a, size_t m, unsigned r, con
 	if (m < 2)
 		return;
 	if (m <= SMALL_RUN || wk->depth >= MAX_DEPTH ||
-	    !SFX(plan)(&lv, (double)m, r, wk->job->k, SUB_SORT_COST)) {
+	    !SFX(plan)(&lv, (double)m, r, wk->job->k, SUB_SORT_COST, CMP_COST(wk->job))) {
 		SFX(compare_all)(wk, a, m, checks, n_checks);
 		return;
 	}
@@ -449,7 +511,7 @@ static simhash_err SFX(join)(const struct sh_pairs_job *job, struct sh_pairs_out
 	simhash_err err = SIMHASH_OK;
 	double lg;
 
-	if (!SFX(plan)(&sh.top, (double)job->n, job->bits, job->k, TOP_SORT_COST)) {
+	if (!SFX(plan)(&sh.top, (double)job->n, job->bits, job->k, TOP_SORT_COST, CMP_COST(job))) {
 		/* no split pays: one table whose prefix is empty, all pairs compared */
 		memset(&sh.top, 0, sizeof(sh.top));
 		sh.top.r = job->bits;
@@ -462,12 +524,14 @@ static simhash_err SFX(join)(const struct sh_pairs_job *job, struct sh_pairs_out
 	sh.p = SFX(table_dest)(&sh.top, 0, sh.dest);
 	lg = job->n > 1 ? log2((double)job->n) : 0;
 	sh.d1 = lg > 10 ? (unsigned)(lg - 9) : 1;
-	if (sh.d1 > 16)
-		sh.d1 = 16;
+	if (sh.d1 > TOP_DIGIT_MAX)
+		sh.d1 = TOP_DIGIT_MAX;
 	if (sh.d1 > sh.p)
 		sh.d1 = sh.p;
 	sh.n_buckets = (size_t)1 << sh.d1;
 	sh.table = malloc((job->n ? job->n : 1) * sizeof(*sh.table));
+	if (sh.table)
+		sh_hugepage_hint(sh.table, job->n * sizeof(*sh.table));
 	sh.hist = calloc((size_t)T * sh.n_buckets, sizeof(*sh.hist));
 	sh.workers = calloc(T, sizeof(*sh.workers));
 	threads = calloc(T, sizeof(*threads));
@@ -513,6 +577,7 @@ out:
 	if (sh.workers)
 		for (i = 0; i < T; i++) {
 			free(sh.workers[i].tmp);
+			free(sh.workers[i].xs);
 			free(sh.workers[i].out.p);
 		}
 	free(sh.workers);

@@ -1,0 +1,314 @@
+/* cmd_pairs.c - `simhash pairs`: every pair of fingerprints within -k, of
+ * one set (a self-join) or across two (a join).
+ *
+ * Input: the text form `HEX<TAB>ID` or binary fingerprint files (fpinput.h).
+ * Output: `ID_A<TAB>ID_B<TAB>DIST` per pair, ID_A the one first in the input
+ * (in a join, the one of the first set), sorted by the input position of A,
+ * then of B: the same bytes for every -j. Ids are written as read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "commands.h"
+#include "config_opts.h"
+#include "fpinput.h"
+#include "outfile.h"
+#include "util.h"
+
+#define MAX_JOBS 256
+#define OUT_BUF ((size_t)1 << 20)
+
+enum { OPT_K, OPT_JOBS, OPT_OUTPUT, OPT_SELF, OPT_QUIET };
+
+static const struct cli_opt opts[] = {
+	[OPT_K] = { "max-dist", 'k', "K", "largest Hamming distance of a pair (default 3)" },
+	[OPT_JOBS] = { "jobs", 'j', "N", "use N threads (default: the number of cores)" },
+	[OPT_OUTPUT] = { "output", 'o', "FILE", "write to FILE atomically" },
+	[OPT_SELF] = { "self", 0, NULL, "with several FILEs: one set, all pairs among them" },
+	[OPT_QUIET] = { "quiet", 'q', NULL, "no summary line on standard error" },
+	{ NULL, 0, NULL, NULL },
+};
+
+static void help(void)
+{
+	fputs("usage: simhash pairs [-k K] [OPTION]... [FILE]\n"
+	      "       simhash pairs [-k K] [OPTION]... A B\n\n"
+	      "Prints `ID_A<TAB>ID_B<TAB>DIST` for every pair of fingerprints within Hamming\n"
+	      "distance K: among the fingerprints of FILE (standard input if none or -), or\n"
+	      "between those of A and those of B. Input is the text form `HEX<TAB>ID` of\n"
+	      "`simhash fingerprint` or its binary file (--format bin). Pairs come in input\n"
+	      "order of ID_A, then of ID_B; the output is the same for every -j.\n"
+	      "K is at most 8, 16 or 32 for 32-, 64- or 128-bit fingerprints.\n",
+	      stdout);
+	cli_opts_help(stdout, opts, 0);
+}
+
+static unsigned online_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > MAX_JOBS ? MAX_JOBS : (unsigned)n;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Concatenates the sets of ins[0..n) into one (for --self). */
+static int concat(struct fpinput *ins, size_t n, uint64_t **words, size_t *total)
+{
+	unsigned nw = ins[0].bits == 128 ? 2 : 1;
+	size_t i, at = 0;
+
+	*total = 0;
+	for (i = 0; i < n; i++)
+		*total += ins[i].n;
+	*words = malloc((*total ? *total : 1) * nw * sizeof(**words));
+	if (!*words) {
+		cli_err("out of memory");
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < n; i++) {
+		if (ins[i].n)
+			memcpy(*words + at * nw, ins[i].fps, ins[i].n * nw * sizeof(**words));
+		at += ins[i].n;
+	}
+	return EXIT_OK;
+}
+
+/* Which input and which index in it global index g of the concatenation is. */
+static const struct fpinput *locate(const struct fpinput *ins, size_t n, uint64_t *g)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n && *g >= ins[i].n; i++)
+		*g -= ins[i].n;
+	return &ins[i];
+}
+
+/* Fetches the ids the pairs name, from each input that keeps them in its file. */
+static int fetch_ids(struct fpinput *ins, size_t n_in, int join, const simhash_pair *pairs,
+		     size_t n_pairs)
+{
+	uint64_t *idx;
+	size_t i, j, m;
+	int ret = EXIT_OK;
+
+	for (i = 0; i < n_in && ret == EXIT_OK; i++) {
+		uint64_t base = 0;
+		if (!ins[i].ids_in_file)
+			continue;
+		for (j = 0; !join && j < i; j++)
+			base += ins[j].n;
+		idx = malloc((2 * n_pairs + 1) * sizeof(*idx));
+		if (!idx) {
+			cli_err("out of memory");
+			return EXIT_FAIL;
+		}
+		for (j = m = 0; j < n_pairs; j++) {
+			uint64_t a = pairs[j].a, b = pairs[j].b;
+			if (join) {
+				if (i == 0)
+					idx[m++] = a;
+				else
+					idx[m++] = b;
+				continue;
+			}
+			if (a >= base && a - base < ins[i].n)
+				idx[m++] = a - base;
+			if (b >= base && b - base < ins[i].n)
+				idx[m++] = b - base;
+		}
+		ret = fpinput_fetch(&ins[i], idx, m);
+		free(idx);
+	}
+	return ret;
+}
+
+static int write_pairs(struct outfile *out, struct fpinput *ins, size_t n_in, int join,
+		       const simhash_pair *pairs, size_t n_pairs)
+{
+	struct sbuf b = { 0 };
+	const char *id;
+	size_t i, len;
+	int ret = EXIT_OK;
+
+	for (i = 0; i < n_pairs && ret == EXIT_OK; i++) {
+		uint64_t a = pairs[i].a, bb = pairs[i].b;
+		const struct fpinput *ia = join ? &ins[0] : locate(ins, n_in, &a);
+		const struct fpinput *ib = join ? &ins[1] : locate(ins, n_in, &bb);
+
+		fpinput_id(ia, a, &id, &len);
+		if (sbuf_add(&b, id, len) || sbuf_addc(&b, '\t'))
+			goto oom;
+		fpinput_id(ib, bb, &id, &len);
+		if (sbuf_add(&b, id, len) || sbuf_addc(&b, '\t') ||
+		    sbuf_add_u64(&b, pairs[i].dist) || sbuf_addc(&b, '\n'))
+			goto oom;
+		if (b.len >= OUT_BUF) {
+			if (outfile_write(out, b.p, b.len))
+				ret = EXIT_FAIL;
+			b.len = 0;
+		}
+	}
+	if (ret == EXIT_OK && b.len && outfile_write(out, b.p, b.len))
+		ret = EXIT_FAIL;
+	sbuf_free(&b);
+	return ret;
+oom:
+	sbuf_free(&b);
+	cli_err("out of memory");
+	return EXIT_FAIL;
+}
+
+/* Refuses inputs of different widths or schemes. */
+static int check_inputs(const struct fpinput *ins, size_t n)
+{
+	const struct fpinput *w = NULL, *s = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ins[i].bits && w && ins[i].bits != w->bits) {
+			cli_err("pairs: %s holds %u-bit fingerprints, %s %u-bit ones (widths cannot "
+				"be mixed)", display_name(w->path), w->bits,
+				display_name(ins[i].path), ins[i].bits);
+			return EXIT_FAIL;
+		}
+		if (ins[i].bits && !w)
+			w = &ins[i];
+		if (ins[i].scheme[0] && s && strcmp(ins[i].scheme, s->scheme)) {
+			cli_err("pairs: %s has scheme %s, %s has %s (fingerprints of different "
+				"schemes cannot be compared)", s->path, s->scheme, ins[i].path,
+				ins[i].scheme);
+			return EXIT_FAIL;
+		}
+		if (ins[i].scheme[0] && !s)
+			s = &ins[i];
+	}
+	return EXIT_OK;
+}
+
+int cmd_pairs(int argc, char **argv)
+{
+	static char *stdin_only[] = { "-", NULL };
+	struct cli_parse p;
+	struct outfile out;
+	struct fpinput *ins = NULL;
+	const char *output = NULL;
+	unsigned long v, k = 3;
+	unsigned jobs = 0, bits;
+	int o, ret = EXIT_OK, self = 0, quiet = 0, join, k_set = 0;
+	char **paths;
+	size_t n_paths, i, n_pairs = 0, total;
+	simhash_pair *pairs = NULL;
+	uint64_t *cat = NULL;
+	simhash_err err;
+	double t0 = now();
+
+	cli_parse_begin(&p, "pairs", opts, NULL, argc, argv);
+	while (ret == EXIT_OK && (o = cli_parse_next(&p)) != CLI_END) {
+		switch (o) {
+		case CLI_HELP: help(); ret = -1; break;
+		case CLI_BAD: ret = EXIT_USAGE; break;
+		case OPT_K:
+			if (parse_uint(p.arg, 0, 32, &k)) {
+				cli_err("pairs: invalid -k '%s' (expected 0 to 16 for 64-bit, 0 to "
+					"32 for 128-bit, 0 to 8 for 32-bit fingerprints)", p.arg);
+				ret = EXIT_USAGE;
+			}
+			k_set = 1;
+			break;
+		case OPT_JOBS:
+			if (parse_uint(p.arg, 1, MAX_JOBS, &v)) {
+				cli_err("pairs: invalid --jobs '%s' (expected 1 to %d)", p.arg, MAX_JOBS);
+				ret = EXIT_USAGE;
+			}
+			jobs = (unsigned)v;
+			break;
+		case OPT_OUTPUT: output = p.arg; break;
+		case OPT_SELF: self = 1; break;
+		case OPT_QUIET: quiet = 1; break;
+		}
+	}
+	paths = p.optind < argc ? argv + p.optind : stdin_only;
+	n_paths = p.optind < argc ? (size_t)(argc - p.optind) : 1;
+	cli_parse_end(&p);
+	(void)k_set;
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (n_paths > 2 && !self) {
+		cli_err("pairs: expected one FILE, or two to join (or --self for one set of "
+			"several files), got %zu", n_paths);
+		return EXIT_USAGE;
+	}
+	join = n_paths == 2 && !self;
+	if (!jobs)
+		jobs = online_cores();
+	ins = xcalloc(n_paths, sizeof(*ins));
+	for (i = 0; i < n_paths && ret == EXIT_OK; i++)
+		ret = fpinput_read(&ins[i], paths[i], jobs);
+	if (ret == EXIT_OK)
+		ret = check_inputs(ins, n_paths);
+	if (ret)
+		goto out;
+	bits = 0;
+	for (i = 0; i < n_paths; i++)
+		if (ins[i].bits)
+			bits = ins[i].bits;
+	if (!bits)
+		bits = 64; /* nothing read: no pairs, but -k is still checked */
+	if (k > bits / 4) {
+		cli_err("pairs: -k %lu is out of range for %u-bit fingerprints (0 to %u)", k, bits,
+			bits / 4);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (join) {
+		err = simhash_pairs_join(ins[0].fps, ins[0].n, ins[1].fps, ins[1].n, bits,
+					 (unsigned)k, jobs, &pairs, &n_pairs);
+		total = ins[0].n + ins[1].n;
+	} else if (n_paths == 1) {
+		err = simhash_pairs_self(ins[0].fps, ins[0].n, bits, (unsigned)k, jobs, &pairs,
+					 &n_pairs);
+		total = ins[0].n;
+	} else {
+		ret = concat(ins, n_paths, &cat, &total);
+		if (ret)
+			goto out;
+		err = simhash_pairs_self(cat, total, bits, (unsigned)k, jobs, &pairs, &n_pairs);
+		free(cat);
+		cat = NULL;
+	}
+	if (err) {
+		cli_err("pairs: %s", simhash_strerror(err));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	ret = fetch_ids(ins, n_paths, join, pairs, n_pairs);
+	if (ret)
+		goto out;
+	ret = outfile_open(&out, output);
+	if (ret)
+		goto out;
+	ret = write_pairs(&out, ins, n_paths, join, pairs, n_pairs);
+	if (ret)
+		outfile_abort(&out);
+	else
+		ret = outfile_commit(&out);
+	if (ret == EXIT_OK && !quiet && isatty(STDERR_FILENO))
+		fprintf(stderr, "simhash: pairs: %zu fingerprints, %zu pairs within %lu, %.2f s\n",
+			total, n_pairs, k, now() - t0);
+out:
+	simhash_pairs_free(pairs);
+	for (i = 0; i < n_paths; i++)
+		fpinput_free(&ins[i]);
+	free(ins);
+	return ret;
+}
