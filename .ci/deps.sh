@@ -11,6 +11,9 @@
 #                xxhash (xxhsum), man-db and groff-base (the man page), git
 #   with --all, for `make check-all` and `make bench` only: chromium, nodejs and npm
 #                (the page in headless Chromium, playwright-core from npm), wrk (load)
+#   python:      python3-cffi, python3-dev (the module), python3-pytest, python3-numpy
+#                (its tests; numpy also runs the original package they compare with),
+#                python3-sklearn (the original package's own test suite imports it)
 set -euo pipefail
 
 packages=(
@@ -19,6 +22,7 @@ packages=(
 	liblmdb-dev libmicrohttpd-dev libjansson-dev libssl-dev
 	postgresql-15 postgresql-server-dev-15
 	python3 python3-jieba man-db groff-base ca-certificates git
+	python3-cffi python3-dev python3-pytest python3-numpy python3-sklearn
 )
 
 extra=(chromium nodejs npm wrk)

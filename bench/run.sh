@@ -21,3 +21,5 @@ else
 fi
 echo
 sh bench/pg.sh "$BUILD"
+echo
+sh bench/python.sh "$BUILD"

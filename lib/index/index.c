@@ -196,10 +196,14 @@ static simhash_err gather(const simhash_index *ix, size_t from, size_t to, uint6
 	for (size_t i = from; i < to; i++) {
 		const sh_ix_seg *s = ix->seg[i];
 		for (size_t e = 0; e < s->n; e++) {
+			uint64_t fp[2];
 			size_t row;
-			sh_ix_seg_entry(s, w, e, fps + j * w, &row);
+			/* into fp first: a dead entry must not be written at fps + j * w,
+			 * which is past the end once every live one is in */
+			sh_ix_seg_entry(s, w, e, fp, &row);
 			if (sh_ix_is_dead(s, row))
 				continue;
+			memcpy(fps + j * w, fp, w * 8);
 			ids[j++] = s->ids[row];
 		}
 	}

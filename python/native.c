@@ -1,0 +1,453 @@
+/* native.c - the C side of the Python module simhash._native (built by cffi
+ * in API mode, see build_ffi.py), a client of simhash.h only.
+ *
+ * cffi releases the GIL around every call into this file, so a long text is
+ * fingerprinted while other Python threads run. These helpers exist to keep
+ * the per-call cost low (one call per text, results in a caller's buffer) and
+ * to run a batch of texts on threads, each with its own simhash_ctx.
+ *
+ * Invariants: nothing here keeps state between calls; every buffer handed
+ * back to Python is freed by shpy_free().
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "simhash.h"
+
+/* Fingerprints one text: out[0] bits 0..63, out[1] bits 64..127. */
+int shpy_fingerprint(simhash_ctx *ctx, const char *text, size_t len, uint64_t *out)
+{
+	simhash_fp fp;
+	simhash_err err = simhash_fingerprint(ctx, text, len, &fp);
+
+	if (err)
+		return err;
+	out[0] = fp.w[0];
+	out[1] = fp.w[1];
+	return SIMHASH_OK;
+}
+
+/* Fingerprints n features: feature i is blob[ends[i-1] .. ends[i]) (ends[-1]
+ * being 0) with weights[i]. */
+int shpy_features(simhash_ctx *ctx, const char *blob, const size_t *ends, const double *weights,
+		  size_t n, uint64_t *out)
+{
+	simhash_feature *fs = NULL;
+	simhash_fp fp;
+	simhash_err err;
+	size_t i, start = 0;
+
+	if (n) {
+		fs = malloc(n * sizeof(*fs));
+		if (!fs)
+			return SIMHASH_ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		fs[i].data = blob + start;
+		fs[i].len = ends[i] - start;
+		fs[i].weight = weights[i];
+		start = ends[i];
+	}
+	err = simhash_fingerprint_features(ctx, fs, n, &fp);
+	free(fs);
+	if (err)
+		return err;
+	out[0] = fp.w[0];
+	out[1] = fp.w[1];
+	return SIMHASH_OK;
+}
+
+/* ---------------------------------------------------------------- batches on threads */
+
+#define CHUNK 16 /* texts a thread takes at a time */
+
+struct batch {
+	const simhash_config *cfg;
+	simhash_ctx **ctxs;     /* the caller's contexts, one per thread, or NULL */
+	unsigned next_ctx;      /* next of ctxs to take (atomic) */
+	const char *blob;
+	const size_t *ends;
+	size_t n;
+	size_t next;      /* next text to hand out (atomic) */
+	uint64_t *out;
+	size_t err_index; /* lowest failing text, n if none (under mu) */
+	int err;
+	size_t err_offset;
+	pthread_mutex_t mu;
+};
+
+static void batch_fail(struct batch *b, size_t i, int err, size_t offset)
+{
+	pthread_mutex_lock(&b->mu);
+	if (i < b->err_index) {
+		b->err_index = i;
+		b->err = err;
+		b->err_offset = offset;
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void *batch_worker(void *arg)
+{
+	struct batch *b = arg;
+	simhash_ctx *ctx = NULL;
+	simhash_fp fp;
+	size_t i, end;
+	int err = 0;
+
+	if (b->ctxs)
+		ctx = b->ctxs[__atomic_fetch_add(&b->next_ctx, 1, __ATOMIC_RELAXED)];
+	else
+		err = simhash_ctx_new(b->cfg, &ctx);
+	if (err) {
+		batch_fail(b, 0, err, 0);
+		return NULL;
+	}
+	for (;;) {
+		i = __atomic_fetch_add(&b->next, CHUNK, __ATOMIC_RELAXED);
+		if (i >= b->n)
+			break;
+		end = i + CHUNK < b->n ? i + CHUNK : b->n;
+		for (; i < end; i++) {
+			size_t start = i ? b->ends[i - 1] : 0;
+
+			err = simhash_fingerprint(ctx, b->blob + start, b->ends[i] - start, &fp);
+			if (err) {
+				batch_fail(b, i, err, simhash_ctx_error_offset(ctx));
+				/* later texts need not be done: stop handing them out */
+				__atomic_store_n(&b->next, b->n, __ATOMIC_RELAXED);
+				break;
+			}
+			b->out[2 * i] = fp.w[0];
+			b->out[2 * i + 1] = fp.w[1];
+		}
+	}
+	if (!b->ctxs)
+		simhash_ctx_free(ctx);
+	return NULL;
+}
+
+/* Fingerprints n texts (text i is blob[ends[i-1] .. ends[i])) on n_threads
+ * threads into out[2 i], out[2 i + 1]. On failure returns the error of the
+ * lowest failing text, its index in *err_index and, for SIMHASH_EUTF8, the
+ * byte offset in *err_offset. */
+static int run_batch(struct batch *bp, unsigned n_threads, size_t *err_index,
+		     size_t *err_offset);
+
+int shpy_fingerprints(const simhash_config *cfg, const char *blob, const size_t *ends, size_t n,
+		      unsigned n_threads, uint64_t *out, size_t *err_index, size_t *err_offset)
+{
+	struct batch b = { .cfg = cfg, .blob = blob, .ends = ends, .n = n, .out = out,
+			   .err_index = SIZE_MAX };
+
+	return run_batch(&b, n_threads, err_index, err_offset);
+}
+
+/* The same with the caller's contexts, ctxs[0 .. n_threads): a context keeps
+ * caches between texts (the python-simhash mode's 4-gram hashes), so contexts
+ * that live from batch to batch make later batches faster. */
+int shpy_fingerprints_ctx(simhash_ctx **ctxs, unsigned n_threads, const char *blob,
+			  const size_t *ends, size_t n, uint64_t *out, size_t *err_index,
+			  size_t *err_offset)
+{
+	struct batch b = { .ctxs = ctxs, .blob = blob, .ends = ends, .n = n, .out = out,
+			   .err_index = SIZE_MAX };
+
+	return run_batch(&b, n_threads, err_index, err_offset);
+}
+
+static int run_batch(struct batch *bp, unsigned n_threads, size_t *err_index,
+		     size_t *err_offset)
+{
+	struct batch b = *bp;
+	pthread_t *tids;
+	unsigned t, started = 0;
+
+	if (n_threads < 1)
+		n_threads = 1;
+	if ((size_t)n_threads > (b.n + CHUNK - 1) / CHUNK)
+		n_threads = (unsigned)((b.n + CHUNK - 1) / CHUNK);
+	pthread_mutex_init(&b.mu, NULL);
+	tids = n_threads > 1 ? calloc(n_threads, sizeof(*tids)) : NULL;
+	for (t = 0; tids && t < n_threads; t++) {
+		if (pthread_create(&tids[t], NULL, batch_worker, &b))
+			break;
+		started++;
+	}
+	if (!started)
+		batch_worker(&b);
+	for (t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	pthread_mutex_destroy(&b.mu);
+	free(tids);
+	if (b.err_index != SIZE_MAX) {
+		*err_index = b.err_index;
+		*err_offset = b.err_offset;
+		return b.err;
+	}
+	return SIMHASH_OK;
+}
+
+/* ---------------------------------------------------------------- the features of a text */
+
+struct feats {
+	char *blob;
+	size_t len, cap;
+	uint32_t *counts;
+	size_t *ends;
+	size_t n, n_cap;
+	int failed;
+};
+
+static int feats_add(const char *data, size_t len, uint32_t count, void *arg)
+{
+	struct feats *f = arg;
+
+	if (f->len + len + 1 > f->cap) {
+		size_t cap = f->cap ? f->cap : 256;
+		char *p;
+
+		while (cap < f->len + len + 1)
+			cap *= 2;
+		p = realloc(f->blob, cap);
+		if (!p)
+			goto fail;
+		f->blob = p;
+		f->cap = cap;
+	}
+	if (f->n == f->n_cap) {
+		size_t cap = f->n_cap ? 2 * f->n_cap : 64;
+		uint32_t *p = realloc(f->counts, cap * sizeof(*p));
+		size_t *e;
+
+		if (!p)
+			goto fail;
+		f->counts = p;
+		e = realloc(f->ends, cap * sizeof(*e));
+		if (!e)
+			goto fail;
+		f->ends = e;
+		f->n_cap = cap;
+	}
+	memcpy(f->blob + f->len, data, len);
+	f->len += len;
+	f->ends[f->n] = f->len;
+	f->counts[f->n++] = count;
+	return 0;
+fail:
+	f->failed = 1;
+	return 1;
+}
+
+/* The distinct features of a text: feature i is (*blob)[ends[i-1] .. ends[i]),
+ * occurring (*counts)[i] times. Free the three arrays with shpy_free(). */
+int shpy_features_list(simhash_ctx *ctx, const char *text, size_t len, char **blob,
+		       size_t **ends, uint32_t **counts, size_t *n)
+{
+	struct feats f = { 0 };
+	int err = simhash_features_each(ctx, text, len, feats_add, &f);
+
+	if (!err && f.failed)
+		err = SIMHASH_ENOMEM;
+	if (err) {
+		free(f.blob);
+		free(f.counts);
+		free(f.ends);
+		return err;
+	}
+	*blob = f.blob;
+	*ends = f.ends;
+	*counts = f.counts;
+	*n = f.n;
+	return SIMHASH_OK;
+}
+
+void shpy_free(void *p)
+{
+	free(p);
+}
+
+/* ---------------------------------------------------------------- the index, values as words */
+
+static simhash_fp fp_of(const simhash_index *ix, uint64_t lo, uint64_t hi)
+{
+	simhash_fp fp = { { lo, hi }, simhash_index_bits(ix) };
+
+	if (fp.bits == 64)
+		fp.w[1] = 0;
+	return fp;
+}
+
+int shpy_index_insert(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+
+	return simhash_index_insert(ix, &fp, id);
+}
+
+int shpy_index_delete(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id, int *found)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+
+	return simhash_index_delete(ix, &fp, id, found);
+}
+
+int shpy_index_query(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
+		     simhash_matches *m)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+
+	return simhash_index_query(ix, &fp, k, m);
+}
+
+/* The same, returning the number of matches, or minus the error. */
+long shpy_index_query_n(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
+			simhash_matches *m)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+	int err = simhash_index_query(ix, &fp, k, m);
+
+	return err ? -(long)err : (long)m->n;
+}
+
+/* The same, also copying the first cap ids into ids[] (cheaper for Python to
+ * read than the match structs). */
+long shpy_index_query_ids(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
+			  simhash_matches *m, uint64_t *ids, size_t cap)
+{
+	simhash_fp fp = fp_of(ix, lo, hi);
+	int err = simhash_index_query(ix, &fp, k, m);
+	size_t i;
+
+	if (err)
+		return -(long)err;
+	for (i = 0; i < m->n && i < cap; i++)
+		ids[i] = m->v[i].id;
+	return (long)m->n;
+}
+
+/* A growable log of 64-bit values (SimhashIndex remembers what it was asked
+ * for its bucket_size()). Queries run without the GIL, from any thread: a
+ * mutex guards it. */
+typedef struct shpy_log {
+	pthread_mutex_t mu;
+	uint64_t *v;
+	size_t n;
+	size_t cap;
+} shpy_log;
+
+shpy_log *shpy_log_new(void)
+{
+	shpy_log *log = calloc(1, sizeof(*log));
+
+	if (log)
+		pthread_mutex_init(&log->mu, NULL);
+	return log;
+}
+
+void shpy_log_free(shpy_log *log)
+{
+	if (!log)
+		return;
+	pthread_mutex_destroy(&log->mu);
+	free(log->v);
+	free(log);
+}
+
+/* Hands the logged values over (*values, free with shpy_free) and empties
+ * the log; returns their number. */
+size_t shpy_log_take(shpy_log *log, uint64_t **values)
+{
+	size_t n;
+
+	pthread_mutex_lock(&log->mu);
+	*values = log->v;
+	n = log->n;
+	log->v = NULL;
+	log->n = log->cap = 0;
+	pthread_mutex_unlock(&log->mu);
+	return n;
+}
+
+static void log_add(shpy_log *log, uint64_t v)
+{
+	pthread_mutex_lock(&log->mu);
+	if (log->n == log->cap) {
+		size_t c = log->cap ? 2 * log->cap : 1024;
+		uint64_t *p = realloc(log->v, c * sizeof(*p));
+
+		if (p) {
+			log->v = p;
+			log->cap = c;
+		}
+	}
+	/* without memory the value is not logged: it only serves bucket_size() */
+	if (log->n < log->cap)
+		log->v[log->n++] = v;
+	pthread_mutex_unlock(&log->mu);
+}
+
+/* shpy_index_query_ids() of a 64-bit value, also appended to log. */
+long shpy_index_query_log(const simhash_index *ix, uint64_t v, unsigned k, simhash_matches *m,
+			  uint64_t *ids, size_t cap, shpy_log *log)
+{
+	log_add(log, v);
+	return shpy_index_query_ids(ix, v, 0, k, m, ids, cap);
+}
+
+/* n queries (bits/64 words each in qs) on threads; the answers flattened:
+ * query i's matches are (*ids)[ends[i-1] .. ends[i]) with their distances.
+ * Free the three arrays with shpy_free(). */
+int shpy_index_query_batch(const simhash_index *ix, const uint64_t *qs, size_t n, unsigned k,
+			   unsigned threads, uint64_t **ids, unsigned **dists, size_t **ends)
+{
+	unsigned words = simhash_index_bits(ix) / 64;
+	simhash_matches *outs = calloc(n ? n : 1, sizeof(*outs));
+	simhash_fp *fps = malloc((n ? n : 1) * sizeof(*fps));
+	size_t i, j, total = 0, pos = 0;
+	int err = SIMHASH_ENOMEM;
+
+	*ids = NULL;
+	*dists = NULL;
+	*ends = NULL;
+	if (!outs || !fps)
+		goto out;
+	for (i = 0; i < n; i++) {
+		fps[i].w[0] = qs[i * words];
+		fps[i].w[1] = words == 2 ? qs[i * words + 1] : 0;
+		fps[i].bits = words * 64;
+	}
+	err = simhash_index_query_batch(ix, fps, n, k, threads, outs);
+	if (err)
+		goto out;
+	for (i = 0; i < n; i++)
+		total += outs[i].n;
+	*ids = malloc((total ? total : 1) * sizeof(**ids));
+	*dists = malloc((total ? total : 1) * sizeof(**dists));
+	*ends = malloc((n ? n : 1) * sizeof(**ends));
+	if (!*ids || !*dists || !*ends) {
+		err = SIMHASH_ENOMEM;
+		free(*ids);
+		free(*dists);
+		free(*ends);
+		*ids = NULL;
+		*dists = NULL;
+		*ends = NULL;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < outs[i].n; j++, pos++) {
+			(*ids)[pos] = outs[i].v[j].id;
+			(*dists)[pos] = outs[i].v[j].dist;
+		}
+		(*ends)[i] = pos;
+	}
+out:
+	if (outs)
+		for (i = 0; i < n; i++)
+			simhash_matches_free(&outs[i]);
+	free(outs);
+	free(fps);
+	return err;
+}

@@ -1,0 +1,173 @@
+"""SimhashIndex against the original package's (same ids, same bucket_size,
+same set semantics) and Index against a brute-force scan, on random and
+clustered fingerprints (seeded; the seed is printed on failure)."""
+import pickle
+import random
+
+import pytest
+
+import simhash
+from simhash import Index, Simhash, SimhashIndex
+
+DATA = {
+    1: 'How are you? I Am fine. blar blar blar blar blar Thanks.',
+    2: 'How are you i am fine. blar blar blar blar blar than',
+    3: 'This is simhash test.',
+    4: 'How are you i am fine. blar blar blar blar blar thank1',
+}
+
+
+def test_the_original_suites_scenario():
+    index = SimhashIndex([(str(k), Simhash(v)) for k, v in DATA.items()], k=10)
+    s1 = Simhash('How are you i am fine.ablar ablar xyz blar blar blar blar blar blar blar thank')
+    assert len(index.get_near_dups(s1)) == 3
+    index.delete('1', Simhash(DATA[1]))
+    assert len(index.get_near_dups(s1)) == 2
+    index.delete('1', Simhash(DATA[1]))
+    assert len(index.get_near_dups(s1)) == 2
+    index.add('1', Simhash(DATA[1]))
+    assert len(index.get_near_dups(s1)) == 3
+    index.add('1', Simhash(DATA[1]))
+    assert sorted(index.get_near_dups(s1)) == ['1', '2', '4']
+
+
+def _fps(rng, n, f, kind):
+    if kind == "uniform":
+        return [rng.getrandbits(f) for _ in range(n)]
+    if kind == "biased":  # each bit 1 with p = 0.72
+        return [sum(1 << b for b in range(f) if rng.random() < 0.72) for _ in range(n)]
+    centers = [rng.getrandbits(f) for _ in range(max(n // 20, 1))]
+    out = []
+    for _ in range(n):
+        v = rng.choice(centers)
+        for _ in range(rng.randint(0, 6)):
+            v ^= 1 << rng.randrange(f)
+        out.append(v)
+    return out
+
+
+def _flip(rng, v, f, n):
+    for _ in range(n):
+        v ^= 1 << rng.randrange(f)
+    return v
+
+
+def test_random_operations_against_the_original(orig):
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    for case in range(12):
+        f = rng.choice([64, 64, 128, 32, 16])
+        k = rng.choice([0, 1, 2, 3, 5, 8, 17 if f >= 64 else 4])
+        kind = rng.choice(["uniform", "biased", "clustered"])
+        vals = _fps(rng, rng.randint(0, 300), f, kind)
+        objs = [(rng.choice([str(i), i, "id,%d" % (i % 7)]), v) for i, v in enumerate(vals)]
+        mine = SimhashIndex([(i, Simhash(v, f=f)) for i, v in objs], f=f, k=k)
+        theirs = orig.SimhashIndex([(i, orig.Simhash(v, f=f)) for i, v in objs], f=f, k=k)
+        for step in range(150):
+            op = rng.random()
+            v = _flip(rng, rng.choice(vals), f, rng.randint(0, k + 2)) if vals and op < 0.8 \
+                else rng.getrandbits(f)
+            if op < 0.6:
+                got = mine.get_near_dups(Simhash(v, f=f))
+                want = theirs.get_near_dups(orig.Simhash(v, f=f))
+                assert len(got) == len(set(got))
+                assert sorted(got) == sorted(want), "seed %d case %d step %d" % (seed, case, step)
+            elif op < 0.8:
+                i = rng.choice([str(rng.randrange(len(vals) + 1)), "new"])
+                mine.add(i, Simhash(v, f=f))
+                theirs.add(i, orig.Simhash(v, f=f))
+            else:
+                i, w = rng.choice(objs) if objs and rng.random() < 0.7 else ("absent", v)
+                mine.delete(i, Simhash(w, f=f))
+                theirs.delete(i, orig.Simhash(w, f=f))
+        assert mine.bucket_size() == theirs.bucket_size(), "seed %d case %d" % (seed, case)
+        assert mine.offsets == theirs.offsets
+        s = Simhash(vals[0] if vals else 5, f=f)
+        assert list(mine.get_keys(s)) == list(theirs.get_keys(orig.Simhash(s.value, f=f)))
+        back = pickle.loads(pickle.dumps(mine))
+        q = Simhash(rng.getrandbits(f), f=f)
+        assert sorted(back.get_near_dups(q)) == sorted(mine.get_near_dups(q))
+        assert back.bucket_size() == mine.bucket_size()
+
+
+def test_width_mismatch_is_an_assertion_error():
+    index = SimhashIndex([("a", Simhash("x"))])
+    with pytest.raises(AssertionError):
+        index.get_near_dups(Simhash("x", f=128))
+
+
+def _brute(pairs, q, k):
+    return sorted(((i, (q ^ v).bit_count()) for v, i in pairs if (q ^ v).bit_count() <= k),
+                  key=lambda p: (p[1], p[0]))
+
+
+def test_index_equals_a_scan(tmp_path):
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    for bits in (64, 128):
+        for kind in ("uniform", "biased", "clustered"):
+            vals = _fps(rng, 2000, bits, kind)
+            ix = Index(bits, max_dist=12)
+            ix.build(vals[:1500], threads=2)
+            for i, v in enumerate(vals[1500:], 1500):
+                ix.add(v, i)
+            pairs = {(v, i) for i, v in enumerate(vals)}
+            for i in range(0, 2000, 7):
+                assert ix.delete(vals[i], i)
+                pairs.discard((vals[i], i))
+            assert not ix.delete(vals[0], 0)
+            assert len(ix) == len(pairs)
+            qs = [_flip(rng, rng.choice(vals), bits, rng.randint(0, 8)) for _ in range(60)]
+            for k in (0, 3, 12):
+                want = [_brute(pairs, q, k) for q in qs]
+                assert [ix.query(q, k) for q in qs] == want, "seed %d" % seed
+                assert ix.query_batch(qs, k, threads=2) == want, "seed %d" % seed
+            path = tmp_path / ("ix%d%s" % (bits, kind))
+            ix.scheme = simhash.Config(bits=bits)
+            ix.save(str(path))
+            back = Index.open(str(path))
+            assert back.scheme == simhash.Config(bits=bits).scheme
+            assert [back.query(q, 5) for q in qs] == [_brute(pairs, q, 5) for q in qs]
+            un = pickle.loads(pickle.dumps(ix))
+            assert [un.query(q, 5) for q in qs] == [_brute(pairs, q, 5) for q in qs]
+
+
+def test_index_errors():
+    with pytest.raises(ValueError, match="bits must be 64 or 128"):
+        Index(32)
+    with pytest.raises(ValueError, match="max_dist"):
+        Index(64, max_dist=40)
+    ix = Index(64, max_dist=4)
+    with pytest.raises(ValueError, match="k must be"):
+        ix.query(0, 5)
+    with pytest.raises(ValueError, match="does not fit"):
+        ix.add(1 << 64, 1)
+    with pytest.raises(TypeError, match="a fingerprint is an int"):
+        ix.add("abc", 1)
+    with pytest.raises(ValueError, match="an id is"):
+        ix.add(5, -1)
+    with pytest.raises(simhash.Error) as e:
+        Index.open("/nonexistent/index")
+    assert isinstance(e.value, OSError)
+
+
+def test_queries_from_many_threads(orig):
+    import threading
+    rng = random.Random(3)
+    vals = _fps(rng, 500, 64, "clustered")
+    objs = [(str(i), v) for i, v in enumerate(vals)]
+    mine = SimhashIndex([(i, Simhash(v)) for i, v in objs], k=3)
+    theirs = orig.SimhashIndex([(i, orig.Simhash(v)) for i, v in objs], k=3)
+    qs = [_flip(rng, rng.choice(vals), 64, rng.randint(0, 4)) for _ in range(400)]
+    want = [sorted(theirs.get_near_dups(orig.Simhash(q))) for q in qs]
+    got = {}
+
+    def run(t):
+        got[t] = [sorted(mine.get_near_dups(Simhash(q))) for q in qs]
+    ts = [threading.Thread(target=run, args=(t,)) for t in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert all(g == want for g in got.values())
+    assert mine.bucket_size() == theirs.bucket_size()
