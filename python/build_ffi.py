@@ -25,7 +25,7 @@ typedef enum simhash_err {
     ...
 } simhash_err;
 typedef enum simhash_features { SIMHASH_FEATURES_CHAR, SIMHASH_FEATURES_WORD,
-    SIMHASH_FEATURES_SHINGLE, ... } simhash_features;
+    SIMHASH_FEATURES_SHINGLE, SIMHASH_FEATURES_AUTO, ... } simhash_features;
 typedef enum simhash_tokenizer { SIMHASH_TOKENIZER_SIMPLE, SIMHASH_TOKENIZER_ICU, ...
 } simhash_tokenizer;
 typedef enum simhash_hash { SIMHASH_HASH_XXH3, SIMHASH_HASH_FNV1, SIMHASH_HASH_FNV1A,

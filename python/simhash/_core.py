@@ -83,7 +83,7 @@ def _enc(text, what="text"):
 
 _ENUMS = {
     "compat": {"none": lib.SIMHASH_COMPAT_NONE, "python-simhash": lib.SIMHASH_COMPAT_PYTHON_SIMHASH},
-    "features": {"char": lib.SIMHASH_FEATURES_CHAR, "word": lib.SIMHASH_FEATURES_WORD,
+    "features": {"auto": lib.SIMHASH_FEATURES_AUTO, "char": lib.SIMHASH_FEATURES_CHAR, "word": lib.SIMHASH_FEATURES_WORD,
                  "shingle": lib.SIMHASH_FEATURES_SHINGLE},
     "tokenizer": {"simple": lib.SIMHASH_TOKENIZER_SIMPLE, "icu": lib.SIMHASH_TOKENIZER_ICU},
     "hash": {"xxh3": lib.SIMHASH_HASH_XXH3, "fnv1": lib.SIMHASH_HASH_FNV1,
@@ -206,6 +206,13 @@ class Config:
                     cfg.stopwords = self._stopwords
             else:
                 raise TypeError("Config() got an unexpected keyword argument %r" % name)
+        # As on the command line: a weight, tf cap or hash without features
+        # means the char n-grams of scheme v1, which the length-adaptive
+        # default (scheme v2) does not vary.
+        if ("features" not in opts and cfg.features == lib.SIMHASH_FEATURES_AUTO
+                and (cfg.weight != lib.SIMHASH_WEIGHT_TF or cfg.tf_cap
+                     or cfg.hash != lib.SIMHASH_HASH_XXH3)):
+            cfg.features = lib.SIMHASH_FEATURES_CHAR
         err = lib.simhash_config_check(cfg)
         if err:
             if cfg.weight == lib.SIMHASH_WEIGHT_TFIDF and cfg.idf == ffi.NULL:

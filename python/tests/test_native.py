@@ -30,6 +30,8 @@ OPTION_SETS = [
     {"ngram": 5, "ngram_cjk": 1, "hash": "md5", "weight": "binary", "tf_cap": 3, "max_repeat": 2},
     {"compat": "python-simhash"},
     {"compat": "python-simhash", "bits": 128},
+    {"features": "auto", "bits": 128},
+    {"weight": "logtf"},
 ]
 
 
