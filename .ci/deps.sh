@@ -9,8 +9,9 @@
 #                built with PGXS, tested by `make pg-check` on a scratch server)
 #   tests/docs:  python3 and python3-jieba (reference checks, jieba's idf.txt),
 #                xxhash (xxhsum), man-db and groff-base (the man page), git
-#   with --all, for `make check-all` and `make bench` only: chromium, nodejs and npm
-#                (the page in headless Chromium, playwright-core from npm), wrk (load)
+#   with --all, for the browser test of `make check-all` and for `make bench`:
+#                chromium (the page in headless Chromium, driven by playwright-core
+#                from npm) and wrk (load)
 #   python:      python3-cffi, python3-dev (the module), python3-pytest, python3-numpy
 #                (its tests; numpy also runs the original package they compare with),
 #                python3-sklearn (the original package's own test suite imports it)
@@ -25,12 +26,19 @@ packages=(
 	python3-cffi python3-dev python3-pytest python3-numpy python3-sklearn
 )
 
-extra=(chromium nodejs npm wrk)
-if [ "${1:-}" = "--all" ]; then
-	packages+=("${extra[@]}")
-fi
+# Node.js and npm come with the machine image (its nodejs package carries npm);
+# Debian's npm would pull an older nodejs, so it is not listed.
+extra=(chromium wrk)
+list=0
+for arg in "$@"; do
+	case $arg in
+	--all) packages+=("${extra[@]}") ;;
+	--list) list=1 ;; # for .ci/run
+	*) echo "usage: deps.sh [--all] [--list]" >&2; exit 2 ;;
+	esac
+done
 
-if [ "${1:-}" = "--list" ]; then # for .ci/run
+if [ "$list" -eq 1 ]; then
 	printf '%s\n' "${packages[@]}"
 	exit 0
 fi
