@@ -71,18 +71,9 @@ typedef struct sect {
 	uint64_t off;
 } sect;
 
-static int write_all(int fd, const void *p, size_t len)
+static int write_all(simhash_outfile *f, const void *p, size_t len)
 {
-	const uint8_t *b = p;
-	while (len) {
-		ssize_t w = write(fd, b, len > (1u << 30) ? (1u << 30) : len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		b += w, len -= (size_t)w;
-	}
-	return 0;
+	return simhash_outfile_write(f, p, len, NULL) != SIMHASH_OK;
 }
 
 /* Header and section list of s; the body is written from the sections. */
@@ -137,7 +128,7 @@ static size_t layout(const simhash_index *ix, const sh_ix_seg *s, uint8_t *hdr, 
 	return hdr_len;
 }
 
-static simhash_err write_file(const simhash_index *ix, const sh_ix_seg *s, int fd)
+static simhash_err write_file(const simhash_index *ix, const sh_ix_seg *s, simhash_outfile *f)
 {
 	uint8_t hdr[HDR_FIXED + HDR_TABLE * SIMHASH_PLAN_MAX_TABLES + 8];
 	sect sec[4 + 3 * SIMHASH_PLAN_MAX_TABLES];
@@ -145,51 +136,27 @@ static simhash_err write_file(const simhash_index *ix, const sh_ix_seg *s, int f
 	size_t n_sec, hdr_len = layout(ix, s, hdr, sec, &n_sec);
 	uint64_t pos = hdr_len;
 
-	if (write_all(fd, hdr, hdr_len))
+	if (write_all(f, hdr, hdr_len))
 		return SIMHASH_EIO;
 	for (size_t i = 0; i < n_sec; i++) {
-		if (write_all(fd, zero, sec[i].off - pos) || (sec[i].len && write_all(fd, sec[i].p, sec[i].len)))
+		if (write_all(f, zero, sec[i].off - pos) || (sec[i].len && write_all(f, sec[i].p, sec[i].len)))
 			return SIMHASH_EIO;
 		pos = sec[i].off + sec[i].len;
 	}
-	if (write_all(fd, zero, align64(pos) - pos))
+	if (write_all(f, zero, align64(pos) - pos))
 		return SIMHASH_EIO;
 	return SIMHASH_OK;
-}
-
-static void sync_parent_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-	int fd;
-
-	if (!dir)
-		return;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(dir);
 }
 
 simhash_err simhash_index_save(const simhash_index *ix, const char *path)
 {
 	sh_ix_seg *tmp_seg = NULL;
 	const sh_ix_seg *s;
+	simhash_outfile *f;
 	simhash_err err;
-	struct stat st;
-	mode_t mode = 0644;
-	char *tmp;
-	int fd;
 
 	if (!ix || !path || !*path)
 		return SIMHASH_EINVAL;
-	if (lstat(path, &st) == 0) {
-		if (!S_ISREG(st.st_mode))
-			return SIMHASH_EINVAL; /* never replace a device, FIFO or symlink */
-		mode = st.st_mode & 07777;
-	}
 	pthread_rwlock_rdlock((pthread_rwlock_t *)&ix->lock);
 	if (ix->n_seg == 1 && ix->seg[0]->n_dead == 0) {
 		s = ix->seg[0];
@@ -199,26 +166,16 @@ simhash_err simhash_index_save(const simhash_index *ix, const char *path)
 			goto out_unlock;
 		s = tmp_seg;
 	}
-	err = SIMHASH_ENOMEM;
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+	/* the library's one atomic writer: temp file, fsync, rename, fsync of
+	 * the directory; an existing file keeps its mode */
+	err = simhash_outfile_open(path, &f, NULL);
+	if (err)
 		goto out_unlock;
-	err = SIMHASH_EIO;
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		goto out_free_tmp;
-	err = write_file(ix, s, fd);
-	if (!err && (fchmod(fd, mode) || fsync(fd)))
-		err = SIMHASH_EIO;
-	if (close(fd) && !err)
-		err = SIMHASH_EIO;
-	if (!err && rename(tmp, path))
-		err = SIMHASH_EIO;
-	if (!err)
-		sync_parent_dir(path);
+	err = write_file(ix, s, f);
+	if (err)
+		simhash_outfile_abort(f);
 	else
-		unlink(tmp);
-out_free_tmp:
-	free(tmp);
+		err = simhash_outfile_commit(f, NULL);
 out_unlock:
 	pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
 	sh_ix_seg_free(tmp_seg);
