@@ -272,11 +272,19 @@ def test_metrics_and_shutdown(s):
     for _ in range(3):  # keep-alive: three requests on one connection
         st, b, _ = s.request("POST", "/v1/fingerprint", {"text": "metrics"}, conn=c)
     c.close()
-    st, text, r = s.request("GET", "/metrics")
-    text = text.decode()
+    # A request is counted when libmicrohttpd reports it complete, which may
+    # come just after its answer reached us: read the metrics until the count
+    # arrives (2 s at most).
+    deadline = time.time() + 2
+    while True:
+        st, text, r = s.request("GET", "/metrics")
+        text = text.decode()
+        line = [l for l in text.splitlines()
+                if l.startswith('simhash_http_requests_total{route="/v1/fingerprint",status="200"}')]
+        if (line and int(line[0].split()[-1]) >= 7) or time.time() > deadline:
+            break
+        time.sleep(0.05)
     T.check(st == 200 and r.getheader("Content-Type").startswith("text/plain"), "metrics")
-    line = [l for l in text.splitlines()
-            if l.startswith('simhash_http_requests_total{route="/v1/fingerprint",status="200"}')]
     T.check(line and int(line[0].split()[-1]) >= 7, "metrics count fingerprint requests", line)
     T.check('simhash_http_requests_total{route="/v1/fingerprint",status="400"}' in text,
             "metrics count errors by status")
