@@ -74,7 +74,7 @@ struct sums_row {
 struct sh_compat {
 	sh_buf table[2];       /* struct gram_slot[]: in use, and the spare to grow into */
 	size_t zeroed[2];      /* slots [0, zeroed[t]) of table[t] are initialised */
-	int simd;              /* sixteen MD5s at once (md5_x16.c) */
+	int simd;              /* sh_md5_short_simd() level in use; 0: the table */
 	int cur;               /* the table in use */
 	unsigned shift;        /* log2 of its slots; 0 before the first text */
 	size_t used;           /* its used slots */
@@ -213,7 +213,11 @@ struct scan {
 	sh_compat *c;
 	unsigned bits;
 	uint32_t last[GRAM_WIDTH]; /* the last code points kept, oldest first */
+	uint32_t enc[GRAM_WIDTH];  /* their UTF-8, byte k in bits 8k.. */
+	unsigned enc_len[GRAM_WIDTH];
 	size_t n_kept;
+	/* SIMD: windows waiting for their MD5, as prepared words (md5_x16.c) */
+	uint32_t w[5][PENDING_MAX], bitlen[PENDING_MAX];
 	struct pending pend[PENDING_MAX];
 	size_t n_pend;
 	sh_vote v;                 /* one unit vote per window */
@@ -302,9 +306,8 @@ static void pending_run(struct scan *s)
 {
 	sh_compat *c = s->c;
 	struct gram_slot *slots = c->table[c->cur].p, *g[PENDING_MAX], *miss[PENDING_MAX];
-	uint8_t utf8[PENDING_MAX][4 * GRAM_WIDTH], dig[PENDING_MAX][16];
-	const uint8_t *msg[PENDING_MAX];
-	size_t len[PENDING_MAX], n_miss = 0;
+	uint8_t utf8[4 * GRAM_WIDTH];
+	size_t n_miss = 0;
 
 	for (size_t k = 0; k < s->n_pend; k++) {
 		const struct pending *p = &s->pend[k];
@@ -316,23 +319,10 @@ static void pending_run(struct scan *s)
 		g[k]->k1 = p->k1 | SLOT_USED;
 		miss[n_miss++] = g[k];
 	}
-	if (n_miss > 4 && c->simd) {
-		for (size_t k = 0; k < PENDING_MAX; k++) {
-			len[k] = k < n_miss ? gram_utf8(miss[k]->k0, miss[k]->k1 & ~SLOT_USED,
-							 utf8[k])
-					    : 0;
-			msg[k] = utf8[k];
-		}
-		sh_md5_x16(msg, len, dig);
-		for (size_t k = 0; k < n_miss; k++) {
-			miss[k]->h[0] = be64(dig[k] + 8);
-			miss[k]->h[1] = be64(dig[k]);
-		}
-	} else {
-		for (size_t k = 0; k < n_miss; k++) {
-			size_t n = gram_utf8(miss[k]->k0, miss[k]->k1 & ~SLOT_USED, utf8[0]);
-			md5_value(utf8[0], n, MAX_BITS, miss[k]->h);
-		}
+	for (size_t k = 0; k < n_miss; k++) {
+		size_t n = gram_utf8(miss[k]->k0, miss[k]->k1 & ~SLOT_USED, utf8);
+
+		md5_value(utf8, n, MAX_BITS, miss[k]->h);
 	}
 	for (size_t k = 0; k < s->n_pend; k++)
 		sh_vote_add(&s->v, g[k]->h[0], g[k]->h[1]);
@@ -355,14 +345,77 @@ static void gram_add(struct scan *s)
 		pending_run(s);
 }
 
+static uint32_t bswap32(uint32_t x)
+{
+	return x >> 24 | (x >> 8 & 0xFF00) | (x << 8 & 0xFF0000) | x << 24;
+}
+
+/* The windows waiting in s->w get their MD5 values, sixteen at once, and vote
+ * in order. */
+static void direct_run(struct scan *s)
+{
+	uint32_t st[4][PENDING_MAX];
+
+	if (!s->n_pend)
+		return;
+	sh_md5_short_x16(s->c->simd, (const uint32_t(*)[PENDING_MAX])s->w, s->bitlen, st);
+	/* digest bytes 8..15 big-endian are state words 2, 3; bytes 0..7 words 0, 1 */
+	for (size_t l = 0; l < s->n_pend; l++)
+		sh_vote_add(&s->v, (uint64_t)bswap32(st[2][l]) << 32 | bswap32(st[3][l]),
+			    (uint64_t)bswap32(st[0][l]) << 32 | bswap32(st[1][l]));
+	s->n_pend = 0;
+}
+
+/* With SIMD MD5, every window is hashed (sixteen cost less than a lookup in a
+ * table larger than the caches): its UTF-8, from the code points' own, is
+ * written as the words of its MD5 block. */
+static void direct_add(struct scan *s)
+{
+	unsigned __int128 m = 0;
+	unsigned off = 0;
+	size_t l = s->n_pend;
+
+	for (int k = 0; k < GRAM_WIDTH; k++) {
+		m |= (unsigned __int128)s->enc[k] << (8 * off);
+		off += s->enc_len[k];
+	}
+	if (off < 16)
+		m |= (unsigned __int128)0x80 << (8 * off);
+	for (int i = 0; i < 4; i++)
+		s->w[i][l] = (uint32_t)(m >> (32 * i));
+	s->w[4][l] = off < 16 ? 0 : 0x80;
+	s->bitlen[l] = off * 8;
+	if (++s->n_pend == PENDING_MAX)
+		direct_run(s);
+}
+
 static void keep(struct scan *s, uint32_t cp)
 {
+	uint8_t u[4];
+	unsigned n;
+
 	if (!py_is_word((UChar32)cp))
 		return;
 	s->last[0] = s->last[1];
 	s->last[1] = s->last[2];
 	s->last[2] = s->last[3];
 	s->last[3] = cp;
+	if (s->c->simd) {
+		n = cp < 0x80 ? (u[0] = (uint8_t)cp, 1) : (unsigned)sh_utf8_put(u, cp);
+		s->enc[0] = s->enc[1];
+		s->enc[1] = s->enc[2];
+		s->enc[2] = s->enc[3];
+		s->enc[3] = 0;
+		for (unsigned k = 0; k < n; k++)
+			s->enc[3] |= (uint32_t)u[k] << (8 * k);
+		s->enc_len[0] = s->enc_len[1];
+		s->enc_len[1] = s->enc_len[2];
+		s->enc_len[2] = s->enc_len[3];
+		s->enc_len[3] = n;
+		if (++s->n_kept >= GRAM_WIDTH)
+			direct_add(s);
+		return;
+	}
 	if (++s->n_kept >= GRAM_WIDTH)
 		gram_add(s);
 }
@@ -378,7 +431,7 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 
 	if (!c || !out || (!cps && n) || (bits != 64 && bits != 128))
 		return SIMHASH_EINVAL;
-	if (!c->shift) {
+	if (!c->simd && !c->shift) {
 		err = table_ready(c, 0, TABLE_MIN_SHIFT);
 		if (err)
 			return err;
@@ -409,7 +462,10 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 		return SIMHASH_OK;
 	}
 
-	pending_run(&s);
+	if (c->simd)
+		direct_run(&s);
+	else
+		pending_run(&s);
 	/* numpy compares the uint64 sums with the float count / 2 in float64:
 	 * for counts below 2^53 that is 2 * sum > count, what the vote does */
 	sh_vote_finish(&s.v, bits, &fp);
@@ -588,7 +644,7 @@ simhash_err sh_compat_new(sh_compat **out)
 	c = calloc(1, sizeof *c);
 	if (!c)
 		return SIMHASH_ENOMEM;
-	c->simd = sh_md5_x16_supported();
+	c->simd = sh_md5_short_simd();
 	*out = c;
 	return SIMHASH_OK;
 }
@@ -596,7 +652,7 @@ simhash_err sh_compat_new(sh_compat **out)
 void sh_compat_set_simd(sh_compat *c, int on)
 {
 	if (c)
-		c->simd = on && sh_md5_x16_supported();
+		c->simd = on ? sh_md5_short_simd() : 0;
 }
 
 void sh_compat_free(sh_compat *c)

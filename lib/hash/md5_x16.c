@@ -11,9 +11,27 @@
 #include <string.h>
 #include "../common/internal.h"
 
+/* The reference for the prepared-words form: each lane through sh_md5(). */
+static void md5_short_x16_scalar(const uint32_t w[5][16], const uint32_t bitlen[16],
+				 uint32_t st[4][16])
+{
+	uint8_t msg[20], dig[16];
+
+	for (unsigned l = 0; l < 16; l++) {
+		for (unsigned i = 0; i < 5; i++)
+			for (unsigned byte = 0; byte < 4; byte++)
+				msg[4 * i + byte] = (uint8_t)(w[i][l] >> (8 * byte));
+		sh_md5(msg, bitlen[l] / 8, dig);
+		for (unsigned k = 0; k < 4; k++)
+			st[k][l] = (uint32_t)dig[4 * k] | (uint32_t)dig[4 * k + 1] << 8 |
+				   (uint32_t)dig[4 * k + 2] << 16 | (uint32_t)dig[4 * k + 3] << 24;
+	}
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define SH_AVX512F __attribute__((target("avx512f")))
+#define SH_AVX2 __attribute__((target("avx2")))
 
 static const uint32_t K[64] = {
 	0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613,
@@ -117,6 +135,181 @@ SH_AVX512F void sh_md5_x16(const uint8_t *const msg[16], const size_t len[16],
 				out[l][4 * k + byte] = (uint8_t)(words[k][l] >> (8 * byte));
 }
 
+
+/* ---------------------------------------------------------------- short messages, prepared words
+ *
+ * The compatibility mode hashes 4-grams of at most 16 bytes: with the padding
+ * byte, only words 0..4 of the block can be non-zero, and word 14 holds the
+ * length in bits. The caller writes those words lane by lane (no per-lane
+ * block, memset or copy), the steps whose message word is zero skip its
+ * addition (the compiler folds the zero), and the state comes out as words.
+ * Both kernels compute the same bytes as sh_md5() on the same message.
+ */
+#define STEP(FN, a, b, c, d, g, s, i) \
+	a = V_ADD(b, V_ROL(V_ADD(V_ADD(a, FN(b, c, d)), V_ADD(V_SET1(K[i]), m[g])), s))
+
+#define MD5_STEPS \
+	STEP(F, a, b, c, d, 0, 7, 0); \
+	STEP(F, d, a, b, c, 1, 12, 1); \
+	STEP(F, c, d, a, b, 2, 17, 2); \
+	STEP(F, b, c, d, a, 3, 22, 3); \
+	STEP(F, a, b, c, d, 4, 7, 4); \
+	STEP(F, d, a, b, c, 5, 12, 5); \
+	STEP(F, c, d, a, b, 6, 17, 6); \
+	STEP(F, b, c, d, a, 7, 22, 7); \
+	STEP(F, a, b, c, d, 8, 7, 8); \
+	STEP(F, d, a, b, c, 9, 12, 9); \
+	STEP(F, c, d, a, b, 10, 17, 10); \
+	STEP(F, b, c, d, a, 11, 22, 11); \
+	STEP(F, a, b, c, d, 12, 7, 12); \
+	STEP(F, d, a, b, c, 13, 12, 13); \
+	STEP(F, c, d, a, b, 14, 17, 14); \
+	STEP(F, b, c, d, a, 15, 22, 15); \
+	STEP(G, a, b, c, d, 1, 5, 16); \
+	STEP(G, d, a, b, c, 6, 9, 17); \
+	STEP(G, c, d, a, b, 11, 14, 18); \
+	STEP(G, b, c, d, a, 0, 20, 19); \
+	STEP(G, a, b, c, d, 5, 5, 20); \
+	STEP(G, d, a, b, c, 10, 9, 21); \
+	STEP(G, c, d, a, b, 15, 14, 22); \
+	STEP(G, b, c, d, a, 4, 20, 23); \
+	STEP(G, a, b, c, d, 9, 5, 24); \
+	STEP(G, d, a, b, c, 14, 9, 25); \
+	STEP(G, c, d, a, b, 3, 14, 26); \
+	STEP(G, b, c, d, a, 8, 20, 27); \
+	STEP(G, a, b, c, d, 13, 5, 28); \
+	STEP(G, d, a, b, c, 2, 9, 29); \
+	STEP(G, c, d, a, b, 7, 14, 30); \
+	STEP(G, b, c, d, a, 12, 20, 31); \
+	STEP(H, a, b, c, d, 5, 4, 32); \
+	STEP(H, d, a, b, c, 8, 11, 33); \
+	STEP(H, c, d, a, b, 11, 16, 34); \
+	STEP(H, b, c, d, a, 14, 23, 35); \
+	STEP(H, a, b, c, d, 1, 4, 36); \
+	STEP(H, d, a, b, c, 4, 11, 37); \
+	STEP(H, c, d, a, b, 7, 16, 38); \
+	STEP(H, b, c, d, a, 10, 23, 39); \
+	STEP(H, a, b, c, d, 13, 4, 40); \
+	STEP(H, d, a, b, c, 0, 11, 41); \
+	STEP(H, c, d, a, b, 3, 16, 42); \
+	STEP(H, b, c, d, a, 6, 23, 43); \
+	STEP(H, a, b, c, d, 9, 4, 44); \
+	STEP(H, d, a, b, c, 12, 11, 45); \
+	STEP(H, c, d, a, b, 15, 16, 46); \
+	STEP(H, b, c, d, a, 2, 23, 47); \
+	STEP(I, a, b, c, d, 0, 6, 48); \
+	STEP(I, d, a, b, c, 7, 10, 49); \
+	STEP(I, c, d, a, b, 14, 15, 50); \
+	STEP(I, b, c, d, a, 5, 21, 51); \
+	STEP(I, a, b, c, d, 12, 6, 52); \
+	STEP(I, d, a, b, c, 3, 10, 53); \
+	STEP(I, c, d, a, b, 10, 15, 54); \
+	STEP(I, b, c, d, a, 1, 21, 55); \
+	STEP(I, a, b, c, d, 8, 6, 56); \
+	STEP(I, d, a, b, c, 15, 10, 57); \
+	STEP(I, c, d, a, b, 6, 15, 58); \
+	STEP(I, b, c, d, a, 13, 21, 59); \
+	STEP(I, a, b, c, d, 4, 6, 60); \
+	STEP(I, d, a, b, c, 11, 10, 61); \
+	STEP(I, c, d, a, b, 2, 15, 62); \
+	STEP(I, b, c, d, a, 9, 21, 63);
+
+#define V_ADD(x, y) _mm512_add_epi32(x, y)
+#define V_SET1(k) _mm512_set1_epi32((int)(k))
+#define V_ROL(x, s) _mm512_rol_epi32(x, s)
+#define F(b, c, d) _mm512_ternarylogic_epi32(b, c, d, TL_F)
+#define G(b, c, d) _mm512_ternarylogic_epi32(b, c, d, TL_G)
+#define H(b, c, d) _mm512_ternarylogic_epi32(b, c, d, TL_H)
+#define I(b, c, d) _mm512_ternarylogic_epi32(b, c, d, TL_I)
+
+SH_AVX512F static void md5_short_x16_avx512(const uint32_t w[5][16], const uint32_t bitlen[16],
+					    uint32_t st[4][16])
+{
+	__m512i m[16], a, b, c, d;
+
+	for (unsigned i = 0; i < 16; i++)
+		m[i] = _mm512_setzero_si512();
+	for (unsigned i = 0; i < 5; i++)
+		m[i] = _mm512_loadu_si512(w[i]);
+	m[14] = _mm512_loadu_si512(bitlen);
+	a = V_SET1(0x67452301);
+	b = V_SET1(0xefcdab89);
+	c = V_SET1(0x98badcfe);
+	d = V_SET1(0x10325476);
+	MD5_STEPS
+	_mm512_storeu_si512(st[0], V_ADD(a, V_SET1(0x67452301)));
+	_mm512_storeu_si512(st[1], V_ADD(b, V_SET1(0xefcdab89)));
+	_mm512_storeu_si512(st[2], V_ADD(c, V_SET1(0x98badcfe)));
+	_mm512_storeu_si512(st[3], V_ADD(d, V_SET1(0x10325476)));
+}
+
+#undef V_ADD
+#undef V_SET1
+#undef V_ROL
+#undef F
+#undef G
+#undef H
+#undef I
+
+#define V_ADD(x, y) _mm256_add_epi32(x, y)
+#define V_SET1(k) _mm256_set1_epi32((int)(k))
+#define V_ROL(x, s) _mm256_or_si256(_mm256_slli_epi32(x, s), _mm256_srli_epi32(x, 32 - (s)))
+#define F(b, c, d) _mm256_xor_si256(d, _mm256_and_si256(b, _mm256_xor_si256(c, d)))
+#define G(b, c, d) _mm256_xor_si256(c, _mm256_and_si256(d, _mm256_xor_si256(b, c)))
+#define H(b, c, d) _mm256_xor_si256(_mm256_xor_si256(b, c), d)
+#define I(b, c, d) \
+	_mm256_xor_si256(c, _mm256_or_si256(b, _mm256_xor_si256(d, _mm256_set1_epi32(-1))))
+
+/* Eight lanes, from lane `off` of the sixteen. */
+SH_AVX2 static void md5_short_x8_avx2(const uint32_t w[5][16], const uint32_t bitlen[16],
+				      uint32_t st[4][16], unsigned off)
+{
+	__m256i m[16], a, b, c, d;
+
+	for (unsigned i = 0; i < 16; i++)
+		m[i] = _mm256_setzero_si256();
+	for (unsigned i = 0; i < 5; i++)
+		m[i] = _mm256_loadu_si256((const __m256i *)(w[i] + off));
+	m[14] = _mm256_loadu_si256((const __m256i *)(bitlen + off));
+	a = V_SET1(0x67452301);
+	b = V_SET1(0xefcdab89);
+	c = V_SET1(0x98badcfe);
+	d = V_SET1(0x10325476);
+	MD5_STEPS
+	_mm256_storeu_si256((__m256i *)(st[0] + off), V_ADD(a, V_SET1(0x67452301)));
+	_mm256_storeu_si256((__m256i *)(st[1] + off), V_ADD(b, V_SET1(0xefcdab89)));
+	_mm256_storeu_si256((__m256i *)(st[2] + off), V_ADD(c, V_SET1(0x98badcfe)));
+	_mm256_storeu_si256((__m256i *)(st[3] + off), V_ADD(d, V_SET1(0x10325476)));
+}
+
+#undef V_ADD
+#undef V_SET1
+#undef V_ROL
+#undef F
+#undef G
+#undef H
+#undef I
+
+int sh_md5_short_simd(void)
+{
+	if (__builtin_cpu_supports("avx512f"))
+		return 2;
+	return __builtin_cpu_supports("avx2") ? 1 : 0;
+}
+
+void sh_md5_short_x16(int level, const uint32_t w[5][16], const uint32_t bitlen[16],
+		      uint32_t st[4][16])
+{
+	if (level >= 2) {
+		md5_short_x16_avx512(w, bitlen, st);
+	} else if (level == 1) {
+		md5_short_x8_avx2(w, bitlen, st, 0);
+		md5_short_x8_avx2(w, bitlen, st, 8);
+	} else {
+		md5_short_x16_scalar(w, bitlen, st);
+	}
+}
+
 #else
 
 int sh_md5_x16_supported(void)
@@ -128,6 +321,18 @@ void sh_md5_x16(const uint8_t *const msg[16], const size_t len[16], uint8_t out[
 {
 	for (unsigned l = 0; l < 16; l++)
 		sh_md5(msg[l], len[l], out[l]);
+}
+
+int sh_md5_short_simd(void)
+{
+	return 0;
+}
+
+void sh_md5_short_x16(int level, const uint32_t w[5][16], const uint32_t bitlen[16],
+		      uint32_t st[4][16])
+{
+	(void)level;
+	md5_short_x16_scalar(w, bitlen, st);
 }
 
 #endif
