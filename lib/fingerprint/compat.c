@@ -50,6 +50,7 @@
 #define TABLE_MAX_SHIFT 18      /* grown up to 256 Ki slots (8 MiB) */
 #define SLOT_USED (1u << 31)    /* flag in gram_slot.k1, above its 21 bits */
 #define PENDING_MAX 16
+#define DIRECT_MAX 32     /* windows per call of sh_md5_short_x32() */
 #define MAX_BITS 128
 
 /* A 4-gram of code points (21 bits each): k0 holds the first three, k1 the
@@ -213,11 +214,7 @@ struct scan {
 	sh_compat *c;
 	unsigned bits;
 	uint32_t last[GRAM_WIDTH]; /* the last code points kept, oldest first */
-	uint32_t enc[GRAM_WIDTH];  /* their UTF-8, byte k in bits 8k.. */
-	unsigned enc_len[GRAM_WIDTH];
 	size_t n_kept;
-	/* SIMD: windows waiting for their MD5, as prepared words (md5_x16.c) */
-	uint32_t w[5][PENDING_MAX], bitlen[PENDING_MAX];
 	struct pending pend[PENDING_MAX];
 	size_t n_pend;
 	sh_vote v;                 /* one unit vote per window */
@@ -350,72 +347,136 @@ static uint32_t bswap32(uint32_t x)
 	return x >> 24 | (x >> 8 & 0xFF00) | (x << 8 & 0xFF0000) | x << 24;
 }
 
-/* The windows waiting in s->w get their MD5 values, sixteen at once, and vote
- * in order. */
-static void direct_run(struct scan *s)
+/* The UTF-8 of cp as a word, byte k in bits 8k..8k+7; *len its bytes. */
+static uint32_t utf8_word(uint32_t cp, unsigned *len)
 {
-	uint32_t st[4][PENDING_MAX];
-
-	if (!s->n_pend)
-		return;
-	sh_md5_short_x16(s->c->simd, (const uint32_t(*)[PENDING_MAX])s->w, s->bitlen, st);
-	/* digest bytes 8..15 big-endian are state words 2, 3; bytes 0..7 words 0, 1 */
-	for (size_t l = 0; l < s->n_pend; l++)
-		sh_vote_add(&s->v, (uint64_t)bswap32(st[2][l]) << 32 | bswap32(st[3][l]),
-			    (uint64_t)bswap32(st[0][l]) << 32 | bswap32(st[1][l]));
-	s->n_pend = 0;
+	if (cp < 0x80) {
+		*len = 1;
+		return cp;
+	}
+	if (cp < 0x800) {
+		*len = 2;
+		return (0xC0 | cp >> 6) | (0x80 | (cp & 0x3F)) << 8;
+	}
+	if (cp < 0x10000) {
+		*len = 3;
+		return (0xE0 | cp >> 12) | (0x80 | (cp >> 6 & 0x3F)) << 8 |
+		       (0x80 | (cp & 0x3F)) << 16;
+	}
+	*len = 4;
+	return (0xF0 | cp >> 18) | (0x80 | (cp >> 12 & 0x3F)) << 8 |
+	       (0x80 | (cp >> 6 & 0x3F)) << 16 | (0x80 | (cp & 0x3F)) << 24;
 }
 
-/* With SIMD MD5, every window is hashed (sixteen cost less than a lookup in a
- * table larger than the caches): its UTF-8, from the code points' own, is
- * written as the words of its MD5 block. */
-static void direct_add(struct scan *s)
-{
-	unsigned __int128 m = 0;
-	unsigned off = 0;
-	size_t l = s->n_pend;
+/* With SIMD MD5 every window is hashed, sixteen at once (cheaper than a
+ * lookup in a table larger than the caches): the window's UTF-8 is kept as a
+ * 128-bit little-endian number in registers, the newest code point's bytes
+ * shifted in and the oldest's out, and written as the words of its MD5 block.
+ * The windows vote in order. */
+struct direct {
+	uint32_t w[5][DIRECT_MAX], bitlen[DIRECT_MAX];
+};
 
-	for (int k = 0; k < GRAM_WIDTH; k++) {
-		m |= (unsigned __int128)s->enc[k] << (8 * off);
-		off += s->enc_len[k];
+static void direct_run(const struct direct *d, size_t n, int level, sh_vote *v)
+{
+	uint32_t st[4][DIRECT_MAX];
+
+	sh_md5_short_x32(level, d->w, d->bitlen, st);
+	/* digest bytes 8..15 big-endian are state words 2, 3; bytes 0..7 words 0, 1 */
+	for (size_t l = 0; l < n; l++)
+		sh_vote_add(v, (uint64_t)bswap32(st[2][l]) << 32 | bswap32(st[3][l]),
+			    (uint64_t)bswap32(st[0][l]) << 32 | bswap32(st[1][l]));
+}
+
+/* Python's `\w` on ASCII: letters, digits and '_'. */
+static const uint8_t ascii_word[128] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+	['8'] = 1, ['9'] = 1, ['_'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1,
+	['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
+	['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+	['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
+	['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
+	['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+	['y'] = 1, ['z'] = 1,
+};
+
+/* The windows of cps through the SIMD MD5 into v; returns how many code
+ * points were kept, and in *tail the UTF-8 of the last (at most) four, *tail_len
+ * bytes. The state lives in locals, so in registers. */
+static size_t text_direct(sh_compat *c, const uint32_t *cps, size_t n, sh_vote *v,
+			  uint8_t tail[4 * GRAM_WIDTH], size_t *tail_len)
+{
+	struct direct d;
+	unsigned __int128 m = 0; /* the last GRAM_WIDTH code points' UTF-8 */
+	uint32_t lens = 0;       /* their lengths, a byte each, oldest lowest */
+	unsigned total = 0;      /* their bytes */
+	size_t n_kept = 0, n_pend = 0;
+	uint32_t low[2];
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c0 = cps[i];
+		size_t k;
+
+		/* ASCII and the CJK block (most text) without a call: each lowercases
+		 * to itself (ASCII capitals aside), and is a word character or not
+		 * by its range alone */
+		if (c0 < 0x80) {
+			if (!ascii_word[c0])
+				continue;
+			low[0] = c0 | (c0 >= 'A' && c0 <= 'Z' ? 0x20 : 0);
+			k = 1;
+		} else if (c0 >= 0x4E00 && c0 <= 0x9FCC) {
+			low[0] = c0;
+			k = 1;
+		} else {
+			k = py_lower(cps, n, i, low);
+		}
+
+		for (size_t j = 0; j < k; j++) {
+			uint32_t cp = low[j], e;
+			unsigned len, old;
+			unsigned __int128 b;
+
+			if (cp >= 0x80 && !(cp >= 0x4E00 && cp <= 0x9FCC) && !py_is_word((UChar32)cp))
+				continue;
+			e = utf8_word(cp, &len);
+			old = lens & 0xFF;
+			lens = lens >> 8 | len << 24;
+			total = total - old + len;
+			m = m >> (8 * old) | (unsigned __int128)e << (8 * (total - len));
+			if (++n_kept < GRAM_WIDTH)
+				continue;
+			b = total < 16 ? m | (unsigned __int128)0x80 << (8 * total) : m;
+			d.w[0][n_pend] = (uint32_t)b;
+			d.w[1][n_pend] = (uint32_t)(b >> 32);
+			d.w[2][n_pend] = (uint32_t)(b >> 64);
+			d.w[3][n_pend] = (uint32_t)(b >> 96);
+			d.w[4][n_pend] = total < 16 ? 0 : 0x80;
+			d.bitlen[n_pend] = total * 8;
+			if (++n_pend == DIRECT_MAX) {
+				direct_run(&d, n_pend, c->simd, v);
+				n_pend = 0;
+			}
+		}
 	}
-	if (off < 16)
-		m |= (unsigned __int128)0x80 << (8 * off);
-	for (int i = 0; i < 4; i++)
-		s->w[i][l] = (uint32_t)(m >> (32 * i));
-	s->w[4][l] = off < 16 ? 0 : 0x80;
-	s->bitlen[l] = off * 8;
-	if (++s->n_pend == PENDING_MAX)
-		direct_run(s);
+	if (n_pend)
+		direct_run(&d, n_pend, c->simd, v);
+	for (unsigned k = 0; k < total; k++)
+		tail[k] = (uint8_t)(m >> (8 * k));
+	*tail_len = total;
+	return n_kept;
 }
 
 static void keep(struct scan *s, uint32_t cp)
 {
-	uint8_t u[4];
-	unsigned n;
-
 	if (!py_is_word((UChar32)cp))
 		return;
 	s->last[0] = s->last[1];
 	s->last[1] = s->last[2];
 	s->last[2] = s->last[3];
 	s->last[3] = cp;
-	if (s->c->simd) {
-		n = cp < 0x80 ? (u[0] = (uint8_t)cp, 1) : (unsigned)sh_utf8_put(u, cp);
-		s->enc[0] = s->enc[1];
-		s->enc[1] = s->enc[2];
-		s->enc[2] = s->enc[3];
-		s->enc[3] = 0;
-		for (unsigned k = 0; k < n; k++)
-			s->enc[3] |= (uint32_t)u[k] << (8 * k);
-		s->enc_len[0] = s->enc_len[1];
-		s->enc_len[1] = s->enc_len[2];
-		s->enc_len[2] = s->enc_len[3];
-		s->enc_len[3] = n;
-		if (++s->n_kept >= GRAM_WIDTH)
-			direct_add(s);
-		return;
-	}
 	if (++s->n_kept >= GRAM_WIDTH)
 		gram_add(s);
 }
@@ -425,6 +486,8 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 {
 	struct scan s = { .c = c, .bits = bits };
 	uint32_t low[2];
+	uint8_t utf8[4 * GRAM_WIDTH];
+	size_t len = 0;
 	simhash_fp fp = { .bits = bits };
 	uint64_t h[2];
 	simhash_err err;
@@ -440,21 +503,23 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 	}
 	sh_vote_init(&s.v, bits);
 
-	for (size_t i = 0; i < n; i++) {
-		size_t k = py_lower(cps, n, i, low);
+	if (c->simd) {
+		s.n_kept = text_direct(c, cps, n, &s.v, utf8, &len);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			size_t k = py_lower(cps, n, i, low);
 
-		keep(&s, low[0]);
-		if (k == 2)
-			keep(&s, low[1]);
+			keep(&s, low[0]);
+			if (k == 2)
+				keep(&s, low[1]);
+		}
+		for (size_t k = GRAM_WIDTH - (s.n_kept < GRAM_WIDTH ? s.n_kept : GRAM_WIDTH);
+		     k < GRAM_WIDTH; k++)
+			len += sh_utf8_put(utf8 + len, s.last[k]);
 	}
 
 	if (s.n_kept < GRAM_WIDTH) {
 		/* One feature, the whole string, weight 1 of 1: the value is its hash. */
-		uint8_t utf8[4 * GRAM_WIDTH];
-		size_t len = 0;
-
-		for (size_t k = GRAM_WIDTH - s.n_kept; k < GRAM_WIDTH; k++)
-			len += sh_utf8_put(utf8 + len, s.last[k]);
 		md5_value(utf8, len, bits, h);
 		fp.w[0] = h[0];
 		fp.w[1] = h[1];
@@ -462,9 +527,7 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 		return SIMHASH_OK;
 	}
 
-	if (c->simd)
-		direct_run(&s);
-	else
+	if (!c->simd)
 		pending_run(&s);
 	/* numpy compares the uint64 sums with the float count / 2 in float64:
 	 * for counts below 2^53 that is 2 * sum > count, what the vote does */

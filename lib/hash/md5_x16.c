@@ -12,12 +12,12 @@
 #include "../common/internal.h"
 
 /* The reference for the prepared-words form: each lane through sh_md5(). */
-static void md5_short_x16_scalar(const uint32_t w[5][16], const uint32_t bitlen[16],
-				 uint32_t st[4][16])
+static void md5_short_x32_scalar(const uint32_t w[5][32], const uint32_t bitlen[32],
+				 uint32_t st[4][32])
 {
 	uint8_t msg[20], dig[16];
 
-	for (unsigned l = 0; l < 16; l++) {
+	for (unsigned l = 0; l < 32; l++) {
 		for (unsigned i = 0; i < 5; i++)
 			for (unsigned byte = 0; byte < 4; byte++)
 				msg[4 * i + byte] = (uint8_t)(w[i][l] >> (8 * byte));
@@ -143,10 +143,19 @@ SH_AVX512F void sh_md5_x16(const uint8_t *const msg[16], const size_t len[16],
  * length in bits. The caller writes those words lane by lane (no per-lane
  * block, memset or copy), the steps whose message word is zero skip its
  * addition (the compiler folds the zero), and the state comes out as words.
- * Both kernels compute the same bytes as sh_md5() on the same message.
+ * Thirty-two lanes per call, two independent groups interleaved to hide the
+ * steps' latency. Every kernel computes the same bytes as sh_md5() on the same message.
  */
-#define STEP(FN, a, b, c, d, g, s, i) \
-	a = V_ADD(b, V_ROL(V_ADD(V_ADD(a, FN(b, c, d)), V_ADD(V_SET1(K[i]), m[g])), s))
+/* a = b + rol(a + F(b, c, d) + K[i] + m[g], s), with a + K[i] + m[g] off the
+ * critical path (a is four steps old); done for two independent groups of
+ * lanes (x and y) so that one group's steps fill the other's latency. */
+#define STEP(FN, a, b, c, d, g, s, i)                                                            \
+	do {                                                                                      \
+		a##x = V_ADD(b##x, V_ROL(V_ADD(FN(b##x, c##x, d##x),                              \
+					       V_ADD(a##x, V_ADD(V_SET1(K[i]), mx[g]))), s)); \
+		a##y = V_ADD(b##y, V_ROL(V_ADD(FN(b##y, c##y, d##y),                              \
+					       V_ADD(a##y, V_ADD(V_SET1(K[i]), my[g]))), s)); \
+	} while (0)
 
 #define MD5_STEPS \
 	STEP(F, a, b, c, d, 0, 7, 0); \
@@ -222,25 +231,33 @@ SH_AVX512F void sh_md5_x16(const uint8_t *const msg[16], const size_t len[16],
 #define H(b, c, d) _mm512_ternarylogic_epi32(b, c, d, TL_H)
 #define I(b, c, d) _mm512_ternarylogic_epi32(b, c, d, TL_I)
 
-SH_AVX512F static void md5_short_x16_avx512(const uint32_t w[5][16], const uint32_t bitlen[16],
-					    uint32_t st[4][16])
+/* Lanes 0..15 and 16..31. */
+SH_AVX512F static void md5_short_x32_avx512(const uint32_t w[5][32], const uint32_t bitlen[32],
+					    uint32_t st[4][32])
 {
-	__m512i m[16], a, b, c, d;
+	__m512i mx[16], my[16], ax, bx, cx, dx, ay, by, cy, dy;
 
 	for (unsigned i = 0; i < 16; i++)
-		m[i] = _mm512_setzero_si512();
-	for (unsigned i = 0; i < 5; i++)
-		m[i] = _mm512_loadu_si512(w[i]);
-	m[14] = _mm512_loadu_si512(bitlen);
-	a = V_SET1(0x67452301);
-	b = V_SET1(0xefcdab89);
-	c = V_SET1(0x98badcfe);
-	d = V_SET1(0x10325476);
+		mx[i] = my[i] = _mm512_setzero_si512();
+	for (unsigned i = 0; i < 5; i++) {
+		mx[i] = _mm512_loadu_si512(w[i]);
+		my[i] = _mm512_loadu_si512(w[i] + 16);
+	}
+	mx[14] = _mm512_loadu_si512(bitlen);
+	my[14] = _mm512_loadu_si512(bitlen + 16);
+	ax = ay = V_SET1(0x67452301);
+	bx = by = V_SET1(0xefcdab89);
+	cx = cy = V_SET1(0x98badcfe);
+	dx = dy = V_SET1(0x10325476);
 	MD5_STEPS
-	_mm512_storeu_si512(st[0], V_ADD(a, V_SET1(0x67452301)));
-	_mm512_storeu_si512(st[1], V_ADD(b, V_SET1(0xefcdab89)));
-	_mm512_storeu_si512(st[2], V_ADD(c, V_SET1(0x98badcfe)));
-	_mm512_storeu_si512(st[3], V_ADD(d, V_SET1(0x10325476)));
+	_mm512_storeu_si512(st[0], V_ADD(ax, V_SET1(0x67452301)));
+	_mm512_storeu_si512(st[1], V_ADD(bx, V_SET1(0xefcdab89)));
+	_mm512_storeu_si512(st[2], V_ADD(cx, V_SET1(0x98badcfe)));
+	_mm512_storeu_si512(st[3], V_ADD(dx, V_SET1(0x10325476)));
+	_mm512_storeu_si512(st[0] + 16, V_ADD(ay, V_SET1(0x67452301)));
+	_mm512_storeu_si512(st[1] + 16, V_ADD(by, V_SET1(0xefcdab89)));
+	_mm512_storeu_si512(st[2] + 16, V_ADD(cy, V_SET1(0x98badcfe)));
+	_mm512_storeu_si512(st[3] + 16, V_ADD(dy, V_SET1(0x10325476)));
 }
 
 #undef V_ADD
@@ -260,26 +277,33 @@ SH_AVX512F static void md5_short_x16_avx512(const uint32_t w[5][16], const uint3
 #define I(b, c, d) \
 	_mm256_xor_si256(c, _mm256_or_si256(b, _mm256_xor_si256(d, _mm256_set1_epi32(-1))))
 
-/* Eight lanes, from lane `off` of the sixteen. */
-SH_AVX2 static void md5_short_x8_avx2(const uint32_t w[5][16], const uint32_t bitlen[16],
-				      uint32_t st[4][16], unsigned off)
+/* Lanes off..off+7 and off+8..off+15. */
+SH_AVX2 static void md5_short_x16_avx2(const uint32_t w[5][32], const uint32_t bitlen[32],
+				       uint32_t st[4][32], unsigned off)
 {
-	__m256i m[16], a, b, c, d;
+	__m256i mx[16], my[16], ax, bx, cx, dx, ay, by, cy, dy;
 
 	for (unsigned i = 0; i < 16; i++)
-		m[i] = _mm256_setzero_si256();
-	for (unsigned i = 0; i < 5; i++)
-		m[i] = _mm256_loadu_si256((const __m256i *)(w[i] + off));
-	m[14] = _mm256_loadu_si256((const __m256i *)(bitlen + off));
-	a = V_SET1(0x67452301);
-	b = V_SET1(0xefcdab89);
-	c = V_SET1(0x98badcfe);
-	d = V_SET1(0x10325476);
+		mx[i] = my[i] = _mm256_setzero_si256();
+	for (unsigned i = 0; i < 5; i++) {
+		mx[i] = _mm256_loadu_si256((const __m256i *)(w[i] + off));
+		my[i] = _mm256_loadu_si256((const __m256i *)(w[i] + off + 8));
+	}
+	mx[14] = _mm256_loadu_si256((const __m256i *)(bitlen + off));
+	my[14] = _mm256_loadu_si256((const __m256i *)(bitlen + off + 8));
+	ax = ay = V_SET1(0x67452301);
+	bx = by = V_SET1(0xefcdab89);
+	cx = cy = V_SET1(0x98badcfe);
+	dx = dy = V_SET1(0x10325476);
 	MD5_STEPS
-	_mm256_storeu_si256((__m256i *)(st[0] + off), V_ADD(a, V_SET1(0x67452301)));
-	_mm256_storeu_si256((__m256i *)(st[1] + off), V_ADD(b, V_SET1(0xefcdab89)));
-	_mm256_storeu_si256((__m256i *)(st[2] + off), V_ADD(c, V_SET1(0x98badcfe)));
-	_mm256_storeu_si256((__m256i *)(st[3] + off), V_ADD(d, V_SET1(0x10325476)));
+	_mm256_storeu_si256((__m256i *)(st[0] + off), V_ADD(ax, V_SET1(0x67452301)));
+	_mm256_storeu_si256((__m256i *)(st[1] + off), V_ADD(bx, V_SET1(0xefcdab89)));
+	_mm256_storeu_si256((__m256i *)(st[2] + off), V_ADD(cx, V_SET1(0x98badcfe)));
+	_mm256_storeu_si256((__m256i *)(st[3] + off), V_ADD(dx, V_SET1(0x10325476)));
+	_mm256_storeu_si256((__m256i *)(st[0] + off + 8), V_ADD(ay, V_SET1(0x67452301)));
+	_mm256_storeu_si256((__m256i *)(st[1] + off + 8), V_ADD(by, V_SET1(0xefcdab89)));
+	_mm256_storeu_si256((__m256i *)(st[2] + off + 8), V_ADD(cy, V_SET1(0x98badcfe)));
+	_mm256_storeu_si256((__m256i *)(st[3] + off + 8), V_ADD(dy, V_SET1(0x10325476)));
 }
 
 #undef V_ADD
@@ -297,16 +321,16 @@ int sh_md5_short_simd(void)
 	return __builtin_cpu_supports("avx2") ? 1 : 0;
 }
 
-void sh_md5_short_x16(int level, const uint32_t w[5][16], const uint32_t bitlen[16],
-		      uint32_t st[4][16])
+void sh_md5_short_x32(int level, const uint32_t w[5][32], const uint32_t bitlen[32],
+		      uint32_t st[4][32])
 {
 	if (level >= 2) {
-		md5_short_x16_avx512(w, bitlen, st);
+		md5_short_x32_avx512(w, bitlen, st);
 	} else if (level == 1) {
-		md5_short_x8_avx2(w, bitlen, st, 0);
-		md5_short_x8_avx2(w, bitlen, st, 8);
+		md5_short_x16_avx2(w, bitlen, st, 0);
+		md5_short_x16_avx2(w, bitlen, st, 16);
 	} else {
-		md5_short_x16_scalar(w, bitlen, st);
+		md5_short_x32_scalar(w, bitlen, st);
 	}
 }
 
@@ -328,11 +352,11 @@ int sh_md5_short_simd(void)
 	return 0;
 }
 
-void sh_md5_short_x16(int level, const uint32_t w[5][16], const uint32_t bitlen[16],
-		      uint32_t st[4][16])
+void sh_md5_short_x32(int level, const uint32_t w[5][32], const uint32_t bitlen[32],
+		      uint32_t st[4][32])
 {
 	(void)level;
-	md5_short_x16_scalar(w, bitlen, st);
+	md5_short_x32_scalar(w, bitlen, st);
 }
 
 #endif
