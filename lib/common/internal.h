@@ -131,6 +131,8 @@ simhash_err sh_compat_new(sh_compat **out);
 void sh_compat_free(sh_compat *c);
 /* For tests: the sixteen-lane MD5 off (0) or on where the CPU has it. */
 void sh_compat_set_simd(sh_compat *c, int on);
+/* Tests: the MD5 path by level (0 memo table, 1 AVX2, 2 AVX-512), capped at the CPU's. */
+void sh_compat_set_simd_level(sh_compat *c, int level);
 /* Simhash(text, f=bits).value for bits 64 or 128, where text is the Python str
  * whose code points are cps[0..n) (already decoded; invalid UTF-8 replaced). */
 simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned bits,

@@ -402,71 +402,108 @@ static const uint8_t ascii_word[128] = {
 	['y'] = 1, ['z'] = 1,
 };
 
+#define KEPT_MAX 512 /* code points kept per pass of windows_emit() */
+
+/* The code points kept, as UTF-8 words and lengths: the windows are built
+ * from them in a second pass, each independently of the previous one (no
+ * serial chain through a shifting window). The last GRAM_WIDTH - 1 are carried
+ * over from pass to pass. */
+struct kept {
+	uint32_t e[KEPT_MAX];
+	uint8_t len[KEPT_MAX];
+	size_t n, done; /* entries; the windows ending before done are emitted */
+	size_t n_kept, n_pend;
+};
+
+static void windows_emit(struct kept *k, struct direct *d, int level, sh_vote *v)
+{
+	for (size_t j = k->done; j < k->n; j++) {
+		unsigned l0 = k->len[j - 3], l1 = k->len[j - 2], l2 = k->len[j - 1];
+		unsigned total = l0 + l1 + l2 + k->len[j];
+		unsigned __int128 m = k->e[j - 3] | (unsigned __int128)k->e[j - 2] << (8 * l0) |
+				      (unsigned __int128)k->e[j - 1] << (8 * (l0 + l1)) |
+				      (unsigned __int128)k->e[j] << (8 * (l0 + l1 + l2));
+		size_t l = k->n_pend;
+
+		if (total < 16)
+			m |= (unsigned __int128)0x80 << (8 * total);
+		d->w[0][l] = (uint32_t)m;
+		d->w[1][l] = (uint32_t)(m >> 32);
+		d->w[2][l] = (uint32_t)(m >> 64);
+		d->w[3][l] = (uint32_t)(m >> 96);
+		d->w[4][l] = total < 16 ? 0 : 0x80;
+		d->bitlen[l] = total * 8;
+		if (++k->n_pend == DIRECT_MAX) {
+			direct_run(d, DIRECT_MAX, level, v);
+			k->n_pend = 0;
+		}
+	}
+	k->done = k->n > GRAM_WIDTH - 1 ? k->n : GRAM_WIDTH - 1;
+}
+
+/* Appends cp if keep (0 or 1), without a branch on keep, which spaces and
+ * punctuation would make unpredictable. */
+static inline void kept_push(struct kept *k, uint32_t cp, unsigned keep, struct direct *d,
+			     int level, sh_vote *v)
+{
+	unsigned len;
+
+	k->e[k->n] = utf8_word(cp, &len);
+	k->len[k->n] = (uint8_t)len;
+	k->n += keep;
+	k->n_kept += keep;
+	if (k->n == KEPT_MAX) {
+		windows_emit(k, d, level, v);
+		for (size_t j = 0; j < GRAM_WIDTH - 1; j++) {
+			k->e[j] = k->e[KEPT_MAX - (GRAM_WIDTH - 1) + j];
+			k->len[j] = k->len[KEPT_MAX - (GRAM_WIDTH - 1) + j];
+		}
+		k->n = k->done = GRAM_WIDTH - 1;
+	}
+}
+
 /* The windows of cps through the SIMD MD5 into v; returns how many code
  * points were kept, and in *tail the UTF-8 of the last (at most) four, *tail_len
- * bytes. The state lives in locals, so in registers. */
+ * bytes. */
 static size_t text_direct(sh_compat *c, const uint32_t *cps, size_t n, sh_vote *v,
 			  uint8_t tail[4 * GRAM_WIDTH], size_t *tail_len)
 {
 	struct direct d;
-	unsigned __int128 m = 0; /* the last GRAM_WIDTH code points' UTF-8 */
-	uint32_t lens = 0;       /* their lengths, a byte each, oldest lowest */
-	unsigned total = 0;      /* their bytes */
-	size_t n_kept = 0, n_pend = 0;
+	struct kept k;
 	uint32_t low[2];
+	int level = c->simd;
+	size_t first, len = 0;
 
+	k.n = k.n_kept = k.n_pend = 0;
+	k.done = GRAM_WIDTH - 1;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t c0 = cps[i];
-		size_t k;
 
 		/* ASCII and the CJK block (most text) without a call: each lowercases
 		 * to itself (ASCII capitals aside), and is a word character or not
 		 * by its range alone */
 		if (c0 < 0x80) {
-			if (!ascii_word[c0])
-				continue;
-			low[0] = c0 | (c0 >= 'A' && c0 <= 'Z' ? 0x20 : 0);
-			k = 1;
+			kept_push(&k, c0 + ((c0 - 'A' < 26u) << 5), ascii_word[c0], &d, level, v);
 		} else if (c0 >= 0x4E00 && c0 <= 0x9FCC) {
-			low[0] = c0;
-			k = 1;
+			kept_push(&k, c0, 1, &d, level, v);
 		} else {
-			k = py_lower(cps, n, i, low);
-		}
+			size_t nl = py_lower(cps, n, i, low);
 
-		for (size_t j = 0; j < k; j++) {
-			uint32_t cp = low[j], e;
-			unsigned len, old;
-			unsigned __int128 b;
-
-			if (cp >= 0x80 && !(cp >= 0x4E00 && cp <= 0x9FCC) && !py_is_word((UChar32)cp))
-				continue;
-			e = utf8_word(cp, &len);
-			old = lens & 0xFF;
-			lens = lens >> 8 | len << 24;
-			total = total - old + len;
-			m = m >> (8 * old) | (unsigned __int128)e << (8 * (total - len));
-			if (++n_kept < GRAM_WIDTH)
-				continue;
-			b = total < 16 ? m | (unsigned __int128)0x80 << (8 * total) : m;
-			d.w[0][n_pend] = (uint32_t)b;
-			d.w[1][n_pend] = (uint32_t)(b >> 32);
-			d.w[2][n_pend] = (uint32_t)(b >> 64);
-			d.w[3][n_pend] = (uint32_t)(b >> 96);
-			d.w[4][n_pend] = total < 16 ? 0 : 0x80;
-			d.bitlen[n_pend] = total * 8;
-			if (++n_pend == DIRECT_MAX) {
-				direct_run(&d, n_pend, c->simd, v);
-				n_pend = 0;
-			}
+			for (size_t j = 0; j < nl; j++)
+				kept_push(&k, low[j], (unsigned)py_is_word((UChar32)low[j]), &d,
+					  level, v);
 		}
 	}
-	if (n_pend)
-		direct_run(&d, n_pend, c->simd, v);
-	for (unsigned k = 0; k < total; k++)
-		tail[k] = (uint8_t)(m >> (8 * k));
-	*tail_len = total;
-	return n_kept;
+	windows_emit(&k, &d, level, v);
+	if (k.n_pend)
+		direct_run(&d, k.n_pend, level, v);
+	/* the last kept code points (all of them when fewer than four) */
+	first = k.n > GRAM_WIDTH ? k.n - GRAM_WIDTH : 0;
+	for (size_t j = first; j < k.n; j++)
+		for (unsigned b = 0; b < k.len[j]; b++)
+			tail[len++] = (uint8_t)(k.e[j] >> (8 * b));
+	*tail_len = len;
+	return k.n_kept;
 }
 
 static void keep(struct scan *s, uint32_t cp)
@@ -716,6 +753,14 @@ void sh_compat_set_simd(sh_compat *c, int on)
 {
 	if (c)
 		c->simd = on ? sh_md5_short_simd() : 0;
+}
+
+void sh_compat_set_simd_level(sh_compat *c, int level)
+{
+	int top = sh_md5_short_simd();
+
+	if (c)
+		c->simd = level < 0 ? 0 : level > top ? top : level;
 }
 
 void sh_compat_free(sh_compat *c)
