@@ -16,12 +16,14 @@
  *
  * Workload: whole documents, up to hundreds of MB, and many short ones. Text
  * weights are integers, so the vote is a sum and the order of the windows does
- * not matter: every window is a unit vote, counted bit-sliced (vote.h), with
- * its 4-gram's MD5 value from a table of (4-gram, hash) that stays in the
- * handle from text to text, so each distinct 4-gram is hashed about once per
- * handle (MD5 is the cost: the shared English corpus has about 180k distinct
- * 4-grams in 2.7M windows). The table grows to a limit, then starts empty
- * again: memory stays bounded (8 MiB) and time linear.
+ * not matter: every window is a unit vote, counted bit-sliced (vote.h). MD5 is
+ * the cost (about one window per character, most of them new in Chinese).
+ * With AVX-512 or AVX2 every window is hashed, 32 at once, from words
+ * prepared in registers (text_direct(), sh_md5_short_x32()): cheaper than a
+ * lookup in a table larger than the caches. Without them, a table of
+ * (4-gram, hash) stays in the handle from text to text, so each distinct
+ * 4-gram is hashed about once per handle by the scalar MD5; it grows to a
+ * limit, then starts empty again: memory stays bounded (8 MiB), time linear.
  *
  * Features: build_by_features() goes through numpy, and float weights make the
  * order of additions visible. We replay it: a weight <= 50 that is a Python int

@@ -1,12 +1,15 @@
-/* md5_x16.c - sixteen MD5 digests at once, one per 32-bit lane of AVX-512,
- * for messages of at most 55 bytes (one block each): the 4-grams of the
- * compatibility mode, whose hashes are computed in groups of up to sixteen.
+/* md5_x16.c - many MD5 digests at once, one per 32-bit lane.
+ *
+ * sh_md5_x16(): sixteen messages of at most 55 bytes (one block each) with
+ * AVX-512, from byte strings. sh_md5_short_x32(): thirty-two messages of at
+ * most 16 bytes given as the words of their blocks (the 4-grams of the
+ * compatibility mode, the hot loop of that mode), with AVX-512 or AVX2.
  *
  * The scalar sh_md5() (md5.c) is the reference; tests compare both on the same
- * messages, every length 0..55. Lane k computes message k: the blocks are
- * built as 16 words x 16 lanes (word i of every message in one vector), the
- * four state words are vectors, and each of the 64 steps is the scalar step
- * with ternary logic for F, G, H and I.
+ * messages, every length. Lane k computes message k: the blocks are built as
+ * 16 words x 16 lanes (word i of every message in one vector), the four state
+ * words are vectors, and each of the 64 steps is the scalar step (with
+ * ternary logic for F, G, H and I under AVX-512).
  */
 #include <string.h>
 #include "../common/internal.h"
