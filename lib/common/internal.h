@@ -93,6 +93,15 @@ void sh_md5(const void *data, size_t len, uint8_t out[16]);
  * bytes each; call only if sh_md5_x16_supported(). Same bytes as sh_md5(). */
 int sh_md5_x16_supported(void);
 void sh_md5_x16(const uint8_t *const msg[16], const size_t len[16], uint8_t out[16][16]);
+/* Thirty-two MD5s of messages of at most 16 bytes, as prepared words: w[i][lane]
+ * is little-endian word i of the lane's padded block (the message, 0x80, zeros;
+ * words 5..13 and 15 are zero), bitlen[lane] its length in bits (word 14).
+ * st[k][lane] is state word k of the digest (digest bytes 4k..4k+3, little-
+ * endian). level: sh_md5_short_simd()'s answer (2 AVX-512, 1 AVX2, 0 scalar)
+ * or lower; every level gives the same words. */
+int sh_md5_short_simd(void);
+void sh_md5_short_x32(int level, const uint32_t w[5][32], const uint32_t bitlen[32],
+		      uint32_t st[4][32]);
 
 uint32_t sh_fnv1_32(const void *data, size_t len);
 uint32_t sh_fnv1a_32(const void *data, size_t len);
@@ -122,6 +131,8 @@ simhash_err sh_compat_new(sh_compat **out);
 void sh_compat_free(sh_compat *c);
 /* For tests: the sixteen-lane MD5 off (0) or on where the CPU has it. */
 void sh_compat_set_simd(sh_compat *c, int on);
+/* Tests: the MD5 path by level (0 memo table, 1 AVX2, 2 AVX-512), capped at the CPU's. */
+void sh_compat_set_simd_level(sh_compat *c, int level);
 /* Simhash(text, f=bits).value for bits 64 or 128, where text is the Python str
  * whose code points are cps[0..n) (already decoded; invalid UTF-8 replaced). */
 simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned bits,

@@ -16,12 +16,14 @@
  *
  * Workload: whole documents, up to hundreds of MB, and many short ones. Text
  * weights are integers, so the vote is a sum and the order of the windows does
- * not matter: every window is a unit vote, counted bit-sliced (vote.h), with
- * its 4-gram's MD5 value from a table of (4-gram, hash) that stays in the
- * handle from text to text, so each distinct 4-gram is hashed about once per
- * handle (MD5 is the cost: the shared English corpus has about 180k distinct
- * 4-grams in 2.7M windows). The table grows to a limit, then starts empty
- * again: memory stays bounded (8 MiB) and time linear.
+ * not matter: every window is a unit vote, counted bit-sliced (vote.h). MD5 is
+ * the cost (about one window per character, most of them new in Chinese).
+ * With AVX-512 or AVX2 every window is hashed, 32 at once, from words
+ * prepared in registers (text_direct(), sh_md5_short_x32()): cheaper than a
+ * lookup in a table larger than the caches. Without them, a table of
+ * (4-gram, hash) stays in the handle from text to text, so each distinct
+ * 4-gram is hashed about once per handle by the scalar MD5; it grows to a
+ * limit, then starts empty again: memory stays bounded (8 MiB), time linear.
  *
  * Features: build_by_features() goes through numpy, and float weights make the
  * order of additions visible. We replay it: a weight <= 50 that is a Python int
@@ -50,6 +52,7 @@
 #define TABLE_MAX_SHIFT 18      /* grown up to 256 Ki slots (8 MiB) */
 #define SLOT_USED (1u << 31)    /* flag in gram_slot.k1, above its 21 bits */
 #define PENDING_MAX 16
+#define DIRECT_MAX 32     /* windows per call of sh_md5_short_x32() */
 #define MAX_BITS 128
 
 /* A 4-gram of code points (21 bits each): k0 holds the first three, k1 the
@@ -74,7 +77,7 @@ struct sums_row {
 struct sh_compat {
 	sh_buf table[2];       /* struct gram_slot[]: in use, and the spare to grow into */
 	size_t zeroed[2];      /* slots [0, zeroed[t]) of table[t] are initialised */
-	int simd;              /* sixteen MD5s at once (md5_x16.c) */
+	int simd;              /* sh_md5_short_simd() level in use; 0: the table */
 	int cur;               /* the table in use */
 	unsigned shift;        /* log2 of its slots; 0 before the first text */
 	size_t used;           /* its used slots */
@@ -302,9 +305,8 @@ static void pending_run(struct scan *s)
 {
 	sh_compat *c = s->c;
 	struct gram_slot *slots = c->table[c->cur].p, *g[PENDING_MAX], *miss[PENDING_MAX];
-	uint8_t utf8[PENDING_MAX][4 * GRAM_WIDTH], dig[PENDING_MAX][16];
-	const uint8_t *msg[PENDING_MAX];
-	size_t len[PENDING_MAX], n_miss = 0;
+	uint8_t utf8[4 * GRAM_WIDTH];
+	size_t n_miss = 0;
 
 	for (size_t k = 0; k < s->n_pend; k++) {
 		const struct pending *p = &s->pend[k];
@@ -316,23 +318,10 @@ static void pending_run(struct scan *s)
 		g[k]->k1 = p->k1 | SLOT_USED;
 		miss[n_miss++] = g[k];
 	}
-	if (n_miss > 4 && c->simd) {
-		for (size_t k = 0; k < PENDING_MAX; k++) {
-			len[k] = k < n_miss ? gram_utf8(miss[k]->k0, miss[k]->k1 & ~SLOT_USED,
-							 utf8[k])
-					    : 0;
-			msg[k] = utf8[k];
-		}
-		sh_md5_x16(msg, len, dig);
-		for (size_t k = 0; k < n_miss; k++) {
-			miss[k]->h[0] = be64(dig[k] + 8);
-			miss[k]->h[1] = be64(dig[k]);
-		}
-	} else {
-		for (size_t k = 0; k < n_miss; k++) {
-			size_t n = gram_utf8(miss[k]->k0, miss[k]->k1 & ~SLOT_USED, utf8[0]);
-			md5_value(utf8[0], n, MAX_BITS, miss[k]->h);
-		}
+	for (size_t k = 0; k < n_miss; k++) {
+		size_t n = gram_utf8(miss[k]->k0, miss[k]->k1 & ~SLOT_USED, utf8);
+
+		md5_value(utf8, n, MAX_BITS, miss[k]->h);
 	}
 	for (size_t k = 0; k < s->n_pend; k++)
 		sh_vote_add(&s->v, g[k]->h[0], g[k]->h[1]);
@@ -355,6 +344,170 @@ static void gram_add(struct scan *s)
 		pending_run(s);
 }
 
+static uint32_t bswap32(uint32_t x)
+{
+	return x >> 24 | (x >> 8 & 0xFF00) | (x << 8 & 0xFF0000) | x << 24;
+}
+
+/* The UTF-8 of cp as a word, byte k in bits 8k..8k+7; *len its bytes. */
+static uint32_t utf8_word(uint32_t cp, unsigned *len)
+{
+	if (cp < 0x80) {
+		*len = 1;
+		return cp;
+	}
+	if (cp < 0x800) {
+		*len = 2;
+		return (0xC0 | cp >> 6) | (0x80 | (cp & 0x3F)) << 8;
+	}
+	if (cp < 0x10000) {
+		*len = 3;
+		return (0xE0 | cp >> 12) | (0x80 | (cp >> 6 & 0x3F)) << 8 |
+		       (0x80 | (cp & 0x3F)) << 16;
+	}
+	*len = 4;
+	return (0xF0 | cp >> 18) | (0x80 | (cp >> 12 & 0x3F)) << 8 |
+	       (0x80 | (cp >> 6 & 0x3F)) << 16 | (0x80 | (cp & 0x3F)) << 24;
+}
+
+/* With SIMD MD5 every window is hashed, sixteen at once (cheaper than a
+ * lookup in a table larger than the caches): the window's UTF-8 is kept as a
+ * 128-bit little-endian number in registers, the newest code point's bytes
+ * shifted in and the oldest's out, and written as the words of its MD5 block.
+ * The windows vote in order. */
+struct direct {
+	uint32_t w[5][DIRECT_MAX], bitlen[DIRECT_MAX];
+};
+
+static void direct_run(const struct direct *d, size_t n, int level, sh_vote *v)
+{
+	uint32_t st[4][DIRECT_MAX];
+
+	sh_md5_short_x32(level, d->w, d->bitlen, st);
+	/* digest bytes 8..15 big-endian are state words 2, 3; bytes 0..7 words 0, 1 */
+	for (size_t l = 0; l < n; l++)
+		sh_vote_add(v, (uint64_t)bswap32(st[2][l]) << 32 | bswap32(st[3][l]),
+			    (uint64_t)bswap32(st[0][l]) << 32 | bswap32(st[1][l]));
+}
+
+/* Python's `\w` on ASCII: letters, digits and '_'. */
+static const uint8_t ascii_word[128] = {
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+	['8'] = 1, ['9'] = 1, ['_'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1,
+	['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1,
+	['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+	['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
+	['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
+	['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+	['y'] = 1, ['z'] = 1,
+};
+
+#define KEPT_MAX 512 /* code points kept per pass of windows_emit() */
+
+/* The code points kept, as UTF-8 words and lengths: the windows are built
+ * from them in a second pass, each independently of the previous one (no
+ * serial chain through a shifting window). The last GRAM_WIDTH - 1 are carried
+ * over from pass to pass. */
+struct kept {
+	uint32_t e[KEPT_MAX];
+	uint8_t len[KEPT_MAX];
+	size_t n, done; /* entries; the windows ending before done are emitted */
+	size_t n_kept, n_pend;
+};
+
+static void windows_emit(struct kept *k, struct direct *d, int level, sh_vote *v)
+{
+	for (size_t j = k->done; j < k->n; j++) {
+		unsigned l0 = k->len[j - 3], l1 = k->len[j - 2], l2 = k->len[j - 1];
+		unsigned total = l0 + l1 + l2 + k->len[j];
+		unsigned __int128 m = k->e[j - 3] | (unsigned __int128)k->e[j - 2] << (8 * l0) |
+				      (unsigned __int128)k->e[j - 1] << (8 * (l0 + l1)) |
+				      (unsigned __int128)k->e[j] << (8 * (l0 + l1 + l2));
+		size_t l = k->n_pend;
+
+		if (total < 16)
+			m |= (unsigned __int128)0x80 << (8 * total);
+		d->w[0][l] = (uint32_t)m;
+		d->w[1][l] = (uint32_t)(m >> 32);
+		d->w[2][l] = (uint32_t)(m >> 64);
+		d->w[3][l] = (uint32_t)(m >> 96);
+		d->w[4][l] = total < 16 ? 0 : 0x80;
+		d->bitlen[l] = total * 8;
+		if (++k->n_pend == DIRECT_MAX) {
+			direct_run(d, DIRECT_MAX, level, v);
+			k->n_pend = 0;
+		}
+	}
+	k->done = k->n > GRAM_WIDTH - 1 ? k->n : GRAM_WIDTH - 1;
+}
+
+/* Appends cp if keep (0 or 1), without a branch on keep, which spaces and
+ * punctuation would make unpredictable. */
+static inline void kept_push(struct kept *k, uint32_t cp, unsigned keep, struct direct *d,
+			     int level, sh_vote *v)
+{
+	unsigned len;
+
+	k->e[k->n] = utf8_word(cp, &len);
+	k->len[k->n] = (uint8_t)len;
+	k->n += keep;
+	k->n_kept += keep;
+	if (k->n == KEPT_MAX) {
+		windows_emit(k, d, level, v);
+		for (size_t j = 0; j < GRAM_WIDTH - 1; j++) {
+			k->e[j] = k->e[KEPT_MAX - (GRAM_WIDTH - 1) + j];
+			k->len[j] = k->len[KEPT_MAX - (GRAM_WIDTH - 1) + j];
+		}
+		k->n = k->done = GRAM_WIDTH - 1;
+	}
+}
+
+/* The windows of cps through the SIMD MD5 into v; returns how many code
+ * points were kept, and in *tail the UTF-8 of the last (at most) four, *tail_len
+ * bytes. */
+static size_t text_direct(sh_compat *c, const uint32_t *cps, size_t n, sh_vote *v,
+			  uint8_t tail[4 * GRAM_WIDTH], size_t *tail_len)
+{
+	struct direct d;
+	struct kept k;
+	uint32_t low[2];
+	int level = c->simd;
+	size_t first, len = 0;
+
+	k.n = k.n_kept = k.n_pend = 0;
+	k.done = GRAM_WIDTH - 1;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c0 = cps[i];
+
+		/* ASCII and the CJK block (most text) without a call: each lowercases
+		 * to itself (ASCII capitals aside), and is a word character or not
+		 * by its range alone */
+		if (c0 < 0x80) {
+			kept_push(&k, c0 + ((c0 - 'A' < 26u) << 5), ascii_word[c0], &d, level, v);
+		} else if (c0 >= 0x4E00 && c0 <= 0x9FCC) {
+			kept_push(&k, c0, 1, &d, level, v);
+		} else {
+			size_t nl = py_lower(cps, n, i, low);
+
+			for (size_t j = 0; j < nl; j++)
+				kept_push(&k, low[j], (unsigned)py_is_word((UChar32)low[j]), &d,
+					  level, v);
+		}
+	}
+	windows_emit(&k, &d, level, v);
+	if (k.n_pend)
+		direct_run(&d, k.n_pend, level, v);
+	/* the last kept code points (all of them when fewer than four) */
+	first = k.n > GRAM_WIDTH ? k.n - GRAM_WIDTH : 0;
+	for (size_t j = first; j < k.n; j++)
+		for (unsigned b = 0; b < k.len[j]; b++)
+			tail[len++] = (uint8_t)(k.e[j] >> (8 * b));
+	*tail_len = len;
+	return k.n_kept;
+}
+
 static void keep(struct scan *s, uint32_t cp)
 {
 	if (!py_is_word((UChar32)cp))
@@ -372,13 +525,15 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 {
 	struct scan s = { .c = c, .bits = bits };
 	uint32_t low[2];
+	uint8_t utf8[4 * GRAM_WIDTH];
+	size_t len = 0;
 	simhash_fp fp = { .bits = bits };
 	uint64_t h[2];
 	simhash_err err;
 
 	if (!c || !out || (!cps && n) || (bits != 64 && bits != 128))
 		return SIMHASH_EINVAL;
-	if (!c->shift) {
+	if (!c->simd && !c->shift) {
 		err = table_ready(c, 0, TABLE_MIN_SHIFT);
 		if (err)
 			return err;
@@ -387,21 +542,23 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 	}
 	sh_vote_init(&s.v, bits);
 
-	for (size_t i = 0; i < n; i++) {
-		size_t k = py_lower(cps, n, i, low);
+	if (c->simd) {
+		s.n_kept = text_direct(c, cps, n, &s.v, utf8, &len);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			size_t k = py_lower(cps, n, i, low);
 
-		keep(&s, low[0]);
-		if (k == 2)
-			keep(&s, low[1]);
+			keep(&s, low[0]);
+			if (k == 2)
+				keep(&s, low[1]);
+		}
+		for (size_t k = GRAM_WIDTH - (s.n_kept < GRAM_WIDTH ? s.n_kept : GRAM_WIDTH);
+		     k < GRAM_WIDTH; k++)
+			len += sh_utf8_put(utf8 + len, s.last[k]);
 	}
 
 	if (s.n_kept < GRAM_WIDTH) {
 		/* One feature, the whole string, weight 1 of 1: the value is its hash. */
-		uint8_t utf8[4 * GRAM_WIDTH];
-		size_t len = 0;
-
-		for (size_t k = GRAM_WIDTH - s.n_kept; k < GRAM_WIDTH; k++)
-			len += sh_utf8_put(utf8 + len, s.last[k]);
 		md5_value(utf8, len, bits, h);
 		fp.w[0] = h[0];
 		fp.w[1] = h[1];
@@ -409,7 +566,8 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 		return SIMHASH_OK;
 	}
 
-	pending_run(&s);
+	if (!c->simd)
+		pending_run(&s);
 	/* numpy compares the uint64 sums with the float count / 2 in float64:
 	 * for counts below 2^53 that is 2 * sum > count, what the vote does */
 	sh_vote_finish(&s.v, bits, &fp);
@@ -588,7 +746,7 @@ simhash_err sh_compat_new(sh_compat **out)
 	c = calloc(1, sizeof *c);
 	if (!c)
 		return SIMHASH_ENOMEM;
-	c->simd = sh_md5_x16_supported();
+	c->simd = sh_md5_short_simd();
 	*out = c;
 	return SIMHASH_OK;
 }
@@ -596,7 +754,15 @@ simhash_err sh_compat_new(sh_compat **out)
 void sh_compat_set_simd(sh_compat *c, int on)
 {
 	if (c)
-		c->simd = on && sh_md5_x16_supported();
+		c->simd = on ? sh_md5_short_simd() : 0;
+}
+
+void sh_compat_set_simd_level(sh_compat *c, int level)
+{
+	int top = sh_md5_short_simd();
+
+	if (c)
+		c->simd = level < 0 ? 0 : level > top ? top : level;
 }
 
 void sh_compat_free(sh_compat *c)

@@ -744,6 +744,42 @@ static void test_text_matches_slow_reference_on_random_texts(void)
 	sh_compat_free(c);
 }
 
+/* Texts around and past the code's internal pass of 512 kept code points
+ * (windows spanning two passes), each through every hashing path this CPU has
+ * (the memo table without SIMD, AVX2, AVX-512) against the slow reference. */
+static void test_long_random_texts_on_every_path(void)
+{
+	uint64_t seed = 0x5eed0004;
+	size_t n_alpha = sizeof alphabet / sizeof alphabet[0];
+	size_t cap = 2100;
+	uint32_t *cps = malloc(cap * sizeof *cps);
+	sh_compat *c = NULL;
+	simhash_fp got, want;
+	int bad = 0;
+
+	rng_state = seed;
+	CHECK(sh_compat_new(&c) == SIMHASH_OK);
+	for (int iter = 0; c && cps && iter < 60 && bad < 5; iter++) {
+		size_t n = 500 + rng() % 1600;
+		unsigned bits = rng() & 1 ? 64 : 128;
+
+		random_text(cps, n, iter % 3 ? n_alpha : 6);
+		ref_text(cps, n, bits, &want);
+		for (int level = 0; level <= 2; level++) {
+			sh_compat_set_simd_level(c, level);
+			CHECK(sh_compat_text(c, cps, n, bits, &got) == SIMHASH_OK);
+			if (memcmp(&got.w, &want.w, sizeof got.w) != 0 || got.bits != bits) {
+				fprintf(stderr, "seed %llx iteration %d level %d: text of %zu code "
+					"points differs\n", (unsigned long long)seed, iter, level, n);
+				t_cur_failed++;
+				bad++;
+			}
+		}
+	}
+	sh_compat_free(c);
+	free(cps);
+}
+
 /* Far more distinct 4-grams than cache slots: evictions vote early. Then a
  * short text on the same handle must not see anything of the long one. */
 static void test_long_text_matches_reference_and_scratch_is_reused(void)
@@ -863,5 +899,6 @@ TEST_MAIN("fingerprint/compat",
 	  TEST(test_batch_close_and_sums_collapse_positions),
 	  TEST(test_text_matches_slow_reference_on_random_texts),
 	  TEST(test_long_text_matches_reference_and_scratch_is_reused),
+	  TEST(test_long_random_texts_on_every_path),
 	  TEST(test_features_match_slow_reference_on_random_lists),
 	  TEST(test_bad_arguments_are_rejected_and_out_untouched))

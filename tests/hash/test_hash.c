@@ -269,6 +269,52 @@ static void test_md5_x16_equals_scalar(void)
 	}
 }
 
+/* The prepared-words kernel at every level this CPU has (AVX-512, AVX2,
+ * scalar) against sh_md5(): every length 0..16 in every lane of 32, random bytes
+ * (so 4-byte UTF-8 and invalid sequences alike), lanes of mixed lengths. */
+static void test_md5_short_x32_every_level_equals_scalar(void)
+{
+	uint8_t data[32][20], ref[32];
+	uint32_t w[5][32], bitlen[32], st[4][32];
+	uint64_t x = 0x5161;
+	int top = sh_md5_short_simd();
+
+	for (int level = 0; level <= top; level++) {
+		for (int round = 0; round < 300; round++) {
+			for (unsigned l = 0; l < 32; l++) {
+				size_t n;
+
+				x = x * 6364136223846793005ull + 1442695040888963407ull;
+				n = round < 17 ? (size_t)round : (size_t)(x >> 33) % 17;
+				memset(data[l], 0, sizeof data[l]);
+				for (size_t i = 0; i < n; i++) {
+					x = x * 6364136223846793005ull + 1442695040888963407ull;
+					data[l][i] = (uint8_t)(x >> 56);
+				}
+				data[l][n] = 0x80;
+				for (unsigned i = 0; i < 5; i++)
+					w[i][l] = (uint32_t)data[l][4 * i] |
+						  (uint32_t)data[l][4 * i + 1] << 8 |
+						  (uint32_t)data[l][4 * i + 2] << 16 |
+						  (uint32_t)data[l][4 * i + 3] << 24;
+				bitlen[l] = (uint32_t)n * 8;
+			}
+			sh_md5_short_x32(level, (const uint32_t(*)[32])w, bitlen, st);
+			for (unsigned l = 0; l < 32; l++) {
+				sh_md5(data[l], bitlen[l] / 8, ref);
+				for (unsigned k = 0; k < 16; k++) {
+					if ((uint8_t)(st[k / 4][l] >> (8 * (k % 4))) == ref[k])
+						continue;
+					fprintf(stderr, "md5 short level %d lane %u len %u round %d "
+						"differs\n", level, l, bitlen[l] / 8, round);
+					t_cur_failed++;
+					return;
+				}
+			}
+		}
+	}
+}
+
 /* md5("abc") = 90015098 3cd24fb0 d6963f7d 28e17f72 */
 static void test_md5_widths_take_last_bytes_big_endian(void)
 {
@@ -360,6 +406,7 @@ TEST_MAIN("hash",
 	  TEST(test_sh_hash_fnv_widths),
 	  TEST(test_md5_rfc1321_suite), TEST(test_md5_equals_openssl_on_random_inputs),
 	  TEST(test_md5_x16_equals_scalar),
+	  TEST(test_md5_short_x32_every_level_equals_scalar),
 	  TEST(test_md5_widths_take_last_bytes_big_endian),
 	  TEST(test_xxh3_matches_xxhsum),
 	  TEST(test_xxh3_of_abc))
