@@ -18,6 +18,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include "../common/internal.h"
 #include "memidx.h"
 
@@ -45,7 +46,7 @@ struct sh_wreq {
 	void *varg;
 	uint64_t n_problems;
 	simhash_err err;
-	int done;
+	sem_t sem; /* posted by the writer once the request is done */
 	struct sh_wreq *next;
 };
 
@@ -73,7 +74,7 @@ struct simhash_store {
 	pthread_rwlock_t idx_lock;
 
 	pthread_mutex_t mu; /* guards the queue, stop, the counters */
-	pthread_cond_t work_cv, done_cv;
+	pthread_cond_t work_cv;
 	struct sh_wreq *q_head, *q_tail;
 	int stop;
 	int writer_started;
