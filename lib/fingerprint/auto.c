@@ -136,17 +136,44 @@ static simhash_err count(sh_auto *a, uint64_t key)
 	return SIMHASH_OK;
 }
 
-/* The key of the shingle of word keys k[0..3): XXH3-64 of their 24 bytes,
- * little-endian. */
-static inline uint64_t shingle_key(const uint64_t k[3])
+/* The key of the shingle of word keys k0 k1 k2: XXH3-64 of their 24 bytes,
+ * little-endian. That is XXH3's 17-to-128-byte path (seed 0) with the input's
+ * 8-byte words read straight from the keys instead of a buffer: acc = 24 *
+ * PRIME64_1 plus mix16B of bytes [0, 16) (k0 k1) with secret [0, 16) and of
+ * bytes [8, 24) (k1 k2) with secret [16, 32), avalanched. tests/fingerprint
+ * checks it against XXH3_64bits() of the bytes. */
+static inline uint64_t shingle_key(uint64_t k0, uint64_t k1, uint64_t k2)
 {
-	uint8_t buf[24];
+	const uint8_t *sec = XXH3_kSecret;
+	uint64_t acc = 24 * XXH_PRIME64_1;
 
-	for (int i = 0; i < 3; i++)
-		sh_put_le64(buf + 8 * i, k[i]);
-	/* what XXH3_64bits() dispatches to for 17 to 128 bytes, called directly
-	 * so it inlines (same value) */
-	return (uint64_t)XXH3_len_17to128_64b(buf, 24, XXH3_kSecret, sizeof(XXH3_kSecret), 0);
+	acc += XXH3_mul128_fold64(k0 ^ XXH_readLE64(sec), k1 ^ XXH_readLE64(sec + 8));
+	acc += XXH3_mul128_fold64(k1 ^ XXH_readLE64(sec + 16), k2 ^ XXH_readLE64(sec + 24));
+	return (uint64_t)XXH3_avalanche(acc);
+}
+
+uint64_t sh_auto_shingle_key(const uint64_t k[3])
+{
+	return shingle_key(k[0], k[1], k[2]);
+}
+
+/* The first j >= i with cls[j] != SH_C_WORD, or n: eight classes at a time
+ * (SH_C_WORD is 0, so a nonzero byte ends the run). */
+static inline size_t word_run_end(const uint8_t *cls, size_t i, size_t n)
+{
+	while (i + 8 <= n) {
+		uint64_t w;
+		memcpy(&w, cls + i, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		if (w)
+			return i + ((unsigned)__builtin_ctzll(w) >> 3);
+		i += 8;
+	}
+	while (i < n && cls[i] == SH_C_WORD)
+		i++;
+	return i;
 }
 
 /* The end of the word that starts at character i, or i if none does
@@ -157,8 +184,7 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 	size_t j = i + 1;
 
 	if (c == SH_C_WORD) {
-		while (j < t->n_chars && t->cls[j] == SH_C_WORD)
-			j++;
+		j = word_run_end(t->cls, j, t->n_chars);
 	} else if (c != SH_C_CJK) {
 		*next = i + 1;
 		return i;
@@ -175,14 +201,12 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 	simhash_err err;
 
 	/* The table, kept across texts, is emptied of the last text's entries;
-	 * this one uses as many slots as its shingles can fill half of (up to
-	 * a bound past which it grows as needed), so a short text stays in a
-	 * few cache lines of a table a long text made large. A first pass
-	 * counts the words. */
-	for (i = 0; i < t->n_chars; i = next)
-		m += word_end(t, i, &next) != i;
-	*n_words = m;
-	while (want < 2 * m && want < ((size_t)1 << 22))
+	 * this one uses enough slots for half of its characters (a word takes
+	 * at least two, with the space after it, so its shingles fill at most
+	 * half the slots; up to a bound past which the table grows as needed),
+	 * so a short text stays in a few cache lines of a table a long text
+	 * made large. */
+	while (want < t->n_chars / 2 && want < ((size_t)1 << 22))
 		want *= 2;
 	unindex(a);
 	a->used = 0;
@@ -198,11 +222,12 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 		k[1] = k[2];
 		k[2] = sh_key_inline(t->s + t->off[i], t->off[end] - t->off[i]);
 		if (++m >= 3) {
-			err = count(a, shingle_key(k));
+			err = count(a, shingle_key(k[0], k[1], k[2]));
 			if (err)
 				return err;
 		}
 	}
+	*n_words = m;
 	return SIMHASH_OK;
 }
 
