@@ -243,11 +243,12 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 	simhash_err err;
 
 	/* The table, kept across texts, is emptied of the last text's entries;
-	 * this one uses as many slots as it has characters (a word takes at
-	 * least two, with the space after it, so its shingles fill at most half
-	 * the slots, most texts an eighth: few collisions; up to a bound past
-	 * which the table grows as needed), so a short text stays in a few cache
-	 * lines of a table a long text made large. */
+	 * this one uses as many slots as it has characters, up to a bound past
+	 * which it grows as needed: an English word takes about six characters
+	 * with the space after it, so its shingles fill a sixth of the slots
+	 * (few collisions); Chinese, every character a word, has about as many
+	 * shingles as characters and doubles the table once. A short text stays
+	 * in a few cache lines of a table a long text made large. */
 	while (want < t->n_chars && want < ((size_t)1 << 22))
 		want *= 2;
 	a->used = 0; /* reslot() empties the slots the last text used */
