@@ -34,6 +34,8 @@
 #include "vote.h"
 #include "auto.h"
 
+enum { SH_AUTO_BLOCK = 256 }; /* shingle keys hashed before they are counted */
+
 struct sh_auto {
 	struct ent *ent; /* the distinct shingles, in order of first occurrence */
 	uint32_t *idx;   /* hash table: 1 + index into ent, 0 empty */
@@ -72,17 +74,12 @@ static int64_t logtf_q16(uint32_t tf)
 	return 65536 + (int64_t)((l2 * 45426u) >> 16); /* 45426 = round(65536 ln 2) */
 }
 
-/* Empties the slots of the entries, in time linear in their number: in
- * reverse order of insertion, so every entry's probe path (slots taken by
- * earlier entries) is intact when it is looked for. Every slot is 0 after. */
+/* Empties the slots this text used ([0, mask]): a memset, as long as the
+ * table of a text is sized to it (collect()). */
 static void unindex(sh_auto *a)
 {
-	for (size_t e = a->used; e-- > 0;) {
-		size_t j = (size_t)a->ent[e].key & a->mask;
-		while (a->idx[j] != e + 1)
-			j = (j + 1) & a->mask;
-		a->idx[j] = 0;
-	}
+	if (a->idx)
+		memset(a->idx, 0, (a->mask + 1) * sizeof *a->idx);
 }
 
 /* Uses slots [0, slots) from now on (entries kept, re-indexed). */
@@ -91,9 +88,12 @@ static simhash_err reslot(sh_auto *a, size_t slots)
 	unindex(a);
 	if (slots > a->cap) {
 		uint32_t *idx = calloc(slots, sizeof *idx);
-		struct ent *ent = realloc(a->ent, slots / 2 * sizeof *ent);
-		if (ent)
+		struct ent *ent = realloc(a->ent, (slots / 2 + 1) * sizeof *ent);
+		if (ent) {
 			a->ent = ent;
+			ent[0].key = 0; /* the spare, read by count() */
+			ent[0].count = 0;
+		}
 		if (!idx || !ent) {
 			free(idx);
 			a->used = 0;
@@ -104,49 +104,118 @@ static simhash_err reslot(sh_auto *a, size_t slots)
 		a->cap = slots;
 	}
 	a->mask = slots - 1;
-	for (size_t e = 0; e < a->used; e++) {
+	for (size_t e = 1; e <= a->used; e++) {
 		size_t j = (size_t)a->ent[e].key & a->mask;
 		while (a->idx[j])
 			j = (j + 1) & a->mask;
-		a->idx[j] = (uint32_t)(e + 1);
+		a->idx[j] = (uint32_t)e;
 	}
 	return SIMHASH_OK;
 }
 
-static simhash_err count(sh_auto *a, uint64_t key)
+/* Counts one occurrence of each of keys[0..n). The entries are ent[1..used]
+ * and ent[0] a spare, so a slot's entry can be read before knowing whether
+ * the slot is empty (0): one branch per probe, and a new key and a known one
+ * take the same straight-line code (which of the two is hard to predict).
+ * The table is made large enough for all n first, so the loop keeps the
+ * table's fields in registers. */
+static simhash_err count(sh_auto *a, const uint64_t *keys, size_t n)
 {
-	size_t j;
+	uint32_t *idx;
+	struct ent *ent;
+	size_t mask, used;
 
-	if (2 * (a->used + 1) > a->mask + 1) {
-		simhash_err err = a->used >= UINT32_MAX / 2 ? SIMHASH_ENOMEM
-							    : reslot(a, 2 * (a->mask + 1));
+	while (2 * (a->used + n) > a->mask + 1) {
+		simhash_err err = a->used + n >= UINT32_MAX / 2 ? SIMHASH_ENOMEM
+								: reslot(a, 2 * (a->mask + 1));
 		if (err)
 			return err;
 	}
-	j = (size_t)key & a->mask;
-	while (a->idx[j] && a->ent[a->idx[j] - 1].key != key)
-		j = (j + 1) & a->mask;
-	if (!a->idx[j]) {
-		a->ent[a->used].key = key;
-		a->ent[a->used].count = 0;
-		a->idx[j] = (uint32_t)++a->used;
+	idx = a->idx;
+	ent = a->ent;
+	mask = a->mask;
+	used = a->used;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key = keys[i];
+		size_t j = (size_t)key & mask;
+		uint32_t x, fresh;
+		struct ent *e;
+		for (;;) {
+			x = idx[j];
+			if ((x == 0) | (ent[x].key == key))
+				break;
+			j = (j + 1) & mask;
+		}
+		fresh = x == 0;
+		x = fresh ? (uint32_t)used + 1 : x;
+		e = &ent[x];
+		e->count = fresh ? 1 : e->count + (e->count != UINT32_MAX);
+		e->key = key;
+		idx[j] = x;
+		used += fresh;
 	}
-	if (a->ent[a->idx[j] - 1].count < UINT32_MAX)
-		a->ent[a->idx[j] - 1].count++;
+	a->used = used;
 	return SIMHASH_OK;
 }
 
-/* The key of the shingle of word keys k[0..3): XXH3-64 of their 24 bytes,
- * little-endian. */
-static inline uint64_t shingle_key(const uint64_t k[3])
+/* The key of the shingle of word keys k0 k1 k2: XXH3-64 of their 24 bytes,
+ * little-endian. That is XXH3's 17-to-128-byte path (seed 0) with the input's
+ * 8-byte words read straight from the keys instead of a buffer: acc = 24 *
+ * PRIME64_1 plus mix16B of bytes [0, 16) (k0 k1) with secret [0, 16) and of
+ * bytes [8, 24) (k1 k2) with secret [16, 32), avalanched. tests/fingerprint
+ * checks it against XXH3_64bits() of the bytes. */
+static inline uint64_t shingle_key(uint64_t k0, uint64_t k1, uint64_t k2)
 {
-	uint8_t buf[24];
+	const uint8_t *sec = XXH3_kSecret;
+	uint64_t acc = 24 * XXH_PRIME64_1;
 
-	for (int i = 0; i < 3; i++)
-		sh_put_le64(buf + 8 * i, k[i]);
-	/* what XXH3_64bits() dispatches to for 17 to 128 bytes, called directly
-	 * so it inlines (same value) */
-	return (uint64_t)XXH3_len_17to128_64b(buf, 24, XXH3_kSecret, sizeof(XXH3_kSecret), 0);
+	acc += XXH3_mul128_fold64(k0 ^ XXH_readLE64(sec), k1 ^ XXH_readLE64(sec + 8));
+	acc += XXH3_mul128_fold64(k1 ^ XXH_readLE64(sec + 16), k2 ^ XXH_readLE64(sec + 24));
+	return (uint64_t)XXH3_avalanche(acc);
+}
+
+uint64_t sh_auto_shingle_key(const uint64_t k[3])
+{
+	return shingle_key(k[0], k[1], k[2]);
+}
+
+/* A word's key: XXH3-64 of its bytes t->s[b, b + len). XXH3 takes one of
+ * three paths for 1 to 16 bytes, and word lengths in a text follow no
+ * pattern a branch predictor can learn; where the 8 bytes on either side of
+ * the word lie inside the text, all three are computed (each reads only bytes
+ * there) and the one for len kept without a branch. */
+static inline uint64_t word_key(const sh_text *t, size_t b, size_t len)
+{
+	const uint8_t *p = t->s + b;
+
+	if (len <= 16 && b >= 8 && b + 8 <= t->len) {
+		uint64_t h1 = XXH3_len_1to3_64b(p, len, XXH3_kSecret, 0);
+		uint64_t h2 = XXH3_len_4to8_64b(p, len, XXH3_kSecret, 0);
+		uint64_t h3 = XXH3_len_9to16_64b(p, len, XXH3_kSecret, 0);
+		uint64_t m1 = (uint64_t)0 - (uint64_t)(len <= 3);
+		uint64_t m3 = (uint64_t)0 - (uint64_t)(len > 8);
+		return (h1 & m1) | (h3 & m3) | (h2 & ~(m1 | m3));
+	}
+	return sh_key_inline(p, len);
+}
+
+/* The first j >= i with cls[j] != SH_C_WORD, or n: eight classes at a time
+ * (SH_C_WORD is 0, so a nonzero byte ends the run). */
+static inline size_t word_run_end(const uint8_t *cls, size_t i, size_t n)
+{
+	while (i + 8 <= n) {
+		uint64_t w;
+		memcpy(&w, cls + i, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		w = __builtin_bswap64(w);
+#endif
+		if (w)
+			return i + ((unsigned)__builtin_ctzll(w) >> 3);
+		i += 8;
+	}
+	while (i < n && cls[i] == SH_C_WORD)
+		i++;
+	return i;
 }
 
 /* The end of the word that starts at character i, or i if none does
@@ -157,8 +226,7 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 	size_t j = i + 1;
 
 	if (c == SH_C_WORD) {
-		while (j < t->n_chars && t->cls[j] == SH_C_WORD)
-			j++;
+		j = word_run_end(t->cls, j, t->n_chars);
 	} else if (c != SH_C_CJK) {
 		*next = i + 1;
 		return i;
@@ -170,39 +238,49 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 /* Counts the distinct word 3-shingles of t into a's table. */
 static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 {
-	uint64_t k[3] = {0, 0, 0};
-	size_t i, next, m = 0, want = 64;
+	uint64_t k[3] = {0, 0, 0}, keys[SH_AUTO_BLOCK];
+	size_t i, next, m = 0, nk = 0, want = 64;
 	simhash_err err;
 
 	/* The table, kept across texts, is emptied of the last text's entries;
-	 * this one uses as many slots as its shingles can fill half of (up to
-	 * a bound past which it grows as needed), so a short text stays in a
-	 * few cache lines of a table a long text made large. A first pass
-	 * counts the words. */
-	for (i = 0; i < t->n_chars; i = next)
-		m += word_end(t, i, &next) != i;
-	*n_words = m;
-	while (want < 2 * m && want < ((size_t)1 << 22))
+	 * this one uses as many slots as it has characters, up to a bound past
+	 * which it grows as needed: an English word takes about six characters
+	 * with the space after it, so its shingles fill a sixth of the slots
+	 * (few collisions); Chinese, every character a word, has about as many
+	 * shingles as characters and doubles the table once. A short text stays
+	 * in a few cache lines of a table a long text made large. */
+	while (want < t->n_chars && want < ((size_t)1 << 22))
 		want *= 2;
-	unindex(a);
-	a->used = 0;
+	a->used = 0; /* reslot() empties the slots the last text used */
 	err = reslot(a, want);
 	if (err)
 		return err;
-	m = 0;
+	/* The shingle keys are computed a block at a time, then counted: the
+	 * hashing of one block has no dependence on the table, so it runs at
+	 * full width instead of waiting on each probe. */
 	for (i = 0; i < t->n_chars; i = next) {
 		size_t end = word_end(t, i, &next);
 		if (end == i)
 			continue;
 		k[0] = k[1];
 		k[1] = k[2];
-		k[2] = sh_key_inline(t->s + t->off[i], t->off[end] - t->off[i]);
+		k[2] = word_key(t, t->off[i], t->off[end] - t->off[i]);
 		if (++m >= 3) {
-			err = count(a, shingle_key(k));
-			if (err)
-				return err;
+			keys[nk++] = shingle_key(k[0], k[1], k[2]);
+			if (nk == SH_AUTO_BLOCK) {
+				err = count(a, keys, nk);
+				if (err)
+					return err;
+				nk = 0;
+			}
 		}
 	}
+	if (nk) {
+		err = count(a, keys, nk);
+		if (err)
+			return err;
+	}
+	*n_words = m;
 	return SIMHASH_OK;
 }
 
@@ -226,7 +304,7 @@ simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_
 	 * (vote.h); the rest add their weight bit by bit. */
 	sh_vote_init(&v[0], bits);
 	sh_vote_init(&v[1], bits);
-	for (size_t s = 0; s < a->used; s++) {
+	for (size_t s = 1; s <= a->used; s++) {
 		uint64_t h[2];
 		int64_t w;
 		if (bits == 128) {
@@ -280,7 +358,7 @@ void sh_auto_combine(unsigned bits, int64_t share, const uint64_t *counts, uint6
 		else
 			s = (2 * (__int128)counts[j] - (__int128)n) * share * ws +
 			    (__int128)vs[j] * (SH_AUTO_SPAN - share) * (__int128)n;
-		if (s > 0)
-			out->w[j >> 6] |= 1ull << (j & 63);
+		/* no branch: the sign is a coin toss per bit */
+		out->w[j >> 6] |= (uint64_t)(s > 0) << (j & 63);
 	}
 }

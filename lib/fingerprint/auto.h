@@ -17,6 +17,10 @@ typedef struct sh_auto sh_auto;
 simhash_err sh_auto_new(sh_auto **out);
 void sh_auto_free(sh_auto *a);
 
+/* The key of the shingle of word keys k[0..3): XXH3-64 of their 24 bytes,
+ * little-endian (for tests: computed without the bytes). */
+uint64_t sh_auto_shingle_key(const uint64_t k[3]);
+
 /* The char n-grams' share of the vote for text t, times SH_AUTO_SPAN. */
 int64_t sh_auto_share(const sh_text *t);
 

@@ -239,7 +239,31 @@ static void test_short_texts_keep_their_char_fingerprint(void)
 	simhash_ctx_free(b);
 }
 
+uint64_t sh_auto_shingle_key(const uint64_t k[3]);
+
+/* The shingle key, computed from the three word keys without their bytes, is
+ * XXH3-64 of the 24 little-endian bytes: random keys and biased ones (each bit
+ * 1 with p = 0.72). */
+static void test_shingle_key_is_xxh3_of_bytes(void)
+{
+	for (int i = 0; i < 20000; i++) {
+		uint64_t k[3];
+		uint8_t buf[24];
+		for (int w = 0; w < 3; w++) {
+			k[w] = rnd();
+			if (i & 1)
+				for (int b = 0; b < 64; b++)
+					k[w] = (k[w] & ~(1ull << b)) |
+					       (uint64_t)(rnd() % 100 < 72) << b;
+			for (int b = 0; b < 8; b++)
+				buf[8 * w + b] = (uint8_t)(k[w] >> (8 * b));
+		}
+		CHECK_EQ_U64(sh_auto_shingle_key(k), (uint64_t)XXH3_64bits(buf, 24));
+	}
+}
+
 TEST_MAIN("auto",
+	  TEST(test_shingle_key_is_xxh3_of_bytes),
 	  TEST(test_default_features_are_auto),
 	  TEST(test_auto_matches_reference),
 	  TEST(test_reused_ctx_matches_reference),
