@@ -276,7 +276,29 @@ simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_
 	free(s->own[0]); /* table 0 holds every fingerprint */
 	s->own[0] = NULL;
 	s->fps = NULL;
+	sh_ix_seg_bias(s, bits);
 	return SIMHASH_OK;
+}
+
+void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits)
+{
+	unsigned words = bits / 64;
+	size_t step = s->n > 4096 ? s->n / 4096 : 1, seen = 0;
+	uint32_t ones[128] = {0};
+
+	for (size_t i = 0; i < s->n; i += step, seen++) {
+		uint64_t fp[2];
+		size_t row;
+		sh_ix_seg_entry(s, words, i, fp, &row);
+		for (unsigned b = 0; b < bits; b++)
+			ones[b] += (uint32_t)(fp[b >> 6] >> (b & 63) & 1);
+	}
+	for (unsigned b = 0; b < bits; b++) {
+		/* kept away from 0 and 1: a bit never seen set may be set in a query */
+		double p1 = ((double)ones[b] + 0.5) / ((double)seen + 1.0);
+		s->pr[b][1] = p1;
+		s->pr[b][0] = 1 - p1;
+	}
 }
 
 /* ---- queries */
@@ -469,38 +491,77 @@ unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t)
 	return r ? r - 1 : UINT_MAX;
 }
 
-/* Radii and probing order for this query. With k = r m + a, any a + 1 tables
- * may take radius r and the others r - 1 (the pigeonhole argument in the
- * header holds for every choice), so when all m tables exist the a + 1 whose
- * bucket of q's own chunk is smallest take the larger radius: on biased data
- * bucket sizes vary by orders of magnitude with q's bits. Tables are probed
- * in that order, which found_before() follows. */
+/* Radii and probing order for this query. The pigeonhole argument of the
+ * header holds for any radii r_t (-1: table not probed) over any of the
+ * disjoint chunks with sum (r_t + 1) >= k + 1: a fingerprint whose chunk t
+ * differs in more than r_t bits for every probed t is at least that far away.
+ * So the radii are chosen per query, greedily, one unit of r_t + 1 at a time
+ * to the table where it costs least: probing C(w, r) more values and reading
+ * the fingerprints expected at exactly r flips from q's chunk, n P(q_t) e_r(f)
+ * with e_r the elementary symmetric polynomial of the odds f_b of flipping bit
+ * b of q (measured bit probabilities, sh_ix_seg_bias). On biased data chunks
+ * near the popular value are expensive to widen and light ones are cheap; the
+ * centre bucket's size is read from the directory when it is exact. Tables
+ * are probed in index order, which found_before() follows. */
 static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
 {
-	unsigned m = s->plan.n_chunks, nt = s->n_tables, r = k / m, a = k % m;
-	size_t weight[SIMHASH_PLAN_MAX_TABLES];
+	enum { R = SIMHASH_INDEX_MAX_DIST_128 + 1 };
+	unsigned nt = s->n_tables, need = k + 1, have = 0;
+	double e[SIMHASH_PLAN_MAX_TABLES][R + 1], pc[SIMHASH_PLAN_MAX_TABLES];
+	double cand_ns = p->words == 2 ? SH_IX_CAND128_NS : SH_IX_CAND64_NS;
+	int r[SIMHASH_PLAN_MAX_TABLES];
+	unsigned rmax[SIMHASH_PLAN_MAX_TABLES];
 
 	for (unsigned t = 0; t < nt; t++) {
-		p->order[t] = t;
-		p->radius[t] = sh_ix_radius(m, k, t);
-	}
-	if (nt != m || r == 0 || a + 1 == m)
-		return;
-	for (unsigned t = 0; t < nt; t++) {
 		const sh_ix_table *tb = &s->tab[t];
-		uint64_t d = sh_ix_chunk(p->q, tb->start, tb->width) >> (tb->width - tb->dir_bits);
-		weight[t] = tb->dir[d + 1] - tb->dir[d]; /* wraps harmlessly if damaged */
-		/* a wider chunk has more values within the radius */
-		weight[t] = weight[t] * tb->width;
+		uint64_t v = sh_ix_chunk(p->q, tb->start, tb->width);
+		double base = (double)s->n;
+		unsigned w = tb->width, rm = k < w ? k : w;
+
+		p->order[t] = t;
+		r[t] = -1;
+		rmax[t] = rm;
+		pc[t] = tb->dir_bits < w ? SH_IX_PROBE_SEARCH_NS : SH_IX_PROBE_NS;
+		for (unsigned j = 0; j <= rm; j++)
+			e[t][j] = j == 0;
+		for (unsigned i = 0; i < w; i++) {
+			unsigned b = tb->start + i, bit = (unsigned)(v >> i & 1);
+			double f = s->pr[b][!bit] / s->pr[b][bit];
+			base *= s->pr[b][bit];
+			for (unsigned j = rm; j > 0; j--)
+				e[t][j] += e[t][j - 1] * f;
+		}
+		for (unsigned j = 0; j <= rm; j++)
+			e[t][j] *= base;
+		if (tb->dir_bits == w) /* the centre bucket, counted */
+			e[t][0] = (double)(tb->dir[v + 1] - tb->dir[v]);
 	}
-	for (unsigned i = 1; i < nt; i++) { /* insertion sort by weight */
-		unsigned t = p->order[i], j = i;
-		for (; j > 0 && weight[p->order[j - 1]] > weight[t]; j--)
-			p->order[j] = p->order[j - 1];
-		p->order[j] = t;
+	while (have < need) {
+		unsigned best = UINT_MAX;
+		double best_cost = 0;
+		for (unsigned t = 0; t < nt; t++) {
+			unsigned j = (unsigned)(r[t] + 1), w = s->tab[t].width;
+			double c;
+			if (j > rmax[t])
+				continue;
+			/* C(w, j) probe values at exactly j flips */
+			double probes = 1;
+			for (unsigned i = 1; i <= j; i++)
+				probes = probes * (w - j + i) / i;
+			c = probes * pc[t] + e[t][j] * cand_ns;
+			if (best == UINT_MAX || c < best_cost)
+				best = t, best_cost = c;
+		}
+		if (best == UINT_MAX) /* cannot happen: k <= bits / 4 */
+			break;
+		r[best]++;
+		have++;
 	}
-	for (unsigned o = 0; o < nt; o++)
-		p->radius[p->order[o]] = o <= a ? r : r - 1;
+	for (unsigned t = 0; t < nt; t++)
+		p->radius[t] = r[t] < 0 ? UINT_MAX : (unsigned)r[t];
+	if (have < need) /* defensive: fall back to the fixed split */
+		for (unsigned t = 0; t < nt; t++)
+			p->radius[t] = sh_ix_radius(s->plan.n_chunks, k, t);
 }
 
 simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
