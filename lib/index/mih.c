@@ -13,12 +13,15 @@
  * every chunk value within radius r_t = r (t <= a) or r - 1 (t > a) of q's chunk
  * and checks the full distance of each fingerprint it finds.
  *
- * The a + 1 tables that take radius r may be any a + 1 tables: per query,
- * those whose bucket of q's own chunk is smallest take it (assign_radii).
+ * More generally any radii r_t (-1: table not probed) with sum (r_t + 1) >=
+ * k + 1 find every match; they are chosen per query from the measured bit
+ * bias (assign_radii), and a table may read its ball as contiguous ranges
+ * of its low chunk bits, keeping only what lies inside the ball.
  *
- * Why each match is reported once: a fingerprint found in table t is skipped
- * when a table t' probed before t would have found it, that is when its chunk
- * t' is within r_t' of q's; the first table that can find it reports it.
+ * Why each match is reported once: table t reports only fingerprints whose
+ * chunk t is within r_t of q's, and skips one when a table t' probed before t
+ * would have found it, that is when its chunk t' is within r_t' of q's; the
+ * first table that can find it reports it.
  *
  * Only min(m, max_dist + 1) tables are built: for k < m only tables 0..k are
  * probed (r = 0, a = k). Workload: millions of fingerprints, queries with a
@@ -311,6 +314,7 @@ typedef struct probe {
 	unsigned words, k, t;
 	const uint64_t *q;
 	unsigned radius[SIMHASH_PLAN_MAX_TABLES]; /* per table; UINT_MAX: not probed */
+	unsigned lbits[SIMHASH_PLAN_MAX_TABLES];  /* low chunk bits read as one range */
 	unsigned order[SIMHASH_PLAN_MAX_TABLES];  /* tables in probing order */
 	unsigned cur;                             /* position of p->t in order */
 	simhash_matches *out;
@@ -372,11 +376,21 @@ static inline __attribute__((always_inline)) void flush(probe *p)
 	unsigned shift = tb->width - tb->dir_bits, words = p->words;
 	size_t n = s->n;
 
+	unsigned lb = p->lbits[p->t], rad = p->radius[p->t];
+	uint64_t span = 1;
+
+	if (lb) { /* v holds the top width - lb bits, at most dir_bits of them */
+		shift = tb->dir_bits - (tb->width - lb);
+		span = (uint64_t)1 << shift;
+		for (size_t j = 0; j < p->nv; j++)
+			p->v[j] <<= shift;
+		shift = 0;
+	}
 	for (size_t j = 0; j < p->nv; j++)
 		__builtin_prefetch(tb->dir + (p->v[j] >> shift));
 	for (size_t j = 0; j < p->nv; j++) {
 		uint64_t d = p->v[j] >> shift;
-		size_t a = tb->dir[d], b = tb->dir[d + 1];
+		size_t a = tb->dir[d], b = tb->dir[d + span];
 		if (b > n)
 			b = n;
 		if (a > b)
@@ -384,7 +398,9 @@ static inline __attribute__((always_inline)) void flush(probe *p)
 		if (shift)
 			narrow(s, tb, words, p->v[j], &a, &b);
 		p->lo[j] = a, p->hi[j] = b;
-		__builtin_prefetch(tb->fps + a * words);
+		/* the first lines of the bucket, not only its first */
+		for (size_t i = a; i < b && i < a + 64 / words; i += 8 / words)
+			__builtin_prefetch(tb->fps + i * words);
 	}
 	for (size_t j = 0; j < p->nv; j++) {
 		for (size_t base = p->lo[j]; base < p->hi[j]; base += SCAN_BLOCK) {
@@ -397,6 +413,9 @@ static inline __attribute__((always_inline)) void flush(probe *p)
 				x[0] = tb->fps[i * words] ^ p->q[0];
 				x[1] = words == 2 ? tb->fps[i * words + 1] ^ p->q[1] : 0;
 				dist = (unsigned)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
+				if (lb && (unsigned)(__builtin_popcountll(x[0] & tb->mask[0]) +
+						      __builtin_popcountll(x[1] & tb->mask[1])) > rad)
+					continue; /* outside the ball: another table's */
 				if (p->cur && found_before(p, x))
 					continue;
 				row = tb->rows[i];
@@ -446,7 +465,8 @@ static inline __attribute__((always_inline)) void probe_all(probe *p)
 			continue;
 		p->t = t;
 		p->cur = o;
-		probe_table(p, sh_ix_chunk(p->q, tb->start, tb->width), tb->width, p->radius[t]);
+		probe_table(p, sh_ix_chunk(p->q, tb->start, tb->width) >> p->lbits[t],
+			    tb->width - p->lbits[t], p->radius[t]);
 	}
 }
 
@@ -496,59 +516,87 @@ unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t)
  * disjoint chunks with sum (r_t + 1) >= k + 1: a fingerprint whose chunk t
  * differs in more than r_t bits for every probed t is at least that far away.
  * So the radii are chosen per query, greedily, one unit of r_t + 1 at a time
- * to the table where it costs least: probing C(w, r) more values and reading
- * the fingerprints expected at exactly r flips from q's chunk, n P(q_t) e_r(f)
- * with e_r the elementary symmetric polynomial of the odds f_b of flipping bit
- * b of q (measured bit probabilities, sh_ix_seg_bias). On biased data chunks
- * near the popular value are expensive to widen and light ones are cheap; the
- * centre bucket's size is read from the directory when it is exact. Tables
- * are probed in index order, which found_before() follows. */
+ * to the table where it costs least.
+ *
+ * A table may also read its ball as ranges: with the low L bits of the chunk
+ * left free, each of the C(w - L, <= r) values of the top bits is one
+ * contiguous range of the table (a directory lookup, then a sequential scan)
+ * instead of up to 2^L buckets; fingerprints in the range but outside the
+ * ball are dropped, so each table still reports exactly its ball.
+ *
+ * The cost of radius r with L free bits is the lookups times BUCKET_NS plus
+ * the fingerprints read times ENTRY_NS, expected from the bit probabilities
+ * measured on the segment (sh_ix_seg_bias): n P(q's top bits) e_j(f) at j
+ * flips, e_j the elementary symmetric polynomial of the odds f_b of flipping
+ * bit b of q. On biased data chunks near the popular value are expensive to
+ * widen and light ones cheap. Tables are probed in index order, which
+ * found_before() follows. */
+#define BUCKET_NS 60.0 /* measured: bench/index_query at 10 million, p = 0.72, k = 10 */
+#define ENTRY_NS 0.9
+#define MAX_FREE_BITS 12
+enum { RMAX = SIMHASH_INDEX_MAX_DIST_128 + 1 };
+
+/* cost[j] (j = 0..rm + 1): the least cost of radius j - 1 on table tb (cost[0] = 0,
+ * not probed), lb[j] its free low bits. */
+static void table_costs(const sh_ix_seg *s, const sh_ix_table *tb, uint64_t v, unsigned rm,
+			double *cost, unsigned *lb)
+{
+	unsigned w = tb->width;
+	double e[RMAX + 1], base = (double)s->n;
+
+	for (unsigned j = 0; j <= rm; j++)
+		e[j] = j == 0, cost[j + 1] = -1, lb[j + 1] = 0;
+	cost[0] = 0, lb[0] = 0;
+	/* top bits first: after h of them, e and base describe H = h */
+	for (unsigned h = 1; h <= w; h++) {
+		unsigned i = w - h, b = tb->start + i, bit = (unsigned)(v >> i & 1);
+		unsigned L = w - h;
+		double f = s->pr[b][!bit] / s->pr[b][bit], lookups = 0, entries = 0;
+
+		base *= s->pr[b][bit];
+		for (unsigned j = rm; j > 0; j--)
+			e[j] += e[j - 1] * f;
+		if (L && (h > tb->dir_bits || L > MAX_FREE_BITS))
+			continue;
+		double c = 1;
+		for (unsigned j = 0; j <= rm && j <= h; j++) {
+			double shell = base * e[j];
+			if (j == 0 && L == 0 && tb->dir_bits == w) /* the centre bucket, counted */
+				shell = (double)(tb->dir[v + 1] - tb->dir[v]);
+			lookups += c;
+			entries += shell;
+			double total = lookups * (L || tb->dir_bits == w ? BUCKET_NS : SH_IX_PROBE_SEARCH_NS) +
+				       entries * ENTRY_NS;
+			if (cost[j + 1] < 0 || total < cost[j + 1])
+				cost[j + 1] = total, lb[j + 1] = L;
+			c = c * (h - j) / (j + 1);
+		}
+	}
+}
+
 static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
 {
-	enum { R = SIMHASH_INDEX_MAX_DIST_128 + 1 };
 	unsigned nt = s->n_tables, need = k + 1, have = 0;
-	double e[SIMHASH_PLAN_MAX_TABLES][R + 1], pc[SIMHASH_PLAN_MAX_TABLES];
-	double cand_ns = p->words == 2 ? SH_IX_CAND128_NS : SH_IX_CAND64_NS;
+	double cost[SIMHASH_PLAN_MAX_TABLES][RMAX + 2];
+	unsigned lb[SIMHASH_PLAN_MAX_TABLES][RMAX + 2], rmax[SIMHASH_PLAN_MAX_TABLES];
 	int r[SIMHASH_PLAN_MAX_TABLES];
-	unsigned rmax[SIMHASH_PLAN_MAX_TABLES];
 
 	for (unsigned t = 0; t < nt; t++) {
 		const sh_ix_table *tb = &s->tab[t];
-		uint64_t v = sh_ix_chunk(p->q, tb->start, tb->width);
-		double base = (double)s->n;
-		unsigned w = tb->width, rm = k < w ? k : w;
-
 		p->order[t] = t;
 		r[t] = -1;
-		rmax[t] = rm;
-		pc[t] = tb->dir_bits < w ? SH_IX_PROBE_SEARCH_NS : SH_IX_PROBE_NS;
-		for (unsigned j = 0; j <= rm; j++)
-			e[t][j] = j == 0;
-		for (unsigned i = 0; i < w; i++) {
-			unsigned b = tb->start + i, bit = (unsigned)(v >> i & 1);
-			double f = s->pr[b][!bit] / s->pr[b][bit];
-			base *= s->pr[b][bit];
-			for (unsigned j = rm; j > 0; j--)
-				e[t][j] += e[t][j - 1] * f;
-		}
-		for (unsigned j = 0; j <= rm; j++)
-			e[t][j] *= base;
-		if (tb->dir_bits == w) /* the centre bucket, counted */
-			e[t][0] = (double)(tb->dir[v + 1] - tb->dir[v]);
+		rmax[t] = k < tb->width ? k : tb->width;
+		table_costs(s, tb, sh_ix_chunk(p->q, tb->start, tb->width), rmax[t], cost[t], lb[t]);
 	}
 	while (have < need) {
 		unsigned best = UINT_MAX;
 		double best_cost = 0;
 		for (unsigned t = 0; t < nt; t++) {
-			unsigned j = (unsigned)(r[t] + 1), w = s->tab[t].width;
+			unsigned j = (unsigned)(r[t] + 1);
 			double c;
 			if (j > rmax[t])
 				continue;
-			/* C(w, j) probe values at exactly j flips */
-			double probes = 1;
-			for (unsigned i = 1; i <= j; i++)
-				probes = probes * (w - j + i) / i;
-			c = probes * pc[t] + e[t][j] * cand_ns;
+			c = cost[t][j + 1] - cost[t][j];
 			if (best == UINT_MAX || c < best_cost)
 				best = t, best_cost = c;
 		}
@@ -557,11 +605,13 @@ static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
 		r[best]++;
 		have++;
 	}
-	for (unsigned t = 0; t < nt; t++)
+	for (unsigned t = 0; t < nt; t++) {
 		p->radius[t] = r[t] < 0 ? UINT_MAX : (unsigned)r[t];
-	if (have < need) /* defensive: fall back to the fixed split */
+		p->lbits[t] = r[t] < 0 ? 0 : lb[t][r[t] + 1];
+	}
+	if (have < need) /* defensive: the fixed split */
 		for (unsigned t = 0; t < nt; t++)
-			p->radius[t] = sh_ix_radius(s->plan.n_chunks, k, t);
+			p->radius[t] = sh_ix_radius(s->plan.n_chunks, k, t), p->lbits[t] = 0;
 }
 
 simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
