@@ -38,6 +38,7 @@ typedef struct sh_ix_seg {
 	uint64_t *dead;          /* bitmap of n bits, or NULL */
 	simhash_index_plan plan;
 	double pr[128][2];       /* P(bit b == v), measured on a sample (sh_ix_seg_bias) */
+	double odds[128][2];     /* pr[b][!v] / pr[b][v]: the odds of flipping bit b from v */
 	unsigned n_tables;
 	sh_ix_table tab[SIMHASH_PLAN_MAX_TABLES];
 	void *own[2 + 3 * SIMHASH_PLAN_MAX_TABLES]; /* heap blocks to free */

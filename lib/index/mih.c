@@ -301,6 +301,8 @@ void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits)
 		double p1 = ((double)ones[b] + 0.5) / ((double)seen + 1.0);
 		s->pr[b][1] = p1;
 		s->pr[b][0] = 1 - p1;
+		s->odds[b][1] = (1 - p1) / p1;
+		s->odds[b][0] = p1 / (1 - p1);
 	}
 }
 
@@ -551,7 +553,7 @@ static void table_costs(const sh_ix_seg *s, const sh_ix_table *tb, uint64_t v, u
 	for (unsigned h = 1; h <= w; h++) {
 		unsigned i = w - h, b = tb->start + i, bit = (unsigned)(v >> i & 1);
 		unsigned L = w - h;
-		double f = s->pr[b][!bit] / s->pr[b][bit], lookups = 0, entries = 0;
+		double f = s->odds[b][bit], lookups = 0, entries = 0;
 
 		base *= s->pr[b][bit];
 		for (unsigned j = rm; j > 0; j--)
