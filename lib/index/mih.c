@@ -558,7 +558,8 @@ static void table_costs(const sh_ix_seg *s, const sh_ix_table *tb, uint64_t v, u
 		base *= s->pr[b][bit];
 		for (unsigned j = rm; j > 0; j--)
 			e[j] += e[j - 1] * f;
-		if (L && (h > tb->dir_bits || L > MAX_FREE_BITS))
+		/* ranges pay off only for wide balls; a few widths keep this cheap */
+		if (L && (rm < 4 || h > tb->dir_bits || L > MAX_FREE_BITS || L % 4))
 			continue;
 		double c = 1;
 		for (unsigned j = 0; j <= rm && j <= h; j++) {
@@ -576,6 +577,37 @@ static void table_costs(const sh_ix_seg *s, const sh_ix_table *tb, uint64_t v, u
 	}
 }
 
+/* The fixed split of the header, with the a + 1 tables whose bucket of q's
+ * own chunk is smallest taking radius r: cheaper to decide than the model
+ * below, and as good when r <= 1 (measured: uniform k = 3 lost a third of
+ * its speed to the model's arithmetic). */
+static void assign_fixed(probe *p, const sh_ix_seg *s, unsigned k)
+{
+	unsigned m = s->plan.n_chunks, nt = s->n_tables, r = k / m, a = k % m;
+	size_t weight[SIMHASH_PLAN_MAX_TABLES];
+
+	for (unsigned t = 0; t < nt; t++) {
+		p->order[t] = t;
+		p->radius[t] = sh_ix_radius(m, k, t);
+		p->lbits[t] = 0;
+	}
+	if (nt != m || r == 0 || a + 1 == m)
+		return;
+	for (unsigned t = 0; t < nt; t++) {
+		const sh_ix_table *tb = &s->tab[t];
+		uint64_t d = sh_ix_chunk(p->q, tb->start, tb->width) >> (tb->width - tb->dir_bits);
+		weight[t] = (tb->dir[d + 1] - tb->dir[d]) * (size_t)tb->width;
+	}
+	for (unsigned i = 1; i < nt; i++) {
+		unsigned t = p->order[i], j = i;
+		for (; j > 0 && weight[p->order[j - 1]] > weight[t]; j--)
+			p->order[j] = p->order[j - 1];
+		p->order[j] = t;
+	}
+	for (unsigned o = 0; o < nt; o++)
+		p->radius[p->order[o]] = o <= a ? r : r - 1;
+}
+
 static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
 {
 	unsigned nt = s->n_tables, need = k + 1, have = 0;
@@ -583,6 +615,10 @@ static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
 	unsigned lb[SIMHASH_PLAN_MAX_TABLES][RMAX + 2], rmax[SIMHASH_PLAN_MAX_TABLES];
 	int r[SIMHASH_PLAN_MAX_TABLES];
 
+	if (k < 2 * s->plan.n_chunks) {
+		assign_fixed(p, s, k);
+		return;
+	}
 	for (unsigned t = 0; t < nt; t++) {
 		const sh_ix_table *tb = &s->tab[t];
 		p->order[t] = t;
