@@ -286,6 +286,8 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 	if (off > len)
 		goto out_trunc;
 	s->n_tables = n_tables;
+	if (n_tables)
+		sh_ix_seg_bias(s, bits);
 	s->plan.layout = n_tables ? SIMHASH_LAYOUT_MIH : SIMHASH_LAYOUT_SCAN;
 	s->plan.bits = bits, s->plan.k = max_dist, s->plan.n = n;
 	s->plan.n_chunks = n_chunks, s->plan.n_tables = n_tables;

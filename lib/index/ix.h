@@ -37,6 +37,8 @@ typedef struct sh_ix_seg {
 	const uint64_t *fps;     /* n * words, or NULL when tables exist */
 	uint64_t *dead;          /* bitmap of n bits, or NULL */
 	simhash_index_plan plan;
+	double pr[128][2];       /* P(bit b == v), measured on a sample (sh_ix_seg_bias) */
+	double odds[128][2];     /* pr[b][!v] / pr[b][v]: the odds of flipping bit b from v */
 	unsigned n_tables;
 	sh_ix_table tab[SIMHASH_PLAN_MAX_TABLES];
 	void *own[2 + 3 * SIMHASH_PLAN_MAX_TABLES]; /* heap blocks to free */
@@ -108,12 +110,20 @@ size_t sh_ix_seg_find(const sh_ix_seg *s, unsigned words, const uint64_t *fp, ui
 /* Entry i of s in storage order (rows, or table 0): its fingerprint and row. */
 void sh_ix_seg_entry(const sh_ix_seg *s, unsigned words, size_t i, uint64_t *fp, size_t *row);
 void sh_ix_seg_free(sh_ix_seg *s);
+/* Measures s->pr on at most 4096 entries spread over s (few pages of a mapping). */
+void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits);
 /* Sorts n rows (fps words each, ids) by (fp, id) in place and removes
  * duplicate pairs; returns the new n. */
 size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words);
 simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist);
 
-/* ---- plan.c */
+/* ---- plan.c: the cost model's constants (ns), shared with mih.c */
+#define SH_IX_PROBE_NS 40.0        /* a directory slot gives the bucket (prefetched in batches) */
+#define SH_IX_PROBE_SEARCH_NS 200.0 /* a binary search within the slot (chunks wider than it) */
+#define SH_IX_QUERY_NS 60.0
+#define SH_IX_CAND64_NS 2.0
+#define SH_IX_CAND128_NS 3.0
+
 /* The plan for the rows of fps (words each): the bias is measured per bit. */
 simhash_err sh_ix_plan_data(unsigned bits, unsigned k, const uint64_t *fps, size_t n,
 			    simhash_layout force, unsigned force_m, simhash_index_plan *out);

@@ -13,12 +13,15 @@
  * every chunk value within radius r_t = r (t <= a) or r - 1 (t > a) of q's chunk
  * and checks the full distance of each fingerprint it finds.
  *
- * The a + 1 tables that take radius r may be any a + 1 tables: per query,
- * those whose bucket of q's own chunk is smallest take it (assign_radii).
+ * More generally any radii r_t (-1: table not probed) with sum (r_t + 1) >=
+ * k + 1 find every match; they are chosen per query from the measured bit
+ * bias (assign_radii), and a table may read its ball as contiguous ranges
+ * of its low chunk bits, keeping only what lies inside the ball.
  *
- * Why each match is reported once: a fingerprint found in table t is skipped
- * when a table t' probed before t would have found it, that is when its chunk
- * t' is within r_t' of q's; the first table that can find it reports it.
+ * Why each match is reported once: table t reports only fingerprints whose
+ * chunk t is within r_t of q's, and skips one when a table t' probed before t
+ * would have found it, that is when its chunk t' is within r_t' of q's; the
+ * first table that can find it reports it.
  *
  * Only min(m, max_dist + 1) tables are built: for k < m only tables 0..k are
  * probed (r = 0, a = k). Workload: millions of fingerprints, queries with a
@@ -276,7 +279,31 @@ simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_
 	free(s->own[0]); /* table 0 holds every fingerprint */
 	s->own[0] = NULL;
 	s->fps = NULL;
+	sh_ix_seg_bias(s, bits);
 	return SIMHASH_OK;
+}
+
+void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits)
+{
+	unsigned words = bits / 64;
+	size_t step = s->n > 4096 ? s->n / 4096 : 1, seen = 0;
+	uint32_t ones[128] = {0};
+
+	for (size_t i = 0; i < s->n; i += step, seen++) {
+		uint64_t fp[2];
+		size_t row;
+		sh_ix_seg_entry(s, words, i, fp, &row);
+		for (unsigned b = 0; b < bits; b++)
+			ones[b] += (uint32_t)(fp[b >> 6] >> (b & 63) & 1);
+	}
+	for (unsigned b = 0; b < bits; b++) {
+		/* kept away from 0 and 1: a bit never seen set may be set in a query */
+		double p1 = ((double)ones[b] + 0.5) / ((double)seen + 1.0);
+		s->pr[b][1] = p1;
+		s->pr[b][0] = 1 - p1;
+		s->odds[b][1] = (1 - p1) / p1;
+		s->odds[b][0] = p1 / (1 - p1);
+	}
 }
 
 /* ---- queries */
@@ -289,6 +316,7 @@ typedef struct probe {
 	unsigned words, k, t;
 	const uint64_t *q;
 	unsigned radius[SIMHASH_PLAN_MAX_TABLES]; /* per table; UINT_MAX: not probed */
+	unsigned lbits[SIMHASH_PLAN_MAX_TABLES];  /* low chunk bits read as one range */
 	unsigned order[SIMHASH_PLAN_MAX_TABLES];  /* tables in probing order */
 	unsigned cur;                             /* position of p->t in order */
 	simhash_matches *out;
@@ -350,11 +378,21 @@ static inline __attribute__((always_inline)) void flush(probe *p)
 	unsigned shift = tb->width - tb->dir_bits, words = p->words;
 	size_t n = s->n;
 
+	unsigned lb = p->lbits[p->t], rad = p->radius[p->t];
+	uint64_t span = 1;
+
+	if (lb) { /* v holds the top width - lb bits, at most dir_bits of them */
+		shift = tb->dir_bits - (tb->width - lb);
+		span = (uint64_t)1 << shift;
+		for (size_t j = 0; j < p->nv; j++)
+			p->v[j] <<= shift;
+		shift = 0;
+	}
 	for (size_t j = 0; j < p->nv; j++)
 		__builtin_prefetch(tb->dir + (p->v[j] >> shift));
 	for (size_t j = 0; j < p->nv; j++) {
 		uint64_t d = p->v[j] >> shift;
-		size_t a = tb->dir[d], b = tb->dir[d + 1];
+		size_t a = tb->dir[d], b = tb->dir[d + span];
 		if (b > n)
 			b = n;
 		if (a > b)
@@ -362,7 +400,9 @@ static inline __attribute__((always_inline)) void flush(probe *p)
 		if (shift)
 			narrow(s, tb, words, p->v[j], &a, &b);
 		p->lo[j] = a, p->hi[j] = b;
-		__builtin_prefetch(tb->fps + a * words);
+		/* the first lines of the bucket, not only its first */
+		for (size_t i = a; i < b && i < a + 64 / words; i += 8 / words)
+			__builtin_prefetch(tb->fps + i * words);
 	}
 	for (size_t j = 0; j < p->nv; j++) {
 		for (size_t base = p->lo[j]; base < p->hi[j]; base += SCAN_BLOCK) {
@@ -375,6 +415,9 @@ static inline __attribute__((always_inline)) void flush(probe *p)
 				x[0] = tb->fps[i * words] ^ p->q[0];
 				x[1] = words == 2 ? tb->fps[i * words + 1] ^ p->q[1] : 0;
 				dist = (unsigned)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
+				if (lb && (unsigned)(__builtin_popcountll(x[0] & tb->mask[0]) +
+						      __builtin_popcountll(x[1] & tb->mask[1])) > rad)
+					continue; /* outside the ball: another table's */
 				if (p->cur && found_before(p, x))
 					continue;
 				row = tb->rows[i];
@@ -424,7 +467,8 @@ static inline __attribute__((always_inline)) void probe_all(probe *p)
 			continue;
 		p->t = t;
 		p->cur = o;
-		probe_table(p, sh_ix_chunk(p->q, tb->start, tb->width), tb->width, p->radius[t]);
+		probe_table(p, sh_ix_chunk(p->q, tb->start, tb->width) >> p->lbits[t],
+			    tb->width - p->lbits[t], p->radius[t]);
 	}
 }
 
@@ -469,13 +513,75 @@ unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t)
 	return r ? r - 1 : UINT_MAX;
 }
 
-/* Radii and probing order for this query. With k = r m + a, any a + 1 tables
- * may take radius r and the others r - 1 (the pigeonhole argument in the
- * header holds for every choice), so when all m tables exist the a + 1 whose
- * bucket of q's own chunk is smallest take the larger radius: on biased data
- * bucket sizes vary by orders of magnitude with q's bits. Tables are probed
- * in that order, which found_before() follows. */
-static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
+/* Radii and probing order for this query. The pigeonhole argument of the
+ * header holds for any radii r_t (-1: table not probed) over any of the
+ * disjoint chunks with sum (r_t + 1) >= k + 1: a fingerprint whose chunk t
+ * differs in more than r_t bits for every probed t is at least that far away.
+ * So the radii are chosen per query, greedily, one unit of r_t + 1 at a time
+ * to the table where it costs least.
+ *
+ * A table may also read its ball as ranges: with the low L bits of the chunk
+ * left free, each of the C(w - L, <= r) values of the top bits is one
+ * contiguous range of the table (a directory lookup, then a sequential scan)
+ * instead of up to 2^L buckets; fingerprints in the range but outside the
+ * ball are dropped, so each table still reports exactly its ball.
+ *
+ * The cost of radius r with L free bits is the lookups times BUCKET_NS plus
+ * the fingerprints read times ENTRY_NS, expected from the bit probabilities
+ * measured on the segment (sh_ix_seg_bias): n P(q's top bits) e_j(f) at j
+ * flips, e_j the elementary symmetric polynomial of the odds f_b of flipping
+ * bit b of q. On biased data chunks near the popular value are expensive to
+ * widen and light ones cheap. Tables are probed in index order, which
+ * found_before() follows. */
+#define BUCKET_NS 60.0 /* measured: bench/index_query at 10 million, p = 0.72, k = 10 */
+#define ENTRY_NS 0.9
+#define MAX_FREE_BITS 12
+enum { RMAX = SIMHASH_INDEX_MAX_DIST_128 + 1 };
+
+/* cost[j] (j = 0..rm + 1): the least cost of radius j - 1 on table tb (cost[0] = 0,
+ * not probed), lb[j] its free low bits. */
+static void table_costs(const sh_ix_seg *s, const sh_ix_table *tb, uint64_t v, unsigned rm,
+			double *cost, unsigned *lb)
+{
+	unsigned w = tb->width;
+	double e[RMAX + 1], base = (double)s->n;
+
+	for (unsigned j = 0; j <= rm; j++)
+		e[j] = j == 0, cost[j + 1] = -1, lb[j + 1] = 0;
+	cost[0] = 0, lb[0] = 0;
+	/* top bits first: after h of them, e and base describe H = h */
+	for (unsigned h = 1; h <= w; h++) {
+		unsigned i = w - h, b = tb->start + i, bit = (unsigned)(v >> i & 1);
+		unsigned L = w - h;
+		double f = s->odds[b][bit], lookups = 0, entries = 0;
+
+		base *= s->pr[b][bit];
+		for (unsigned j = rm; j > 0; j--)
+			e[j] += e[j - 1] * f;
+		/* ranges pay off only for wide balls; a few widths keep this cheap */
+		if (L && (rm < 4 || h > tb->dir_bits || L > MAX_FREE_BITS || L % 4))
+			continue;
+		double c = 1;
+		for (unsigned j = 0; j <= rm && j <= h; j++) {
+			double shell = base * e[j];
+			if (j == 0 && L == 0 && tb->dir_bits == w) /* the centre bucket, counted */
+				shell = (double)(tb->dir[v + 1] - tb->dir[v]);
+			lookups += c;
+			entries += shell;
+			double total = lookups * (L || tb->dir_bits == w ? BUCKET_NS : SH_IX_PROBE_SEARCH_NS) +
+				       entries * ENTRY_NS;
+			if (cost[j + 1] < 0 || total < cost[j + 1])
+				cost[j + 1] = total, lb[j + 1] = L;
+			c = c * (h - j) / (j + 1);
+		}
+	}
+}
+
+/* The fixed split of the header, with the a + 1 tables whose bucket of q's
+ * own chunk is smallest taking radius r: cheaper to decide than the model
+ * below, and as good when r <= 1 (measured: uniform k = 3 lost a third of
+ * its speed to the model's arithmetic). */
+static void assign_fixed(probe *p, const sh_ix_seg *s, unsigned k)
 {
 	unsigned m = s->plan.n_chunks, nt = s->n_tables, r = k / m, a = k % m;
 	size_t weight[SIMHASH_PLAN_MAX_TABLES];
@@ -483,17 +589,16 @@ static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
 	for (unsigned t = 0; t < nt; t++) {
 		p->order[t] = t;
 		p->radius[t] = sh_ix_radius(m, k, t);
+		p->lbits[t] = 0;
 	}
 	if (nt != m || r == 0 || a + 1 == m)
 		return;
 	for (unsigned t = 0; t < nt; t++) {
 		const sh_ix_table *tb = &s->tab[t];
 		uint64_t d = sh_ix_chunk(p->q, tb->start, tb->width) >> (tb->width - tb->dir_bits);
-		weight[t] = tb->dir[d + 1] - tb->dir[d]; /* wraps harmlessly if damaged */
-		/* a wider chunk has more values within the radius */
-		weight[t] = weight[t] * tb->width;
+		weight[t] = (tb->dir[d + 1] - tb->dir[d]) * (size_t)tb->width;
 	}
-	for (unsigned i = 1; i < nt; i++) { /* insertion sort by weight */
+	for (unsigned i = 1; i < nt; i++) {
 		unsigned t = p->order[i], j = i;
 		for (; j > 0 && weight[p->order[j - 1]] > weight[t]; j--)
 			p->order[j] = p->order[j - 1];
@@ -501,6 +606,50 @@ static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
 	}
 	for (unsigned o = 0; o < nt; o++)
 		p->radius[p->order[o]] = o <= a ? r : r - 1;
+}
+
+static void assign_radii(probe *p, const sh_ix_seg *s, unsigned k)
+{
+	unsigned nt = s->n_tables, need = k + 1, have = 0;
+	double cost[SIMHASH_PLAN_MAX_TABLES][RMAX + 2];
+	unsigned lb[SIMHASH_PLAN_MAX_TABLES][RMAX + 2], rmax[SIMHASH_PLAN_MAX_TABLES];
+	int r[SIMHASH_PLAN_MAX_TABLES];
+
+	if (k < 2 * s->plan.n_chunks) {
+		assign_fixed(p, s, k);
+		return;
+	}
+	for (unsigned t = 0; t < nt; t++) {
+		const sh_ix_table *tb = &s->tab[t];
+		p->order[t] = t;
+		r[t] = -1;
+		rmax[t] = k < tb->width ? k : tb->width;
+		table_costs(s, tb, sh_ix_chunk(p->q, tb->start, tb->width), rmax[t], cost[t], lb[t]);
+	}
+	while (have < need) {
+		unsigned best = UINT_MAX;
+		double best_cost = 0;
+		for (unsigned t = 0; t < nt; t++) {
+			unsigned j = (unsigned)(r[t] + 1);
+			double c;
+			if (j > rmax[t])
+				continue;
+			c = cost[t][j + 1] - cost[t][j];
+			if (best == UINT_MAX || c < best_cost)
+				best = t, best_cost = c;
+		}
+		if (best == UINT_MAX) /* cannot happen: k <= bits / 4 */
+			break;
+		r[best]++;
+		have++;
+	}
+	for (unsigned t = 0; t < nt; t++) {
+		p->radius[t] = r[t] < 0 ? UINT_MAX : (unsigned)r[t];
+		p->lbits[t] = r[t] < 0 ? 0 : lb[t][r[t] + 1];
+	}
+	if (have < need) /* defensive: the fixed split */
+		for (unsigned t = 0; t < nt; t++)
+			p->radius[t] = sh_ix_radius(s->plan.n_chunks, k, t), p->lbits[t] = 0;
 }
 
 simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,

@@ -20,11 +20,11 @@
 #include <string.h>
 #include "ix.h"
 
-#define PROBE_NS 40.0        /* a directory slot gives the bucket (prefetched in batches) */
-#define PROBE_SEARCH_NS 200.0 /* a binary search within the slot (chunks wider than it) */
-#define QUERY_NS 60.0
-#define CAND64_NS 2.0
-#define CAND128_NS 3.0
+#define PROBE_NS SH_IX_PROBE_NS
+#define PROBE_SEARCH_NS SH_IX_PROBE_SEARCH_NS
+#define QUERY_NS SH_IX_QUERY_NS
+#define CAND64_NS SH_IX_CAND64_NS
+#define CAND128_NS SH_IX_CAND128_NS
 #define SCAN64_NS 0.30
 #define SCAN128_NS 0.55
 
