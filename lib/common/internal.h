@@ -89,10 +89,8 @@ uint64_t sh_key(const void *data, size_t len);
 
 /* MD5 digest of len bytes (md5.c, our own RFC 1321). */
 void sh_md5(const void *data, size_t len, uint8_t out[16]);
-/* md5_x16.c: sixteen digests at once with AVX-512, messages of at most 55
- * bytes each; call only if sh_md5_x16_supported(). Same bytes as sh_md5(). */
-int sh_md5_x16_supported(void);
-void sh_md5_x16(const uint8_t *const msg[16], const size_t len[16], uint8_t out[16][16]);
+/* MD5's 64 round constants (RFC 1321, 3.4), shared by md5.c and md5_x16.c. */
+extern const uint32_t sh_md5_k[64];
 /* Thirty-two MD5s of messages of at most 16 bytes, as prepared words: w[i][lane]
  * is little-endian word i of the lane's padded block (the message, 0x80, zeros;
  * words 5..13 and 15 are zero), bitlen[lane] its length in bits (word 14).

@@ -15,7 +15,7 @@
 #include <string.h>
 #include "../common/internal.h"
 
-static const uint32_t K[64] = {
+const uint32_t sh_md5_k[64] = {
 	0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613,
 	0xfd469501, 0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193,
 	0xa679438e, 0x49b40821, 0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d,
@@ -39,7 +39,7 @@ static inline uint32_t le32(const uint8_t *p)
 }
 
 #define STEP(f, a, b, c, d, k, s, i) \
-	a = b + rotl(a + (f) + K[i] + m[k], s)
+	a = b + rotl(a + (f) + sh_md5_k[i] + m[k], s)
 
 static void compress(uint32_t st[4], const uint8_t *block)
 {

@@ -234,41 +234,6 @@ static void test_md5_equals_openssl_on_random_inputs(void)
 	}
 }
 
-/* The sixteen-lane MD5 against the scalar one: every length 0..55 in every
- * lane, lanes of mixed lengths. */
-static void test_md5_x16_equals_scalar(void)
-{
-	uint8_t data[16][56], out[16][16], ref[16];
-	const uint8_t *msg[16];
-	size_t len[16];
-	uint64_t x = 0x16;
-
-	if (!sh_md5_x16_supported()) {
-		printf("no AVX-512: md5_x16 skipped\n");
-		return;
-	}
-	for (int round = 0; round < 200; round++) {
-		for (unsigned l = 0; l < 16; l++) {
-			for (unsigned i = 0; i < 56; i++) {
-				x = x * 6364136223846793005ull + 1442695040888963407ull;
-				data[l][i] = (uint8_t)(x >> 56);
-			}
-			msg[l] = data[l];
-			len[l] = round < 56 ? (size_t)round : (size_t)(x >> 20) % 56;
-		}
-		sh_md5_x16(msg, len, out);
-		for (unsigned l = 0; l < 16; l++) {
-			sh_md5(msg[l], len[l], ref);
-			if (memcmp(out[l], ref, 16)) {
-				fprintf(stderr, "md5_x16 lane %u len %zu round %d differs\n", l,
-					len[l], round);
-				t_cur_failed++;
-				return;
-			}
-		}
-	}
-}
-
 /* The prepared-words kernel at every level this CPU has (AVX-512, AVX2,
  * scalar) against sh_md5(): every length 0..16 in every lane of 32, random bytes
  * (so 4-byte UTF-8 and invalid sequences alike), lanes of mixed lengths. */
@@ -405,7 +370,6 @@ TEST_MAIN("hash",
 	  TEST(test_fnv128_agrees_with_limb_reference),
 	  TEST(test_sh_hash_fnv_widths),
 	  TEST(test_md5_rfc1321_suite), TEST(test_md5_equals_openssl_on_random_inputs),
-	  TEST(test_md5_x16_equals_scalar),
 	  TEST(test_md5_short_x32_every_level_equals_scalar),
 	  TEST(test_md5_widths_take_last_bytes_big_endian),
 	  TEST(test_xxh3_matches_xxhsum),
