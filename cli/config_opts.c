@@ -351,11 +351,8 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 			return load_error(cc->idf_path, err, line, "IDF");
 		cfg->idf = cc->idf;
 	}
-	/* --weight, --tf-cap or --hash alone mean the char n-grams of scheme v1,
-	 * which the length-adaptive default does not vary. */
-	if (cfg->features == SIMHASH_FEATURES_AUTO && !(cc->set & 1ul << C_FEATURES) &&
-	    (cfg->weight != SIMHASH_WEIGHT_TF || cfg->tf_cap || cfg->hash != SIMHASH_HASH_XXH3))
-		cfg->features = SIMHASH_FEATURES_CHAR;
+	/* --weight, --tf-cap or --hash alone mean the char n-grams of scheme v1 */
+	simhash_config_settle_features(cfg, !!(cc->set & 1ul << C_FEATURES));
 	if (cc->scheme) {
 		int ret = apply_scheme(cc, cmd);
 		if (ret != EXIT_OK)

@@ -212,6 +212,13 @@ SIMHASH_API simhash_err simhash_config_set(simhash_config *cfg, const char *name
  * does not know it. Thread safety: safe. */
 SIMHASH_API int simhash_config_option_takes_value(const char *name);
 
+/* The default features (SIMHASH_FEATURES_AUTO, scheme v2) take tf weights, no
+ * tf cap and XXH3 only. A caller that sets the weight, tf cap or hash but not
+ * the features means the char n-grams of scheme v1: given features_named = 0,
+ * this switches AUTO to CHAR in that case and changes nothing otherwise. The
+ * command line, SQL and Python all settle options this way. Thread safety: safe. */
+SIMHASH_API void simhash_config_settle_features(simhash_config *cfg, int features_named);
+
 #define SIMHASH_SCHEME_MAX 256
 
 /* Writes the canonical scheme string of cfg, for example

@@ -449,11 +449,8 @@ static void parse_options(const char *opts, simhash_config *cfg)
 		if (simhash_config_set(cfg, name, value) != SIMHASH_OK)
 			option_error(psprintf("invalid --%s '%s'", name, value ? value : ""));
 	}
-	/* As on the command line: --weight, --tf-cap or --hash alone mean the char
-	 * n-grams of scheme v1, which the length-adaptive default does not vary. */
-	if (cfg->features == SIMHASH_FEATURES_AUTO && !features_named &&
-	    (cfg->weight != SIMHASH_WEIGHT_TF || cfg->tf_cap || cfg->hash != SIMHASH_HASH_XXH3))
-		cfg->features = SIMHASH_FEATURES_CHAR;
+	/* as on the command line: --weight, --tf-cap or --hash alone mean v1 char n-grams */
+	simhash_config_settle_features(cfg, features_named);
 	if (scheme) {
 		if (n_named)
 			option_error("--scheme cannot be combined with other options in SQL");

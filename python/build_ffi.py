@@ -74,6 +74,7 @@ const char *simhash_version(void);
 const char *simhash_strerror(simhash_err err);
 void simhash_config_init(simhash_config *cfg);
 simhash_err simhash_config_check(const simhash_config *cfg);
+void simhash_config_settle_features(simhash_config *cfg, int features_named);
 simhash_err simhash_config_scheme(const simhash_config *cfg, char *buf, size_t cap);
 
 simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out);

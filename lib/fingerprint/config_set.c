@@ -151,3 +151,11 @@ int simhash_config_option_takes_value(const char *name)
 			return options[i].kind != K_FLAG;
 	return -1;
 }
+
+void simhash_config_settle_features(simhash_config *cfg, int features_named)
+{
+	if (!cfg || features_named || cfg->features != SIMHASH_FEATURES_AUTO)
+		return;
+	if (cfg->weight != SIMHASH_WEIGHT_TF || cfg->tf_cap || cfg->hash != SIMHASH_HASH_XXH3)
+		cfg->features = SIMHASH_FEATURES_CHAR;
+}

@@ -207,12 +207,8 @@ class Config:
             else:
                 raise TypeError("Config() got an unexpected keyword argument %r" % name)
         # As on the command line: a weight, tf cap or hash without features
-        # means the char n-grams of scheme v1, which the length-adaptive
-        # default (scheme v2) does not vary.
-        if ("features" not in opts and cfg.features == lib.SIMHASH_FEATURES_AUTO
-                and (cfg.weight != lib.SIMHASH_WEIGHT_TF or cfg.tf_cap
-                     or cfg.hash != lib.SIMHASH_HASH_XXH3)):
-            cfg.features = lib.SIMHASH_FEATURES_CHAR
+        # means the char n-grams of scheme v1.
+        lib.simhash_config_settle_features(cfg, int("features" in opts))
         err = lib.simhash_config_check(cfg)
         if err:
             if cfg.weight == lib.SIMHASH_WEIGHT_TFIDF and cfg.idf == ffi.NULL:

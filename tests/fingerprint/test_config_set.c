@@ -33,6 +33,36 @@ static void test_enum_number_and_flag_options_set_their_fields(void)
 	CHECK(simhash_config_set(&c, "max-repeat", "3") == SIMHASH_OK && c.max_repeat == 3);
 }
 
+/* The v2 default takes tf, no cap and XXH3: a weight, cap or hash given
+ * without features means v1 char n-grams; named features are kept. */
+static void test_settle_features_switches_auto_only_when_needed(void)
+{
+	simhash_config c;
+
+	simhash_config_init(&c);
+	simhash_config_settle_features(&c, 0);
+	CHECK(c.features == SIMHASH_FEATURES_AUTO && simhash_config_check(&c) == SIMHASH_OK);
+	CHECK(simhash_config_set(&c, "weight", "logtf") == SIMHASH_OK);
+	CHECK(simhash_config_check(&c) != SIMHASH_OK);
+	simhash_config_settle_features(&c, 1);
+	CHECK(c.features == SIMHASH_FEATURES_AUTO);
+	simhash_config_settle_features(&c, 0);
+	CHECK(c.features == SIMHASH_FEATURES_CHAR && simhash_config_check(&c) == SIMHASH_OK);
+	simhash_config_init(&c);
+	CHECK(simhash_config_set(&c, "tf-cap", "3") == SIMHASH_OK);
+	simhash_config_settle_features(&c, 0);
+	CHECK(c.features == SIMHASH_FEATURES_CHAR);
+	simhash_config_init(&c);
+	CHECK(simhash_config_set(&c, "hash", "fnv1a") == SIMHASH_OK);
+	simhash_config_settle_features(&c, 0);
+	CHECK(c.features == SIMHASH_FEATURES_CHAR);
+	simhash_config_init(&c);
+	CHECK(simhash_config_set(&c, "features", "word") == SIMHASH_OK &&
+	      simhash_config_set(&c, "weight", "binary") == SIMHASH_OK);
+	simhash_config_settle_features(&c, 0);
+	CHECK(c.features == SIMHASH_FEATURES_WORD);
+}
+
 static void test_bad_names_and_values_leave_config_untouched(void)
 {
 	simhash_config c, d;
@@ -60,4 +90,5 @@ static void test_bad_names_and_values_leave_config_untouched(void)
 
 TEST_MAIN("config_set",
 	  TEST(test_enum_number_and_flag_options_set_their_fields),
-	  TEST(test_bad_names_and_values_leave_config_untouched))
+	  TEST(test_bad_names_and_values_leave_config_untouched),
+	  TEST(test_settle_features_switches_auto_only_when_needed))
