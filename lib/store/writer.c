@@ -458,6 +458,14 @@ static void *writer_main(void *arg)
 		mdb_env_info(st->env, &info);
 		txn0 = info.me_last_txnid;
 		run_batch(st, batch);
+		/* count before any acknowledgement: a caller who was answered
+		 * reads counters that include its request */
+		pthread_mutex_lock(&st->mu);
+		st->n_commits++;
+		st->n_committed += n;
+		if (n > st->max_batch)
+			st->max_batch = n;
+		pthread_mutex_unlock(&st->mu);
 		mdb_env_info(st->env, &info);
 		if (unsynced) {
 			/* a commit that wrote synced the data file, and with it the
@@ -471,10 +479,6 @@ static void *writer_main(void *arg)
 			ack(batch, SIMHASH_OK); /* wrote nothing (or failed): nothing to sync */
 
 		pthread_mutex_lock(&st->mu);
-		st->n_commits++;
-		st->n_committed += n;
-		if (n > st->max_batch)
-			st->max_batch = n;
 	}
 	pthread_mutex_unlock(&st->mu);
 	return NULL;
