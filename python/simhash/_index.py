@@ -334,6 +334,7 @@ class SimhashIndex(object):
             # its max_dist): every stored pair compared, still exact
             self._ix = None
             self._scan = set()
+        self._whole = self._log is not None and f == 64
         self._bulk(objs)
 
     def _handle(self, obj_id):
@@ -401,6 +402,27 @@ class SimhashIndex(object):
         if simhash.f != self.f:
             raise AssertionError("a %r-bit Simhash in a %r-bit SimhashIndex" % (simhash.f, self.f))
         v = simhash.value
+        if self._whole:
+            # f == 64: cffi's conversion to uint64_t checks the range, so the
+            # common case (an int in range) needs no test of its own here
+            pool = self._bufs
+            try:
+                mb = pool.pop()
+            except IndexError:
+                mb = (_matches_new(), ffi.new("uint64_t[]", _IDS_CAP))
+            buf = mb[1]
+            try:
+                n = _query_log(self._ix, v, self.k, mb[0], buf, _IDS_CAP, self._log)
+            except (OverflowError, TypeError):
+                n = _query_log(self._ix, int(v) & _M64, self.k, mb[0], buf, _IDS_CAP, self._log)
+            if n == 1:
+                res = [self._ids[buf[0]]]
+                pool.append(mb)
+                return res
+            if n == 0:
+                pool.append(mb)
+                return []
+            return self._answer(n, mb)
         if v.__class__ is not int or v < 0 or v > self._mask:
             v = int(v) & self._mask
         ix = self._ix
@@ -425,16 +447,24 @@ class SimhashIndex(object):
             if n:
                 _core._raise(-n, "get_near_dups")
             return []
-        ids = self._ids
-        if n == 1:
-            res = [ids[buf[0]]]
-        elif n <= _IDS_CAP:
-            res = list({ids[h] for h in ffi.unpack(buf, n)})
-        else:
+        return self._answer(n, mb)
+
+    def _answer(self, n, mb):
+        """The ids of a query's n > 0 matches (or raises for n < 0); gives
+        the buffers mb back to the pool."""
+        m, buf = mb
+        try:
+            if n < 0:
+                _core._raise(-n, "get_near_dups")
+            ids = self._ids
+            if n == 1:
+                return [ids[buf[0]]]
+            if n <= _IDS_CAP:
+                return list({ids[h] for h in ffi.unpack(buf, n)})
             mv = m.v
-            res = list({ids[mv[i].id] for i in range(n)})
-        pool.append(mb)
-        return res
+            return list({ids[mv[i].id] for i in range(n)})
+        finally:
+            self._bufs.append(mb)
 
     def add(self, obj_id, simhash):
         """Stores (obj_id, simhash); storing it again changes nothing."""
@@ -516,4 +546,5 @@ def _simhash_index_unpickle(cls, state):
     self._log = None
     if self._ix is not None and lib.simhash_index_bits(self._ix) == 64:
         self._log = _new_log()
+    self._whole = self._log is not None and self.f == 64
     return self

@@ -171,3 +171,13 @@ def test_queries_from_many_threads(orig):
         t.join()
     assert all(g == want for g in got.values())
     assert mine.bucket_size() == theirs.bucket_size()
+
+
+def test_values_outside_the_width_are_taken_modulo_2_to_the_f(orig):
+    vals = [0, 1, 2**64 - 1, 0x0123456789ABCDEF]
+    mine = SimhashIndex([(str(i), Simhash(v)) for i, v in enumerate(vals)], k=2)
+    theirs = orig.SimhashIndex([(str(i), orig.Simhash(v)) for i, v in enumerate(vals)], k=2)
+    for q in [-1, -2, 2**64, 2**64 + 1, 2**70 + 0x0123456789ABCDEF, True]:
+        got = sorted(mine.get_near_dups(Simhash(q)))
+        assert got == sorted(theirs.get_near_dups(orig.Simhash(q))), q
+        assert got == sorted(mine.get_near_dups(Simhash(q % 2**64))), q
