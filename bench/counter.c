@@ -14,13 +14,10 @@
  * Prints the number of bytes and the XOR of the fingerprints, so the work
  * cannot be optimized away.
  */
-#include <fcntl.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 #define XXH_INLINE_ALL /* xxHash's documented header-only mode: the hash inlines */
 #include <xxhash.h>
+#include "readall.h"
 
 /* spread[x]: byte i of the result is bit i of x, so adding spread[byte]
  * counts 8 bits at once in 8 byte lanes (flushed before a lane can wrap). */
@@ -67,38 +64,14 @@ int main(int argc, char **argv)
 	unsigned char *buf = malloc(cap);
 	unsigned long long total = 0;
 	uint64_t acc = 0;
-	ssize_t n = 0;
-	int i, fd;
+	int i;
 
 	if (!buf)
 		return 1;
 	spread_init();
 	for (i = 1; i < argc; i++) {
-		fd = open(argv[i], O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			perror(argv[i]);
+		if (read_all(argv[i], &buf, &cap, &len))
 			return 1;
-		}
-		len = 0;
-		for (;;) {
-			if (len == cap) {
-				unsigned char *nb = realloc(buf, cap * 2);
-
-				if (!nb)
-					return 1;
-				buf = nb;
-				cap *= 2;
-			}
-			n = read(fd, buf + len, cap - len);
-			if (n <= 0)
-				break;
-			len += (size_t)n;
-		}
-		close(fd);
-		if (n < 0) {
-			perror(argv[i]);
-			return 1;
-		}
 		acc ^= fingerprint(buf, len);
 		total += len;
 	}
