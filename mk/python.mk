@@ -2,6 +2,7 @@
 #   make python         build it into build/python/ (PYTHONPATH=build/python)
 #   make python-check   its pytest suite (part of `make check`)
 #   make python-asan    the suite under ASan, library and module built for it
+#                       (part of `make check-all`)
 #   make install        also installs it for Debian's python3
 # Debian's own interpreter: the python3 first on PATH may lack its modules.
 PYTHON ?= /usr/bin/python3
@@ -36,6 +37,8 @@ check: python-check
 
 # The suite once under AddressSanitizer: the library, and the module's own C,
 # built with it (gcc's, as Debian's python3 is), the runtime preloaded.
+check-all: python-asan
+
 python-asan:
 	$(MAKE) BUILD=build-pyasan CC=gcc \
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
