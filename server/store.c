@@ -294,12 +294,17 @@ int sh_store_stats(struct api *api, json_t *j, struct api_reply *r)
 		return store_error(api, e, r);
 	}
 	json_object_set_new(j, "store",
-			    json_pack("{s:I,s:i,s:I,s:I,s:I,s:I,s:f}", "documents",
+			    json_pack("{s:I,s:i,s:I,s:I,s:I,s:I,s:f,s:s,s:I,s:I,s:I}", "documents",
 				      (json_int_t)s.n_docs, "format_version", (int)s.format_version,
 				      "file_bytes", (json_int_t)s.file_bytes, "commits",
 				      (json_int_t)s.n_commits, "committed_writes",
 				      (json_int_t)s.n_committed, "max_commit_batch",
-				      (json_int_t)s.max_batch, "open_seconds", s.open_seconds));
+				      (json_int_t)s.max_batch, "open_seconds", s.open_seconds,
+				      "open_index", s.open_replayed == UINT64_MAX ? "rebuilt" : "checkpoint",
+				      "open_replayed",
+				      (json_int_t)(s.open_replayed == UINT64_MAX ? 0 : s.open_replayed),
+				      "checkpoints", (json_int_t)s.n_checkpoints,
+				      "checkpoint_delta", (json_int_t)s.checkpoint_delta));
 	return api_reply_json(r, 200, j);
 }
 
