@@ -734,6 +734,7 @@ typedef struct simhash_store simhash_store;
 #define SIMHASH_STORE_ID_MAX 480      /* bytes: LMDB's key limit, less our framing */
 #define SIMHASH_STORE_META_MAX 65536  /* bytes of metadata per document */
 #define SIMHASH_STORE_ERR_MAX 512     /* bytes of an error message, NUL included */
+#define SIMHASH_STORE_BATCH_BUCKETS 13 /* simhash_store_stats.commit_batches */
 
 enum {
 	SIMHASH_STORE_RDONLY = 1, /* open read-only: writes give SIMHASH_EINVAL */
@@ -871,6 +872,9 @@ typedef struct simhash_store_stats {
 				 * was rebuilt from every document */
 	uint64_t n_checkpoints; /* checkpoints installed since open */
 	uint64_t checkpoint_delta; /* changes since the last checkpoint */
+	/* commits since open by the write requests each carried: [0] one,
+	 * [i] from 2^(i-1) + 1 to 2^i (a commit carries at most 4096) */
+	uint64_t commit_batches[SIMHASH_STORE_BATCH_BUCKETS];
 } simhash_store_stats;
 
 /* Fills *out (out->size set by the caller). Thread safety: safe. */

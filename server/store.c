@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api_internal.h"
+#include "metrics.h"
 
 struct api_store {
 	simhash_store *st;
@@ -308,14 +309,15 @@ int sh_store_stats(struct api *api, json_t *j, struct api_reply *r)
 	return api_reply_json(r, 200, j);
 }
 
-int sh_store_commits(struct api *api, uint64_t *commits, uint64_t *writes, uint64_t *max_batch)
+int sh_store_commits(struct api *api, struct sh_store_figures *f)
 {
 	simhash_store_stats s = { .size = sizeof(s) };
 
 	if (!api->store || simhash_store_stats_get(api->store->st, &s))
 		return -1;
-	*commits = s.n_commits;
-	*writes = s.n_committed;
-	*max_batch = s.max_batch;
+	f->commits = s.n_commits;
+	f->writes = s.n_committed;
+	f->max_batch = s.max_batch;
+	memcpy(f->batches, s.commit_batches, sizeof f->batches);
 	return 0;
 }

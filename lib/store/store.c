@@ -959,6 +959,7 @@ simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out)
 	s.n_commits = st->n_commits;
 	s.n_checkpoints = st->n_checkpoints;
 	s.checkpoint_delta = st->ck_delta;
+	memcpy(s.commit_batches, st->batch_hist, sizeof s.commit_batches);
 	s.n_committed = st->n_committed;
 	s.max_batch = st->max_batch;
 	pthread_mutex_unlock(&st->mu);

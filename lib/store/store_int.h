@@ -99,6 +99,7 @@ struct simhash_store {
 	int writer_started;
 	pthread_t writer;
 	uint64_t n_commits, n_committed, max_batch;
+	uint64_t batch_hist[SIMHASH_STORE_BATCH_BUCKETS];
 	double open_seconds;
 	size_t open_txnid; /* the snapshot the index was built from */
 

@@ -464,6 +464,16 @@ static simhash_err sync_env(simhash_store *st)
 	return rc ? sh_mdb_err(st, rc, "sync") : SIMHASH_OK;
 }
 
+/* The histogram bucket of a commit of n requests (simhash.h). */
+static unsigned batch_bucket(size_t n)
+{
+	unsigned b = 0;
+
+	while (b + 1 < SIMHASH_STORE_BATCH_BUCKETS && ((size_t)1 << b) < n)
+		b++;
+	return b;
+}
+
 static void *writer_main(void *arg)
 {
 	simhash_store *st = arg;
@@ -510,6 +520,7 @@ static void *writer_main(void *arg)
 		pthread_mutex_lock(&st->mu);
 		st->n_commits++;
 		st->n_committed += n;
+		st->batch_hist[batch_bucket(n)]++;
 		st->ck_delta = sh_ckpt_delta(st);
 		if (n > st->max_batch)
 			st->max_batch = n;
