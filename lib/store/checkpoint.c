@@ -18,8 +18,12 @@
  * snapshot (its "next", "dseq" and documents), builds an index of it, saves
  * it to PATH-index (temp file, fsync, rename) stamped with a fresh nonce,
  * then asks the writer thread to install it: one transaction records the
- * stamp in "ckpt" and drops the deletions below its "dseq" from "dlog". A
- * clean close saves the live index the same way when it changed.
+ * stamp in "ckpt" and drops the deletions below its "dseq" from "dlog". The
+ * writer then also swaps its live index for the saved one, mapped, with the
+ * changes made since the snapshot replayed (as an open would): the live
+ * index, grown batch by batch into many segments, becomes one mapped segment
+ * and a small one again (faster queries, less memory). A clean close saves
+ * the live index the same way when it changed.
  *
  * Invariants:
  *  1. Open uses PATH-index only when its stamp equals "ckpt" byte for byte
@@ -153,6 +157,31 @@ simhash_err sh_ckpt_load(simhash_store *st, MDB_txn *txn, sh_memidx **out, uint6
 	return sh_index_rebuild(st, txn, out);
 }
 
+/* Writer thread, inside a batch: replaces the live index by the checkpoint
+ * of stamp with the changes since replayed, read on a snapshot of the last
+ * commit, the state the live index holds before this batch is applied. On
+ * any failure the live index stays. */
+static void swap_index(simhash_store *st, const sh_idx_stamp *stamp)
+{
+	uint64_t replayed;
+	sh_memidx *m = NULL, *old;
+	MDB_stat ms;
+	MDB_txn *r;
+
+	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r) != 0)
+		return;
+	if (mdb_stat(r, st->dbi_docs, &ms) == 0 && ms.ms_entries == sh_memidx_count(st->idx))
+		replay(st, r, stamp, ms.ms_entries, &m, &replayed);
+	mdb_txn_abort(r);
+	if (!m)
+		return;
+	pthread_rwlock_wrlock(&st->idx_lock);
+	old = st->idx;
+	st->idx = m;
+	pthread_rwlock_unlock(&st->idx_lock);
+	sh_memidx_free(old);
+}
+
 simhash_err sh_ckpt_install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp *stamp)
 {
 	uint8_t rec[SH_STAMP_LEN];
@@ -172,7 +201,11 @@ simhash_err sh_ckpt_install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp 
 			break;
 	}
 	mdb_cursor_close(cur);
-	return rc && rc != MDB_NOTFOUND ? sh_mdb_err(st, rc, "checkpoint") : SIMHASH_OK;
+	if (rc && rc != MDB_NOTFOUND)
+		return sh_mdb_err(st, rc, "checkpoint");
+	if (st->writer_started && !st->idx_broken)
+		swap_index(st, stamp);
+	return SIMHASH_OK;
 }
 
 /* Installs stamp from the background: through the writer (the one writer). */

@@ -850,10 +850,12 @@ simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigne
 	}
 	if ((rc = rtxn_get(st, &txn)) != 0)
 		return sh_mdb_err(st, rc, "query");
+	/* under the lock: the writer may swap the index (checkpoint.c) */
+	pthread_rwlock_rdlock(&st->idx_lock);
 	if (max_dist > sh_memidx_max_dist(st->idx)) {
+		pthread_rwlock_unlock(&st->idx_lock);
 		e = sh_scan_docs(st, txn, fp, max_dist, &r->hits, &n);
 	} else {
-		pthread_rwlock_rdlock(&st->idx_lock);
 		e = sh_memidx_query(st->idx, fp, max_dist, &r->matches, &r->hits, &n);
 		pthread_rwlock_unlock(&st->idx_lock);
 	}

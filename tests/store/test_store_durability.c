@@ -223,6 +223,7 @@ static void ckpt_child(int fd)
 	static char ids[N_A][16];
 	simhash_store *st;
 	size_t n_exp = 0;
+	uint64_t n_problems = 1;
 
 	if (simhash_store_open(path, 0, &st, NULL, 0))
 		_exit(2);
@@ -252,6 +253,9 @@ static void ckpt_child(int fd)
 	}
 	if (simhash_store_expire(st, 2000, &n_exp) || n_exp != 350)
 		_exit(7);
+	/* the live index, swapped for the checkpoint's, is still exact */
+	if (simhash_store_verify(st, NULL, NULL, &n_problems) || n_problems)
+		_exit(9);
 	if (write(fd, "ok\n", 3) != 3)
 		_exit(8);
 	raise(SIGKILL);
@@ -343,6 +347,8 @@ static void test_crash_after_checkpoint_replays_the_changes(void)
 	close(fds[1]);
 	waitpid(pid, &status, 0);
 	CHECK(read(fds[0], ok, 3) == 3 && !strcmp(ok, "ok\n"));
+	if (WIFEXITED(status))
+		fprintf(stderr, "the checkpoint child exited %d\n", WEXITSTATUS(status));
 	close(fds[0]);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
