@@ -36,8 +36,10 @@
  *     them. The file is renamed into place before "ckpt" names it: a crash
  *     in between leaves a "ckpt" that matches no file, which costs one full
  *     rebuild, never a wrong index.
- *  3. One checkpoint runs at a time (ck_mu); close cancels and joins it
- *     before it stops the writer, which installs it.
+ *  3. One checkpoint runs at a time (ck_mu). The writer starts a background
+ *     one (a detached thread) under mu unless close has set ck_cancel; close
+ *     sets it and waits for ck_running to fall before it stops the writer,
+ *     which installs checkpoints.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -260,14 +262,16 @@ static void *ckpt_main(void *arg)
 	pthread_mutex_unlock(&st->ck_mu);
 	pthread_mutex_lock(&st->mu);
 	st->ck_running = 0;
-	pthread_mutex_unlock(&st->mu);
+	pthread_cond_broadcast(&st->ck_cv);
+	pthread_mutex_unlock(&st->mu); /* st may be gone from here on */
 	return NULL;
 }
 
 void sh_ckpt_maybe_start(simhash_store *st)
 {
 	uint64_t total = st->next_docno + st->next_dseq, count, min;
-	int running;
+	pthread_attr_t attr;
+	pthread_t th;
 
 	if (!st->idx || st->idx_broken)
 		return;
@@ -277,33 +281,26 @@ void sh_ckpt_maybe_start(simhash_store *st)
 	 * one is retried only after as many changes again */
 	if (sh_ckpt_delta(st) < min || total - st->ck_tried < min)
 		return;
+	/* under mu: close sets ck_cancel under it, then waits for ck_running */
 	pthread_mutex_lock(&st->mu);
-	running = st->ck_running || st->stop;
-	pthread_mutex_unlock(&st->mu);
-	if (running)
-		return;
-	if (st->ck_started)
-		pthread_join(st->ck_thread, NULL);
-	st->ck_started = 0;
-	st->ck_tried = total;
-	pthread_mutex_lock(&st->mu);
-	st->ck_running = 1;
-	pthread_mutex_unlock(&st->mu);
-	if (pthread_create(&st->ck_thread, NULL, ckpt_main, st) != 0) {
-		pthread_mutex_lock(&st->mu);
-		st->ck_running = 0;
-		pthread_mutex_unlock(&st->mu);
-		return;
+	if (!st->ck_running && !st->stop && !st->ck_cancel) {
+		st->ck_tried = total;
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&th, &attr, ckpt_main, st) == 0)
+			st->ck_running = 1;
+		pthread_attr_destroy(&attr);
 	}
-	st->ck_started = 1;
+	pthread_mutex_unlock(&st->mu);
 }
 
 void sh_ckpt_join(simhash_store *st)
 {
+	pthread_mutex_lock(&st->mu);
 	__atomic_store_n(&st->ck_cancel, 1, __ATOMIC_RELAXED);
-	if (st->ck_started)
-		pthread_join(st->ck_thread, NULL);
-	st->ck_started = 0;
+	while (st->ck_running)
+		pthread_cond_wait(&st->ck_cv, &st->mu);
+	pthread_mutex_unlock(&st->mu);
 }
 
 simhash_err sh_ckpt_save_now(simhash_store *st)

@@ -124,6 +124,7 @@ static simhash_store *store_alloc(void)
 	pthread_mutex_init(&st->rtxn_mu, NULL);
 	pthread_mutex_init(&st->ck_mu, NULL);
 	pthread_cond_init(&st->work_cv, NULL);
+	pthread_cond_init(&st->ck_cv, NULL);
 	/* Queries come all the time: prefer the writer, or it would starve. */
 	pthread_rwlockattr_init(&ra);
 	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -170,6 +171,7 @@ void simhash_store_close(simhash_store *st)
 	sh_buf_free(&st->hits);
 	pthread_rwlock_destroy(&st->idx_lock);
 	pthread_cond_destroy(&st->work_cv);
+	pthread_cond_destroy(&st->ck_cv);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->err_mu);
 	pthread_mutex_destroy(&st->rtxn_mu);

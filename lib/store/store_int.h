@@ -84,9 +84,8 @@ struct simhash_store {
 	sh_idx_stamp ck;
 	uint64_t ck_tried;   /* next_docno + next_dseq when one was last started */
 	pthread_mutex_t ck_mu; /* held by the checkpoint running (invariant 3) */
-	pthread_t ck_thread;
-	int ck_started;      /* ck_thread to be joined */
-	int ck_running;      /* guarded by mu */
+	pthread_cond_t ck_cv; /* signalled (with mu) when ck_running falls */
+	int ck_running;      /* a background checkpoint runs; guarded by mu */
 	int ck_cancel;       /* atomic: close asks the checkpoint to give up */
 	uint64_t n_checkpoints; /* guarded by mu */
 	uint64_t ck_delta;      /* sh_ckpt_delta after the last batch; guarded by mu */
