@@ -479,6 +479,8 @@ static void *writer_main(void *arg)
 	simhash_store *st = arg;
 	struct sh_wreq *unsynced = NULL; /* committed, acknowledged at the next sync */
 
+	/* an open that found no usable checkpoint takes one now */
+	sh_ckpt_maybe_start(st);
 	pthread_mutex_lock(&st->mu);
 	for (;;) {
 		struct sh_wreq *batch, *last;
