@@ -1,9 +1,12 @@
 /* store.c - `make bench` figures of the store (bench/store.sh runs it):
  *
  *   store open N PATH          make a store of N documents (random 64-bit
- *                              fingerprints, 12-byte ids, no metadata), then
- *                              time open with the saved index mapped and open
- *                              with it rebuilt (PATH-index removed)
+ *                              fingerprints, 12-byte ids, no metadata) and
+ *                              close it, then time: open with the index
+ *                              mapped; open after a crash (a child process
+ *                              makes n/8 - 1 changes, just below the
+ *                              checkpoint threshold, and is SIGKILLed); open
+ *                              with no usable checkpoint (PATH-index removed)
  *   store cap PATH T SECONDS   durable check-and-put (k 3) of short texts,
  *                              fingerprinted per thread, from T threads and,
  *                              as the baseline, from 1 (no group commit)
@@ -14,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "simhash.h"
@@ -65,12 +70,90 @@ static long peak_rss_mb(void)
 	return ru.ru_maxrss / 1024;
 }
 
-static int bench_open(uint64_t n, const char *path)
+/* Adds documents first..first+n-1 in batches of 50000. */
+static void add_range(simhash_store *st, uint64_t first, uint64_t n)
 {
 	enum { BATCH = 50000 };
 	simhash_store_doc *docs = calloc(BATCH, sizeof *docs);
 	char (*ids)[16] = calloc(BATCH, 16);
+	simhash_err e;
+
+	for (uint64_t i = first; i < first + n; i += BATCH) {
+		size_t m = first + n - i < BATCH ? (size_t)(first + n - i) : BATCH;
+
+		for (size_t j = 0; j < m; j++) {
+			snprintf(ids[j], 16, "d%011llu", (unsigned long long)(i + j));
+			docs[j] = (simhash_store_doc){ ids[j], 12, { { mix(i + j), 0 }, 64 }, NULL, 0, 0 };
+		}
+		if ((e = simhash_store_put_many(st, docs, m)))
+			die("put", st, e);
+	}
+	free(docs);
+	free(ids);
+}
+
+/* The crash: a child opens the store, deletes n_del of the first documents
+ * and adds n_add new ones (each acknowledged, durable), then is killed with
+ * SIGKILL: no close, so no checkpoint of those changes. */
+static void crash_after_changes(const char *path, uint64_t n, uint64_t n_del, uint64_t n_add)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		simhash_store *st = open_rw(path);
+
+		for (uint64_t i = 0; i < n_del; i++) {
+			char id[32];
+			simhash_err e;
+
+			snprintf(id, sizeof id, "d%011llu", (unsigned long long)(i * 7));
+			if ((e = simhash_store_delete(st, id, 12, NULL)))
+				die("delete", st, e);
+		}
+		add_range(st, n, n_add);
+		raise(SIGKILL);
+	}
+	waitpid(pid, &status, 0);
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
+		fprintf(stderr, "store bench: the crashing child failed\n");
+		exit(1);
+	}
+}
+
+static void time_open(const char *path, const char *what)
+{
 	simhash_store_stats s = { .size = sizeof s };
+	struct rusage r0, r1;
+	simhash_store *st;
+	double t0, t1, cpu;
+
+	getrusage(RUSAGE_SELF, &r0);
+	t0 = now();
+	st = open_rw(path);
+	t1 = now();
+	getrusage(RUSAGE_SELF, &r1);
+	cpu = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) + (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) * 1e-6 +
+	      (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) + (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) * 1e-6;
+	simhash_store_stats_get(st, &s);
+	printf("store open: %s: %.3f s (cpu %.3f s) for %llu documents, ", what, t1 - t0, cpu,
+	       (unsigned long long)s.n_docs);
+	if (s.open_replayed == UINT64_MAX)
+		printf("index rebuilt from every document\n");
+	else
+		printf("checkpoint mapped, %llu changes replayed\n", (unsigned long long)s.open_replayed);
+	fflush(stdout);
+	t0 = now();
+	simhash_store_close(st);
+	if (now() - t0 > 0.5) {
+		printf("store open: close (index saved) %.2f s\n", now() - t0);
+		fflush(stdout);
+	}
+}
+
+static int bench_open(uint64_t n, const char *path)
+{
+	uint64_t n_del = n / 10000, n_add = n / 8 - n_del - 1;
 	simhash_config cfg;
 	simhash_store *st;
 	char idx[4096];
@@ -81,39 +164,27 @@ static int bench_open(uint64_t n, const char *path)
 	if ((e = simhash_store_create(path, &cfg, &st, NULL, 0)))
 		die("create", NULL, e);
 	t0 = now();
-	for (uint64_t i = 0; i < n; i += BATCH) {
-		size_t m = n - i < BATCH ? (size_t)(n - i) : BATCH;
-
-		for (size_t j = 0; j < m; j++) {
-			snprintf(ids[j], 16, "d%011llu", (unsigned long long)(i + j));
-			docs[j] = (simhash_store_doc){ ids[j], 12, { { mix(i + j), 0 }, 64 }, NULL, 0, 0 };
-		}
-		if ((e = simhash_store_put_many(st, docs, m)))
-			die("put", st, e);
-	}
+	add_range(st, 0, n);
 	t1 = now();
-	printf("store open: generated %llu documents in %.1f s (%.0f docs/s, batches of %d)\n",
-	       (unsigned long long)n, t1 - t0, n / (t1 - t0), BATCH);
+	printf("store open: generated %llu documents in %.1f s (%.0f docs/s, batches of 50000, "
+	       "checkpoints in the background)\n",
+	       (unsigned long long)n, t1 - t0, n / (t1 - t0));
 	t0 = now();
 	simhash_store_close(st); /* saves the index */
 	printf("store open: close (index saved) %.2f s\n", now() - t0);
-	t0 = now();
-	st = open_rw(path);
-	t1 = now();
-	simhash_store_stats_get(st, &s);
-	printf("store open: open with the saved index mapped: %.3f s for %llu documents\n",
-	       t1 - t0, (unsigned long long)s.n_docs);
-	simhash_store_close(st);
+	fflush(stdout);
+	time_open(path, "after a clean close");
+	printf("store open: method of the crash: a child process opens the store, deletes %llu "
+	       "and adds %llu documents (n/8 - 1 changes, the most a checkpoint lets pass), "
+	       "each acknowledged, then is killed with SIGKILL (no close)\n",
+	       (unsigned long long)n_del, (unsigned long long)n_add);
+	fflush(stdout);
+	crash_after_changes(path, n, n_del, n_add);
+	time_open(path, "after a crash (SIGKILL)");
 	snprintf(idx, sizeof idx, "%s-index", path);
 	unlink(idx);
-	t0 = now();
-	st = open_rw(path);
-	t1 = now();
-	printf("store open: open rebuilding the index (after a crash): %.3f s\n", t1 - t0);
+	time_open(path, "with no usable checkpoint (PATH-index removed)");
 	printf("store open: peak RSS %ld MB\n", peak_rss_mb());
-	simhash_store_close(st);
-	free(docs);
-	free(ids);
 	return 0;
 }
 

@@ -805,6 +805,8 @@ static int st_stats(int argc, char **argv)
 	simhash_err e;
 	int ret, i;
 
+	int rebuilt;
+
 	ret = parse("store stats", BIT(OPT_JSON), NULL, argc, argv, &o, &i);
 	free(o.fps);
 	if (ret)
@@ -820,16 +822,22 @@ static int st_stats(int argc, char **argv)
 		simhash_store_close(st);
 		return EXIT_FAIL;
 	}
+	rebuilt = s.open_replayed == UINT64_MAX;
 	if (o.json)
 		printf("{\"documents\":%llu,\"bits\":%u,\"scheme\":\"%s\",\"format_version\":%u,"
-		       "\"file_bytes\":%llu,\"open_seconds\":%.3f}\n",
+		       "\"file_bytes\":%llu,\"open_seconds\":%.3f,\"open_index\":\"%s\","
+		       "\"open_replayed\":%llu}\n",
 		       (unsigned long long)s.n_docs, s.bits, simhash_store_scheme(st),
-		       s.format_version, (unsigned long long)s.file_bytes, s.open_seconds);
+		       s.format_version, (unsigned long long)s.file_bytes, s.open_seconds,
+		       rebuilt ? "rebuilt" : "checkpoint",
+		       rebuilt ? 0ull : (unsigned long long)s.open_replayed);
 	else
 		printf("documents\t%llu\nbits\t%u\nscheme\t%s\nformat_version\t%u\n"
-		       "file_bytes\t%llu\nopen_seconds\t%.3f\n",
+		       "file_bytes\t%llu\nopen_seconds\t%.3f\nopen_index\t%s\nopen_replayed\t%llu\n",
 		       (unsigned long long)s.n_docs, s.bits, simhash_store_scheme(st),
-		       s.format_version, (unsigned long long)s.file_bytes, s.open_seconds);
+		       s.format_version, (unsigned long long)s.file_bytes, s.open_seconds,
+		       rebuilt ? "rebuilt" : "checkpoint",
+		       rebuilt ? 0ull : (unsigned long long)s.open_replayed);
 	simhash_store_close(st);
 	return EXIT_OK;
 }

@@ -710,10 +710,13 @@ SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, si
  * memory, answering k up to 12 (32-bit and 64-bit stores) or 24 (128-bit);
  * a larger k scans the documents (slower, same answers). It
  * is updated after each commit, so a query sees every write acknowledged
- * before it started. A clean close of a writing handle saves it to
- * PATH-index, which the next open maps (milliseconds, whatever the size);
- * after a crash, open rebuilds it from the documents (a pass and a bulk
- * build: about 100 s for 10 million documents on a loaded 2-core machine).
+ * before it started. The index is saved to PATH-index at checkpoints: in
+ * the background whenever the changes since the last one reach an eighth of
+ * the store (at least 4096), and at a clean close. Open maps the last
+ * checkpoint and replays the changes made since it (additions from "docs",
+ * deletions from a log kept in the same transactions), so an open after a
+ * crash costs a bulk build of at most about an eighth of the store; without
+ * a usable checkpoint it rebuilds the index from every document.
  *
  * One process at a time opens a store for writing (an exclusive lock on the
  * data file; a second writer gets SIMHASH_EIO "store is locked"). Read-only
@@ -727,10 +730,11 @@ SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, si
  * simhash_store_errmsg(). */
 typedef struct simhash_store simhash_store;
 
-#define SIMHASH_STORE_FORMAT_VERSION 1
+#define SIMHASH_STORE_FORMAT_VERSION 2
 #define SIMHASH_STORE_ID_MAX 480      /* bytes: LMDB's key limit, less our framing */
 #define SIMHASH_STORE_META_MAX 65536  /* bytes of metadata per document */
 #define SIMHASH_STORE_ERR_MAX 512     /* bytes of an error message, NUL included */
+#define SIMHASH_STORE_BATCH_BUCKETS 13 /* simhash_store_stats.commit_batches */
 
 enum {
 	SIMHASH_STORE_RDONLY = 1, /* open read-only: writes give SIMHASH_EINVAL */
@@ -743,15 +747,16 @@ enum {
 SIMHASH_API simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
 					     simhash_store **out, char *err, size_t err_cap);
 
-/* Opens an existing store; flags: 0 or SIMHASH_STORE_RDONLY. Maps the saved
- * index if it is the store's current state, else rebuilds it from the stored
- * fingerprints. On failure *out is NULL and err gets the detail. Do not open
+/* Opens an existing store; flags: 0 or SIMHASH_STORE_RDONLY. Maps the last
+ * checkpoint of the index and replays the changes since it, else rebuilds
+ * the index from the stored fingerprints. On failure *out is NULL and err gets the detail. Do not open
  * one store twice in one process (LMDB's rule). Thread safety: safe. */
 SIMHASH_API simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out,
 					   char *err, size_t err_cap);
 
-/* Stops the writer thread (after committing what is queued), saves the index
- * of a writing handle to PATH-index, and closes the store. Accepts NULL.
+/* Stops a background checkpoint and the writer thread (after committing what
+ * is queued), saves the index of a writing handle to PATH-index when it
+ * changed since the last checkpoint, and closes the store. Accepts NULL.
  * Thread safety: no other call on st may be running or follow. */
 SIMHASH_API void simhash_store_close(simhash_store *st);
 
@@ -862,10 +867,26 @@ typedef struct simhash_store_stats {
 	uint64_t n_committed;   /* write requests acknowledged since open */
 	uint64_t max_batch;     /* most requests in one commit since open */
 	double open_seconds;    /* time the open took (index rebuild included) */
+	uint64_t open_replayed; /* changes (additions, deletions) replayed onto the
+				 * mapped checkpoint at open; UINT64_MAX: the index
+				 * was rebuilt from every document */
+	uint64_t n_checkpoints; /* checkpoints installed since open */
+	uint64_t checkpoint_delta; /* changes since the last checkpoint */
+	/* commits since open by the write requests each carried: [0] one,
+	 * [i] from 2^(i-1) + 1 to 2^i (a commit carries at most 4096) */
+	uint64_t commit_batches[SIMHASH_STORE_BATCH_BUCKETS];
 } simhash_store_stats;
 
 /* Fills *out (out->size set by the caller). Thread safety: safe. */
 SIMHASH_API simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out);
+
+/* Saves the index of the latest committed state to PATH-index now (a
+ * checkpoint; the store also takes them by itself in the background, see
+ * docs/format.md), so that an open after a crash maps it and replays only
+ * the changes made since. Blocks for a full build of the index; writes and
+ * reads go on meanwhile. SIMHASH_EINVAL on a read-only handle.
+ * Thread safety: safe (checkpoints run one at a time). */
+SIMHASH_API simhash_err simhash_store_checkpoint(simhash_store *st);
 
 /* Checks every invariant on one snapshot: magic, format version, the stored
  * config gives the stored scheme, each record well-formed, ids and document

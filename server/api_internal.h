@@ -57,7 +57,9 @@ int sh_store_delete(struct api *api, const char *id, size_t id_len, struct api_r
 /* Documents in the store, -1 without one. */
 long long sh_store_count(struct api *api);
 /* The store's commit counters: 0, or -1 without a store. */
-int sh_store_commits(struct api *api, uint64_t *commits, uint64_t *writes, uint64_t *max_batch);
+struct sh_store_figures;
+/* Fills f's commit figures (not documents); -1 without a store. */
+int sh_store_commits(struct api *api, struct sh_store_figures *f);
 /* Adds the store's figures to j (taken) and answers it. */
 int sh_store_stats(struct api *api, json_t *j, struct api_reply *r);
 

@@ -163,7 +163,7 @@ static enum MHD_Result send_metrics(struct req *rq)
 	char *text;
 
 	f.documents = docs < 0 ? 0 : (uint64_t)docs;
-	if (docs < 0 || sh_store_commits(rq->srv->api, &f.commits, &f.writes, &f.max_batch))
+	if (docs < 0 || sh_store_commits(rq->srv->api, &f))
 		docs = -1;
 	text = sh_metrics_render(rq->srv->api->metrics, docs < 0 ? NULL : &f, &len);
 

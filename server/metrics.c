@@ -143,6 +143,27 @@ static void render_requests(struct api_metrics *m, struct out *o)
 	}
 }
 
+/* The writes each commit carried, as a Prometheus histogram (cumulative
+ * buckets le 1, 2, 4, ... 4096; its sum is the writes, its count the
+ * commits). */
+static void render_batches(const struct sh_store_figures *f, struct out *o)
+{
+	uint64_t cum = 0;
+
+	outf(o, "# HELP simhash_store_commit_batch_size Writes made durable by one commit.\n"
+		"# TYPE simhash_store_commit_batch_size histogram\n");
+	for (unsigned b = 0; b < SIMHASH_STORE_BATCH_BUCKETS; b++) {
+		cum += f->batches[b];
+		outf(o, "simhash_store_commit_batch_size_bucket{le=\"%u\"} %llu\n", 1u << b,
+		     (unsigned long long)cum);
+	}
+	outf(o, "simhash_store_commit_batch_size_bucket{le=\"+Inf\"} %llu\n"
+		"simhash_store_commit_batch_size_sum %llu\n"
+		"simhash_store_commit_batch_size_count %llu\n",
+	     (unsigned long long)f->commits, (unsigned long long)f->writes,
+	     (unsigned long long)f->commits);
+}
+
 static void render_store(const struct sh_store_figures *f, struct out *o)
 {
 	outf(o, "# HELP simhash_store_documents Documents in the store.\n"
@@ -159,6 +180,7 @@ static void render_store(const struct sh_store_figures *f, struct out *o)
 		"simhash_store_commit_batch_max %llu\n",
 	     (unsigned long long)f->documents, (unsigned long long)f->commits,
 	     (unsigned long long)f->writes, (unsigned long long)f->max_batch);
+	render_batches(f, o);
 }
 
 char *sh_metrics_render(struct api_metrics *m, const struct sh_store_figures *f, size_t *len)

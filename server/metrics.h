@@ -1,6 +1,7 @@
 /* metrics.h - counters for GET /metrics (Prometheus text format 0.0.4):
  * requests by route and status, latency histograms by route, and the
- * store's documents and commits (mean and largest commit batch). Updated with atomic adds from any thread; no lock. */
+ * store's documents and commits (a histogram of the writes each commit
+ * carried, and the largest). Updated with atomic adds from any thread; no lock. */
 #ifndef SERVER_METRICS_H
 #define SERVER_METRICS_H
 
@@ -24,6 +25,7 @@ struct sh_store_figures {
 	uint64_t commits;   /* write transactions, each one fsync */
 	uint64_t writes;    /* write requests they made durable */
 	uint64_t max_batch; /* most writes in one commit */
+	uint64_t batches[SIMHASH_STORE_BATCH_BUCKETS]; /* commits by writes carried */
 };
 
 /* The text of /metrics, malloc'd; f NULL (no store) leaves the store's out. */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "api_internal.h"
+#include "metrics.h"
 
 struct api_store {
 	simhash_store *st;
@@ -294,23 +295,29 @@ int sh_store_stats(struct api *api, json_t *j, struct api_reply *r)
 		return store_error(api, e, r);
 	}
 	json_object_set_new(j, "store",
-			    json_pack("{s:I,s:i,s:I,s:I,s:I,s:I,s:f}", "documents",
+			    json_pack("{s:I,s:i,s:I,s:I,s:I,s:I,s:f,s:s,s:I,s:I,s:I}", "documents",
 				      (json_int_t)s.n_docs, "format_version", (int)s.format_version,
 				      "file_bytes", (json_int_t)s.file_bytes, "commits",
 				      (json_int_t)s.n_commits, "committed_writes",
 				      (json_int_t)s.n_committed, "max_commit_batch",
-				      (json_int_t)s.max_batch, "open_seconds", s.open_seconds));
+				      (json_int_t)s.max_batch, "open_seconds", s.open_seconds,
+				      "open_index", s.open_replayed == UINT64_MAX ? "rebuilt" : "checkpoint",
+				      "open_replayed",
+				      (json_int_t)(s.open_replayed == UINT64_MAX ? 0 : s.open_replayed),
+				      "checkpoints", (json_int_t)s.n_checkpoints,
+				      "checkpoint_delta", (json_int_t)s.checkpoint_delta));
 	return api_reply_json(r, 200, j);
 }
 
-int sh_store_commits(struct api *api, uint64_t *commits, uint64_t *writes, uint64_t *max_batch)
+int sh_store_commits(struct api *api, struct sh_store_figures *f)
 {
 	simhash_store_stats s = { .size = sizeof(s) };
 
 	if (!api->store || simhash_store_stats_get(api->store->st, &s))
 		return -1;
-	*commits = s.n_commits;
-	*writes = s.n_committed;
-	*max_batch = s.max_batch;
+	f->commits = s.n_commits;
+	f->writes = s.n_committed;
+	f->max_batch = s.max_batch;
+	memcpy(f->batches, s.commit_batches, sizeof f->batches);
 	return 0;
 }

@@ -6,16 +6,17 @@
  * max_dist is 12 (24 at 128 bits, see index_max); the store answers larger k
  * by scanning its documents.
  *
- * The saved copy carries a stamp (store uuid, LMDB transaction id, count) in
- * the index's user bytes; open maps it only when the stamp is exactly the
- * store's current state, so a stale copy (after a crash, or writes by a
- * version that did not save) is never used: the store rebuilds instead. */
+ * The saved copy (a checkpoint) carries a stamp (store uuid, a nonce, the
+ * store's next document and deletion numbers, count) in the index's user
+ * bytes; open maps it only when the stamp is exactly the one the store
+ * recorded for its checkpoint (checkpoint.c replays what changed since), so
+ * a copy of another state is never used: the store rebuilds instead. */
 #include <stdlib.h>
 #include <string.h>
 #include "memidx.h"
 
-#define STAMP_MAGIC "SHSTIDX1"
-#define STAMP_LEN 32
+#define STAMP_MAGIC "SHSTIDX2"
+#define STAMP_LEN SH_STAMP_LEN
 
 struct sh_memidx {
 	simhash_index *ix;
@@ -145,12 +146,35 @@ int sh_memidx_has(const sh_memidx *m, uint64_t docno, const simhash_fp *fp,
 	return 0;
 }
 
-static void stamp_encode(const sh_idx_stamp *s, uint8_t *p)
+void sh_idx_stamp_encode(const sh_idx_stamp *s, uint8_t *p)
 {
 	memcpy(p, STAMP_MAGIC, 8);
 	sh_put_le64(p + 8, s->uuid);
-	sh_put_le64(p + 16, s->txnid);
-	sh_put_le64(p + 24, s->count);
+	sh_put_le64(p + 16, s->nonce);
+	sh_put_le64(p + 24, s->next);
+	sh_put_le64(p + 32, s->dseq);
+	sh_put_le64(p + 40, s->count);
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int sh_idx_stamp_decode(const uint8_t *p, size_t len, sh_idx_stamp *s)
+{
+	if (len != STAMP_LEN || memcmp(p, STAMP_MAGIC, 8))
+		return 0;
+	s->uuid = get_le64(p + 8);
+	s->nonce = get_le64(p + 16);
+	s->next = get_le64(p + 24);
+	s->dseq = get_le64(p + 32);
+	s->count = get_le64(p + 40);
+	return 1;
 }
 
 simhash_err sh_memidx_save(const sh_memidx *m, const char *path, const sh_idx_stamp *stamp)
@@ -158,7 +182,7 @@ simhash_err sh_memidx_save(const sh_memidx *m, const char *path, const sh_idx_st
 	uint8_t p[STAMP_LEN];
 	simhash_err e;
 
-	stamp_encode(stamp, p);
+	sh_idx_stamp_encode(stamp, p);
 	if ((e = simhash_index_set_user(m->ix, p, sizeof p)) != SIMHASH_OK)
 		return e;
 	return simhash_index_save(m->ix, path);
@@ -180,7 +204,7 @@ simhash_err sh_memidx_open(const char *path, unsigned bits, const char *scheme,
 		free(m); /* missing or unreadable: rebuild */
 		return SIMHASH_OK;
 	}
-	stamp_encode(stamp, want);
+	sh_idx_stamp_encode(stamp, want);
 	simhash_index_user(m->ix, &user, &len);
 	if (len != STAMP_LEN || memcmp(user, want, STAMP_LEN) ||
 	    simhash_index_bits(m->ix) != index_bits(bits) ||

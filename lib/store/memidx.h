@@ -18,13 +18,23 @@ typedef struct sh_hit {
 
 typedef struct sh_memidx sh_memidx;
 
-/* The stamp saved with the index: which store and which LMDB transaction the
- * index is the state of. */
+/* The stamp saved with the index (a checkpoint): which store and which state
+ * of it the index holds. The store keeps the stamp of the checkpoint it may
+ * use in its "ckpt" meta record; open uses a saved index only when both are
+ * byte for byte equal. */
 typedef struct sh_idx_stamp {
 	uint64_t uuid;  /* the store's, from its meta record */
-	uint64_t txnid; /* last committed LMDB transaction the index reflects */
+	uint64_t nonce; /* random per checkpoint: tells two saves apart */
+	uint64_t next;  /* the store's "next": documents numbered below it */
+	uint64_t dseq;  /* the store's "dseq": deletions numbered below it */
 	uint64_t count; /* documents */
 } sh_idx_stamp;
+
+#define SH_STAMP_LEN 48
+/* The stamp's 48 bytes: "SHSTIDX2", then the five fields, u64 LE each. */
+void sh_idx_stamp_encode(const sh_idx_stamp *s, uint8_t *p);
+/* 0 if p (len bytes) is not a stamp. */
+int sh_idx_stamp_decode(const uint8_t *p, size_t len, sh_idx_stamp *s);
 
 simhash_err sh_memidx_new(unsigned bits, const char *scheme, sh_memidx **out);
 void sh_memidx_free(sh_memidx *m);

@@ -1,5 +1,6 @@
-/* store.c - the store handle: create, open (index rebuilt from the stored
- * fingerprints), close, and the reads (get, query, each, stats), which run in
+/* store.c - the store handle: create, open (the index mapped from its last
+ * checkpoint, checkpoint.c, or rebuilt from the stored fingerprints), close,
+ * and the reads (get, query, each, stats), which run in
  * the caller's thread on their own LMDB read transaction.
  *
  * Workload: a service answering queries on many threads while one writer
@@ -121,32 +122,15 @@ static simhash_store *store_alloc(void)
 	pthread_mutex_init(&st->mu, NULL);
 	pthread_mutex_init(&st->err_mu, NULL);
 	pthread_mutex_init(&st->rtxn_mu, NULL);
+	pthread_mutex_init(&st->ck_mu, NULL);
 	pthread_cond_init(&st->work_cv, NULL);
+	pthread_cond_init(&st->ck_cv, NULL);
 	/* Queries come all the time: prefer the writer, or it would starve. */
 	pthread_rwlockattr_init(&ra);
 	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&st->idx_lock, &ra);
 	pthread_rwlockattr_destroy(&ra);
 	return st;
-}
-
-/* Saves the index with the stamp of the last commit, so that the next open
- * maps it instead of rebuilding it. A failure only costs that rebuild. */
-static void save_index(simhash_store *st)
-{
-	sh_idx_stamp stamp;
-	MDB_txn *txn;
-
-	if (!st->idx || !st->idx_dirty || st->idx_broken || !st->idx_path)
-		return;
-	if (mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn) != 0)
-		return;
-	stamp.uuid = st->uuid;
-	stamp.txnid = mdb_txn_id(txn);
-	stamp.count = sh_memidx_count(st->idx);
-	mdb_txn_abort(txn);
-	if (sh_memidx_save(st->idx, st->idx_path, &stamp) == SIMHASH_OK)
-		st->idx_dirty = 0;
 }
 
 static simhash_err set_idx_path(simhash_store *st, const char *path)
@@ -164,9 +148,13 @@ void simhash_store_close(simhash_store *st)
 {
 	if (!st)
 		return;
+	sh_ckpt_join(st); /* before the writer stops: it installs checkpoints */
 	if (st->writer_started) {
 		sh_writer_stop(st);
-		save_index(st);
+		/* a clean close saves the index when it changed: the next
+		 * open maps it and replays nothing (a failure costs a replay) */
+		if (sh_ckpt_delta(st) > 0)
+			sh_ckpt_save_now(st);
 	}
 	for (size_t i = 0; i < st->n_rtxn; i++)
 		mdb_txn_abort(st->rtxn[i]);
@@ -183,9 +171,11 @@ void simhash_store_close(simhash_store *st)
 	sh_buf_free(&st->hits);
 	pthread_rwlock_destroy(&st->idx_lock);
 	pthread_cond_destroy(&st->work_cv);
+	pthread_cond_destroy(&st->ck_cv);
 	pthread_mutex_destroy(&st->mu);
 	pthread_mutex_destroy(&st->err_mu);
 	pthread_mutex_destroy(&st->rtxn_mu);
+	pthread_mutex_destroy(&st->ck_mu);
 	free(st);
 }
 
@@ -201,7 +191,7 @@ static simhash_err env_open(simhash_store *st, const char *path, int create)
 		flags |= MDB_RDONLY;
 	if ((rc = mdb_env_create(&st->env)) != 0)
 		return sh_mdb_err(st, rc, path);
-	mdb_env_set_maxdbs(st->env, 4);
+	mdb_env_set_maxdbs(st->env, 8);
 	mdb_env_set_maxreaders(st->env, MAX_READERS);
 	mdb_env_set_mapsize(st->env, MAP_SIZE);
 	if ((rc = mdb_env_open(st->env, path, flags, 0644)) != 0) {
@@ -224,6 +214,13 @@ static simhash_err env_open(simhash_store *st, const char *path, int create)
 		}
 		return sh_mdb_err(st, rc, path);
 	}
+	/* a store of format version 1 has none: read_meta tells its version */
+	rc = mdb_dbi_open(txn, "dlog", dflags, &st->dbi_dlog);
+	if (rc && rc != MDB_NOTFOUND) {
+		mdb_txn_abort(txn);
+		return sh_mdb_err(st, rc, path);
+	}
+	st->have_dlog = rc == 0;
 	if ((rc = mdb_txn_commit(txn)) != 0)
 		return sh_mdb_err(st, rc, path);
 	return SIMHASH_OK;
@@ -259,7 +256,7 @@ static simhash_err put_meta(simhash_store *st, MDB_txn *txn, const char *key, co
 
 static simhash_err write_meta(simhash_store *st)
 {
-	uint8_t ver[4], cfgrec[128], next[8], uuid[8];
+	uint8_t ver[4], cfgrec[128], next[8], uuid[8], dseq[8];
 	size_t cfglen = sh_config_encode(&st->cfg, cfgrec, sizeof cfgrec);
 	simhash_err e;
 	MDB_txn *txn;
@@ -267,6 +264,7 @@ static simhash_err write_meta(simhash_store *st)
 
 	sh_put_le32(ver, SIMHASH_STORE_FORMAT_VERSION);
 	sh_put_le64(next, 0);
+	sh_put_le64(dseq, 0);
 	if (getrandom(&st->uuid, sizeof st->uuid, 0) != sizeof st->uuid)
 		st->uuid = sh_mix64((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)st);
 	sh_put_le64(uuid, st->uuid);
@@ -277,7 +275,8 @@ static simhash_err write_meta(simhash_store *st)
 	    (e = put_meta(st, txn, "scheme", st->scheme, strlen(st->scheme))) != SIMHASH_OK ||
 	    (e = put_meta(st, txn, "config", cfgrec, cfglen)) != SIMHASH_OK ||
 	    (e = put_meta(st, txn, "next", next, 8)) != SIMHASH_OK ||
-	    (e = put_meta(st, txn, "uuid", uuid, 8)) != SIMHASH_OK) {
+	    (e = put_meta(st, txn, "uuid", uuid, 8)) != SIMHASH_OK ||
+	    (e = put_meta(st, txn, "dseq", dseq, 8)) != SIMHASH_OK) {
 		mdb_txn_abort(txn);
 		return e;
 	}
@@ -326,7 +325,6 @@ simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
 	    (e = sh_writer_start(st)) != SIMHASH_OK)
 		goto out_close;
 	unlink(st->idx_path); /* a stale one from an older store of that name */
-	st->idx_dirty = 1;
 	*out = st;
 	return SIMHASH_OK;
 out_unlink:
@@ -411,29 +409,44 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 		return SIMHASH_ECORRUPT;
 	}
 	st->uuid = sh_get_le64(v.mv_data);
+	return sh_meta_u64(st, txn, "dseq", &st->next_dseq);
+}
+
+simhash_err sh_meta_u64(simhash_store *st, MDB_txn *txn, const char *key, uint64_t *out)
+{
+	simhash_err e;
+	MDB_val v;
+
+	if ((e = get_meta(st, txn, key, &v)) != SIMHASH_OK)
+		return e;
+	if (v.mv_size != 8) {
+		sh_store_seterr(st, "malformed %s record", key);
+		return SIMHASH_ECORRUPT;
+	}
+	*out = sh_get_le64(v.mv_data);
 	return SIMHASH_OK;
 }
 
-/* Rebuilds the index from every stored fingerprint (invariant 2): one pass
- * over "docs" into arrays, then one bulk build. */
-simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out)
+simhash_err sh_docs_collect(simhash_store *st, MDB_txn *txn, uint64_t from, const int *cancel,
+			    uint64_t **fps_out, uint64_t **docnos_out, size_t *n_out)
 {
-	size_t words = st->bits == 128 ? 2 : 1, n = 0;
+	size_t words = st->bits == 128 ? 2 : 1, n = 0, cap;
 	uint64_t *fps, *docnos;
-	sh_memidx *m = NULL;
+	uint8_t key[8];
 	MDB_cursor *cur;
-	MDB_val k, v;
+	MDB_val k = { 8, key }, v;
 	MDB_stat ms;
 	simhash_err e = SIMHASH_OK;
-	size_t n_docs;
 	int rc;
 
-	*out = NULL;
+	*fps_out = *docnos_out = NULL;
+	*n_out = 0;
 	if ((rc = mdb_stat(txn, st->dbi_docs, &ms)) != 0)
 		return sh_mdb_err(st, rc, "read docs");
-	n_docs = ms.ms_entries;
-	fps = malloc((n_docs ? n_docs : 1) * words * sizeof *fps);
-	docnos = malloc((n_docs ? n_docs : 1) * sizeof *docnos);
+	/* every document when from is 0; a replay's few otherwise, grown */
+	cap = from ? 1024 : ms.ms_entries + 1;
+	fps = malloc(cap * words * sizeof *fps);
+	docnos = malloc(cap * sizeof *docnos);
 	if (!fps || !docnos) {
 		e = SIMHASH_ENOMEM;
 		goto out;
@@ -442,54 +455,74 @@ simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out)
 		e = sh_mdb_err(st, rc, "read docs");
 		goto out;
 	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && n < n_docs;
+	sh_put_be64(key, from);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		if (k.mv_size != 8 || v.mv_size < SH_DOC_HEAD) {
 			sh_store_seterr(st, "malformed document record");
 			e = SIMHASH_ECORRUPT;
 			break;
 		}
+		if (n == cap) {
+			uint64_t *f2 = realloc(fps, 2 * cap * words * sizeof *fps);
+			uint64_t *d2 = f2 ? realloc(docnos, 2 * cap * sizeof *docnos) : NULL;
+
+			if (f2)
+				fps = f2;
+			if (!d2) {
+				e = SIMHASH_ENOMEM;
+				break;
+			}
+			docnos = d2;
+			cap *= 2;
+		}
+		if (cancel && !(n & 65535) && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+			sh_store_seterr(st, "checkpoint cancelled");
+			e = SIMHASH_EIO;
+			break;
+		}
 		docnos[n] = sh_get_be64(k.mv_data);
 		fps[n * words] = sh_get_le64(v.mv_data);
 		if (words == 2)
 			fps[n * 2 + 1] = sh_get_le64((const uint8_t *)v.mv_data + 8);
-		if (docnos[n] >= st->next_docno)
-			st->next_docno = docnos[n] + 1;
 		n++;
 	}
 	mdb_cursor_close(cur);
 	if (e == SIMHASH_OK && rc != 0 && rc != MDB_NOTFOUND)
 		e = sh_mdb_err(st, rc, "read docs");
-	if (e == SIMHASH_OK && (e = sh_memidx_new(st->bits, st->scheme, &m)) == SIMHASH_OK)
+out:
+	if (e != SIMHASH_OK) {
+		free(fps);
+		free(docnos);
+		return e;
+	}
+	*fps_out = fps;
+	*docnos_out = docnos;
+	*n_out = n;
+	return SIMHASH_OK;
+}
+
+/* Rebuilds the index from every stored fingerprint (invariant 2): one pass
+ * over "docs" into arrays, then one bulk build. */
+simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out)
+{
+	uint64_t *fps, *docnos;
+	sh_memidx *m = NULL;
+	simhash_err e;
+	size_t n;
+
+	*out = NULL;
+	if ((e = sh_docs_collect(st, txn, 0, NULL, &fps, &docnos, &n)) != SIMHASH_OK)
+		return e;
+	if ((e = sh_memidx_new(st->bits, st->scheme, &m)) == SIMHASH_OK)
 		e = sh_memidx_build(m, fps, docnos, n);
+	free(fps);
+	free(docnos);
 	if (e == SIMHASH_OK)
 		*out = m;
 	else
 		sh_memidx_free(m);
-out:
-	free(fps);
-	free(docnos);
 	return e;
-}
-
-/* Maps the saved index if it is exactly this state of the store, else
- * rebuilds it. */
-static simhash_err load_index(simhash_store *st, MDB_txn *txn)
-{
-	sh_idx_stamp stamp = { st->uuid, mdb_txn_id(txn), 0 };
-	simhash_err e;
-	MDB_stat ms;
-	int rc;
-
-	if ((rc = mdb_stat(txn, st->dbi_docs, &ms)) != 0)
-		return sh_mdb_err(st, rc, "read docs");
-	stamp.count = ms.ms_entries;
-	if ((e = sh_memidx_open(st->idx_path, st->bits, st->scheme, &stamp, &st->idx)) != SIMHASH_OK)
-		return e;
-	if (st->idx)
-		return SIMHASH_OK;
-	st->idx_dirty = 1;
-	return sh_index_rebuild(st, txn, &st->idx);
 }
 
 simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out, char *err,
@@ -534,8 +567,14 @@ simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store *
 	}
 	st->open_txnid = mdb_txn_id(txn);
 	e = read_meta(st, txn, path);
+	if (e == SIMHASH_OK && !st->have_dlog) {
+		sh_store_seterr(st, "%s: not a simhash store (no dlog database)", path);
+		e = SIMHASH_ECORRUPT;
+	}
 	if (e == SIMHASH_OK)
-		e = load_index(st, txn);
+		e = sh_ckpt_load(st, txn, &st->idx, &st->open_replayed);
+	st->ck_tried = st->ck.next + st->ck.dseq;
+	st->ck_delta = sh_ckpt_delta(st);
 	mdb_txn_abort(txn);
 	if (e != SIMHASH_OK)
 		goto out_close;
@@ -813,10 +852,12 @@ simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigne
 	}
 	if ((rc = rtxn_get(st, &txn)) != 0)
 		return sh_mdb_err(st, rc, "query");
+	/* under the lock: the writer may swap the index (checkpoint.c) */
+	pthread_rwlock_rdlock(&st->idx_lock);
 	if (max_dist > sh_memidx_max_dist(st->idx)) {
+		pthread_rwlock_unlock(&st->idx_lock);
 		e = sh_scan_docs(st, txn, fp, max_dist, &r->hits, &n);
 	} else {
-		pthread_rwlock_rdlock(&st->idx_lock);
 		e = sh_memidx_query(st->idx, fp, max_dist, &r->matches, &r->hits, &n);
 		pthread_rwlock_unlock(&st->idx_lock);
 	}
@@ -920,10 +961,15 @@ simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out)
 	s.file_bytes = (uint64_t)(info.me_last_pgno + 1) * ms.ms_psize;
 	pthread_mutex_lock(&st->mu);
 	s.n_commits = st->n_commits;
+	s.n_checkpoints = st->n_checkpoints;
+	s.checkpoint_delta = st->ck_delta;
+	memcpy(s.commit_batches, st->batch_hist, sizeof s.commit_batches);
 	s.n_committed = st->n_committed;
 	s.max_batch = st->max_batch;
 	pthread_mutex_unlock(&st->mu);
 	s.open_seconds = st->open_seconds;
+	s.open_replayed = st->open_replayed;
+
 	memcpy((char *)out + sizeof out->size, (char *)&s + sizeof s.size,
 	       (out->size < sizeof s ? out->size : sizeof s) - sizeof s.size);
 	return SIMHASH_OK;

@@ -1,18 +1,23 @@
 /* store_int.h - the parts of the store shared by its files: the handle, the
  * record layouts and the write requests the writer thread runs.
  *
- * LMDB layout (format version 1; docs/format.md): three named databases in
+ * LMDB layout (format version 2; docs/format.md): four named databases in
  * one data file.
  *   "meta"  "magic" -> 8 bytes "SHSTORE\0"; "version" -> u32; "scheme" ->
  *           the scheme string; "config" -> the config record (config.c);
  *           "next" -> u64, the next document number to hand out; "uuid" ->
- *           u64, random at create (stamps the saved index, memidx.h).
+ *           u64, random at create (stamps the saved index, memidx.h);
+ *           "dseq" -> u64, the next deletion number; "ckpt" (optional) ->
+ *           the stamp of the saved index that open may use (memidx.h).
  *   "docs"  document number (u64 big-endian, so keys sort in insertion
  *           order) -> w0 u64, w1 u64, time i64, id_len u32, meta_len u32, id,
  *           meta. Integers in values are little-endian.
  *   "ids"   id bytes -> document number (u64 big-endian).
+ *   "dlog"  deletion number (u64 big-endian) -> document number u64, w0 u64,
+ *           w1 u64: every deletion since the saved index's (checkpoint.c).
  * Invariants: ids and docs map one to one; every document number is below
- * "next"; every fingerprint has the store's width (unused bits zero). */
+ * "next"; every fingerprint has the store's width (unused bits zero); every
+ * deletion number is below "dseq" and names a document no longer stored. */
 #ifndef SH_STORE_INT_H
 #define SH_STORE_INT_H
 
@@ -25,7 +30,7 @@
 #define SH_STORE_MAGIC "SHSTORE"   /* 8 bytes with its NUL */
 #define SH_DOC_HEAD 32             /* bytes before the id in a docs value */
 
-enum sh_wop { SH_W_PUT, SH_W_CHECK_PUT, SH_W_DELETE, SH_W_EXPIRE, SH_W_VERIFY };
+enum sh_wop { SH_W_PUT, SH_W_CHECK_PUT, SH_W_DELETE, SH_W_EXPIRE, SH_W_VERIFY, SH_W_CKPT };
 
 /* A write request: lives on its caller's stack until done is set. */
 struct sh_wreq {
@@ -45,6 +50,7 @@ struct sh_wreq {
 	simhash_store_problem_fn vfn;
 	void *varg;
 	uint64_t n_problems;
+	const sh_idx_stamp *stamp; /* SH_W_CKPT: the checkpoint to install */
 	simhash_err err;
 	sem_t sem; /* posted by the writer once the request is done */
 	struct sh_wreq *next;
@@ -59,7 +65,8 @@ struct sh_pend {
 
 struct simhash_store {
 	MDB_env *env;
-	MDB_dbi dbi_meta, dbi_docs, dbi_ids;
+	MDB_dbi dbi_meta, dbi_docs, dbi_ids, dbi_dlog;
+	int have_dlog;
 	int lock_fd;
 	unsigned flags;
 	simhash_config cfg;
@@ -69,9 +76,20 @@ struct simhash_store {
 	sh_memidx *idx; /* guarded by idx_lock; only the writer thread changes it */
 	char *idx_path; /* PATH-index: the saved index */
 	uint64_t uuid;
-	int idx_dirty;  /* the index differs from the saved copy */
 	int idx_broken; /* an index update failed: never save it */
 	pthread_rwlock_t idx_lock;
+
+	/* checkpoints (checkpoint.c): ck is the installed one ("ckpt"), all
+	 * zero when none; ck and ck_tried belong to the writer thread */
+	sh_idx_stamp ck;
+	uint64_t ck_tried;   /* next_docno + next_dseq when one was last started */
+	pthread_mutex_t ck_mu; /* held by the checkpoint running (invariant 3) */
+	pthread_cond_t ck_cv; /* signalled (with mu) when ck_running falls */
+	int ck_running;      /* a background checkpoint runs; guarded by mu */
+	int ck_cancel;       /* atomic: close asks the checkpoint to give up */
+	uint64_t n_checkpoints; /* guarded by mu */
+	uint64_t ck_delta;      /* sh_ckpt_delta after the last batch; guarded by mu */
+	uint64_t open_replayed; /* changes replayed at open; UINT64_MAX: rebuilt */
 
 	pthread_mutex_t mu; /* guards the queue, stop, the counters */
 	pthread_cond_t work_cv;
@@ -80,11 +98,13 @@ struct simhash_store {
 	int writer_started;
 	pthread_t writer;
 	uint64_t n_commits, n_committed, max_batch;
+	uint64_t batch_hist[SIMHASH_STORE_BATCH_BUCKETS];
 	double open_seconds;
 	size_t open_txnid; /* the snapshot the index was built from */
 
 	/* the writer thread's own */
 	uint64_t next_docno;
+	uint64_t next_dseq; /* the next deletion number ("dseq") */
 	sh_buf pend; /* struct sh_pend[n_pend] */
 	size_t n_pend;
 	sh_buf dels; /* u64 set of docnos deleted in this batch, open addressing */
@@ -166,12 +186,38 @@ simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
 			 unsigned max_dist, sh_buf *hits, size_t *n);
 /* A new index of every document of txn: one pass and one bulk build. */
 simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out);
+/* The fingerprints and numbers of the documents of txn numbered from
+ * `from` on, into new arrays (*fps: bits/64 words each, w[0] first). cancel
+ * (may be NULL): stop with SIMHASH_EIO once it reads nonzero. */
+simhash_err sh_docs_collect(simhash_store *st, MDB_txn *txn, uint64_t from, const int *cancel,
+			    uint64_t **fps, uint64_t **docnos, size_t *n);
+/* Reads a u64 meta record; SIMHASH_ECORRUPT if missing or malformed. */
+simhash_err sh_meta_u64(simhash_store *st, MDB_txn *txn, const char *key, uint64_t *v);
 /* Whether doc's fingerprint width and lengths are acceptable for st. */
 simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc);
 
 /* config.c */
 size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap);
 simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg);
+
+/* checkpoint.c */
+/* The index of txn's state: the saved checkpoint named by "ckpt", mapped,
+ * with the changes since replayed; else a full rebuild. *replayed gets how
+ * many changes were replayed (UINT64_MAX: rebuilt). Sets st->ck. */
+simhash_err sh_ckpt_load(simhash_store *st, MDB_txn *txn, sh_memidx **out, uint64_t *replayed);
+/* Changes (additions and deletions) since the installed checkpoint. */
+uint64_t sh_ckpt_delta(const simhash_store *st);
+/* Writer thread, after a batch: starts a background checkpoint when enough
+ * has changed since the last one. */
+void sh_ckpt_maybe_start(simhash_store *st);
+/* Stops (cancels) and joins a background checkpoint. */
+void sh_ckpt_join(simhash_store *st);
+/* In the writer's transaction: records stamp as the checkpoint ("ckpt") and
+ * drops the deletions it covers from "dlog". */
+simhash_err sh_ckpt_install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp *stamp);
+/* Saves st's in-memory index as a checkpoint (the writer stopped): the
+ * clean close. */
+simhash_err sh_ckpt_save_now(simhash_store *st);
 
 /* verify.c */
 simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem_fn fn,

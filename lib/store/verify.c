@@ -35,15 +35,17 @@ __attribute__((format(printf, 2, 3))) static void problem(struct vctx *v, const 
 		v->fn(buf, v->arg);
 }
 
-static void check_meta(struct vctx *v, uint64_t *next)
+static void check_meta(struct vctx *v, uint64_t *next, uint64_t *dseq)
 {
-	static const char *const keys[] = { "magic", "version", "scheme", "config", "next", "uuid" };
-	MDB_val d[6];
+	static const char *const keys[] = { "magic", "version", "scheme", "config", "next", "uuid",
+					    "dseq" };
+	MDB_val d[7];
 	simhash_config cfg;
 	char scheme[SIMHASH_SCHEME_MAX];
 
 	*next = UINT64_MAX;
-	for (int i = 0; i < 6; i++) {
+	*dseq = UINT64_MAX;
+	for (int i = 0; i < 7; i++) {
 		MDB_val k = { strlen(keys[i]), (void *)keys[i] };
 		if (mdb_get(v->txn, v->st->dbi_meta, &k, &d[i]) != 0) {
 			problem(v, "meta record '%s' missing", keys[i]);
@@ -73,6 +75,48 @@ static void check_meta(struct vctx *v, uint64_t *next)
 		*next = sh_get_le64(d[4].mv_data);
 	if (d[5].mv_data && d[5].mv_size != 8)
 		problem(v, "malformed uuid record");
+	if (d[6].mv_data && d[6].mv_size != 8)
+		problem(v, "malformed dseq record");
+	else if (d[6].mv_data)
+		*dseq = sh_get_le64(d[6].mv_data);
+}
+
+/* The deletion log: numbers below "dseq", records well formed, each naming a
+ * document no longer stored (numbers are never reused). */
+static simhash_err check_dlog(struct vctx *v, uint64_t next, uint64_t dseq)
+{
+	simhash_store *st = v->st;
+	MDB_cursor *cur;
+	MDB_val k, d;
+	int rc;
+
+	if ((rc = mdb_cursor_open(v->txn, st->dbi_dlog, &cur)) != 0)
+		return sh_mdb_err(st, rc, "verify");
+	for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+		uint8_t key[8];
+		MDB_val dk = { 8, key }, dv;
+		uint64_t seq, docno;
+
+		if (k.mv_size != 8 || d.mv_size != 24) {
+			problem(v, "malformed dlog record");
+			continue;
+		}
+		seq = sh_get_be64(k.mv_data);
+		docno = sh_get_le64(d.mv_data);
+		if (seq >= dseq)
+			problem(v, "deletion %llu: number not below dseq (%llu)",
+				(unsigned long long)seq, (unsigned long long)dseq);
+		if (docno >= next)
+			problem(v, "deletion %llu: document %llu not below next",
+				(unsigned long long)seq, (unsigned long long)docno);
+		sh_put_be64(key, docno);
+		if (mdb_get(v->txn, st->dbi_docs, &dk, &dv) == 0)
+			problem(v, "deletion %llu: document %llu is still stored",
+				(unsigned long long)seq, (unsigned long long)docno);
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "verify");
 }
 
 static int width_ok(const simhash_store *st, const simhash_fp *fp)
@@ -186,13 +230,14 @@ simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem
 			  void *arg, uint64_t *n_problems)
 {
 	struct vctx v = { st, txn, fn, arg, 0, { 0 } };
-	uint64_t next, n_docs, n_ids, n_idx;
+	uint64_t next, dseq, n_docs, n_ids, n_idx;
 	simhash_err e;
 
-	check_meta(&v, &next);
+	check_meta(&v, &next, &dseq);
 	e = check_docs(&v, next, &n_docs);
 	simhash_matches_free(&v.matches);
-	if (e != SIMHASH_OK || (e = check_ids(&v, &n_ids)) != SIMHASH_OK)
+	if (e != SIMHASH_OK || (e = check_ids(&v, &n_ids)) != SIMHASH_OK ||
+	    (e = check_dlog(&v, next, dseq)) != SIMHASH_OK)
 		return e;
 	n_idx = sh_memidx_count(st->idx);
 	if (n_ids != n_docs)

@@ -25,6 +25,10 @@
  *     mdb_env_sync when nothing more is queued: one flush per commit under
  *     load instead of LMDB's two. A committed batch is visible to readers
  *     from its commit, before its acknowledgement.
+ *  5. Every deletion of a batch (delete, replace, expire) is appended to
+ *     "dlog" under the next deletion number in the batch's transaction, and
+ *     "dseq" follows, so an open after a crash replays exactly the deletions
+ *     since its checkpoint (checkpoint.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +308,8 @@ static simhash_err run_one(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
 		return expire(st, txn, q);
 	case SH_W_VERIFY: /* alone in its batch: the index matches txn */
 		return sh_verify_txn(st, txn, q->vfn, q->varg, &q->n_problems);
+	case SH_W_CKPT:
+		return sh_ckpt_install(st, txn, q->stamp);
 	}
 	return SIMHASH_EINVAL;
 }
@@ -344,7 +350,6 @@ static simhash_err apply(simhash_store *st)
 	for (size_t i = 0; i < st->n_pend; i++)
 		if (p[i].del)
 			sh_memidx_delete(st->idx, p[i].docno, &p[i].fp);
-	st->idx_dirty = 1;
 	pthread_rwlock_unlock(&st->idx_lock);
 	free(fps);
 	free(docnos);
@@ -355,10 +360,48 @@ static simhash_err apply(simhash_store *st)
 	return e;
 }
 
+/* Appends the batch's deletions to "dlog" and writes "next" and "dseq"
+ * when they moved (invariant 5). */
+static simhash_err log_batch(simhash_store *st, MDB_txn *txn, uint64_t next0)
+{
+	const struct sh_pend *p = st->pend.p;
+	uint64_t dseq0 = st->next_dseq;
+	uint8_t key[8], rec[24];
+	MDB_val k = { 8, key }, v = { 24, rec };
+	int rc;
+
+	for (size_t i = 0; i < st->n_pend; i++) {
+		if (!p[i].del)
+			continue;
+		sh_put_be64(key, st->next_dseq);
+		sh_put_le64(rec, p[i].docno);
+		sh_put_le64(rec + 8, p[i].fp.w[0]);
+		sh_put_le64(rec + 16, st->bits == 128 ? p[i].fp.w[1] : 0);
+		if ((rc = mdb_put(txn, st->dbi_dlog, &k, &v, MDB_APPEND)) != 0)
+			return sh_mdb_err(st, rc, "delete");
+		st->next_dseq++;
+	}
+	if (st->next_dseq != dseq0) {
+		MDB_val mk = { 4, "dseq" }, mv = { 8, key };
+
+		sh_put_le64(key, st->next_dseq);
+		if ((rc = mdb_put(txn, st->dbi_meta, &mk, &mv, 0)) != 0)
+			return sh_mdb_err(st, rc, "delete");
+	}
+	if (st->next_docno != next0) {
+		MDB_val mk = { 4, "next" }, mv = { 8, key };
+
+		sh_put_le64(key, st->next_docno);
+		if ((rc = mdb_put(txn, st->dbi_meta, &mk, &mv, 0)) != 0)
+			return sh_mdb_err(st, rc, "put");
+	}
+	return SIMHASH_OK;
+}
+
 /* Runs one batch in one transaction; sets each request's err. */
 static void run_batch(simhash_store *st, struct sh_wreq *batch)
 {
-	uint64_t next0 = st->next_docno;
+	uint64_t next0 = st->next_docno, dseq0 = st->next_dseq;
 	simhash_err e = SIMHASH_OK;
 	struct sh_wreq *q;
 	MDB_txn *txn;
@@ -371,14 +414,8 @@ static void run_batch(simhash_store *st, struct sh_wreq *batch)
 	}
 	for (q = batch; q && e == SIMHASH_OK; q = q->next)
 		e = run_one(st, txn, q);
-	if (e == SIMHASH_OK && st->next_docno != next0) {
-		uint8_t next[8];
-		MDB_val k = { 4, "next" }, v = { 8, next };
-
-		sh_put_le64(next, st->next_docno);
-		if ((rc = mdb_put(txn, st->dbi_meta, &k, &v, 0)) != 0)
-			e = sh_mdb_err(st, rc, "put");
-	}
+	if (e == SIMHASH_OK)
+		e = log_batch(st, txn, next0);
 	if (e != SIMHASH_OK) {
 		mdb_txn_abort(txn);
 	} else if ((rc = mdb_txn_commit(txn)) != 0) {
@@ -387,9 +424,19 @@ static void run_batch(simhash_store *st, struct sh_wreq *batch)
 		e = apply(st);
 		batch_reset(st);
 		next0 = st->next_docno;
+		dseq0 = st->next_dseq;
+		for (q = batch; q; q = q->next) {
+			if (q->op != SH_W_CKPT)
+				continue;
+			st->ck = *q->stamp;
+			pthread_mutex_lock(&st->mu);
+			st->n_checkpoints++;
+			pthread_mutex_unlock(&st->mu);
+		}
 	}
 out:
 	st->next_docno = next0; /* invariant 3 */
+	st->next_dseq = dseq0;
 	for (q = batch; q; q = q->next)
 		q->err = e;
 }
@@ -417,11 +464,23 @@ static simhash_err sync_env(simhash_store *st)
 	return rc ? sh_mdb_err(st, rc, "sync") : SIMHASH_OK;
 }
 
+/* The histogram bucket of a commit of n requests (simhash.h). */
+static unsigned batch_bucket(size_t n)
+{
+	unsigned b = 0;
+
+	while (b + 1 < SIMHASH_STORE_BATCH_BUCKETS && ((size_t)1 << b) < n)
+		b++;
+	return b;
+}
+
 static void *writer_main(void *arg)
 {
 	simhash_store *st = arg;
 	struct sh_wreq *unsynced = NULL; /* committed, acknowledged at the next sync */
 
+	/* an open that found no usable checkpoint takes one now */
+	sh_ckpt_maybe_start(st);
 	pthread_mutex_lock(&st->mu);
 	for (;;) {
 		struct sh_wreq *batch, *last;
@@ -463,6 +522,8 @@ static void *writer_main(void *arg)
 		pthread_mutex_lock(&st->mu);
 		st->n_commits++;
 		st->n_committed += n;
+		st->batch_hist[batch_bucket(n)]++;
+		st->ck_delta = sh_ckpt_delta(st);
 		if (n > st->max_batch)
 			st->max_batch = n;
 		pthread_mutex_unlock(&st->mu);
@@ -477,6 +538,7 @@ static void *writer_main(void *arg)
 			unsynced = batch;
 		else
 			ack(batch, SIMHASH_OK); /* wrote nothing (or failed): nothing to sync */
+		sh_ckpt_maybe_start(st);
 
 		pthread_mutex_lock(&st->mu);
 	}

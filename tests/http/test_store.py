@@ -138,12 +138,23 @@ def run(binary, tmp, T):
     T.check(s.stop() == 0, "SIGTERM with a store exits 0")
     s = Server(binary, store=path)
     T.check(count(s) == n, "documents survive a restart")
+    st, b, _ = s.request("GET", "/v1/stats")
+    T.check(st == 200 and b["store"]["open_index"] == "checkpoint" and b["store"]["open_replayed"] == 0,
+            "a clean stop saves the index: the restart maps it", b)
     st, b, _ = s.request("GET", quote("doc/1"))
     T.check(st == 200 and b["fingerprint"] == fps["doc/1"], "a document after restart", b)
     st, text, _ = s.request("GET", "/metrics")
     T.check(b"simhash_store_documents %d" % n in text, "metrics count documents")
     T.check(b"simhash_store_commits_total 0" in text and b"simhash_store_committed_writes_total" in text,
             "metrics count commits (none yet since this open)", text[-300:])
+    st, _, _ = s.request("POST", "/v1/documents", {"id": "hist/1", "text": "one more"})
+    st, text, _ = s.request("GET", "/metrics")
+    T.check(b'simhash_store_commit_batch_size_bucket{le="1"} 1\n' in text and
+            b'simhash_store_commit_batch_size_bucket{le="4096"} 1\n' in text and
+            b'simhash_store_commit_batch_size_bucket{le="+Inf"} 1\n' in text and
+            b"simhash_store_commit_batch_size_count 1\n" in text and
+            b"simhash_store_commit_batch_size_sum 1\n" in text,
+            "metrics: a histogram of commit batch sizes", text[-900:])
     s.stop()
     if subprocess.run([binary, "store", "verify", path], capture_output=True).returncode != 0:
         T.check(False, "store verify is clean after the tests")

@@ -577,6 +577,87 @@ static void raw_delete(const char *db, const void *key, size_t len)
 	mdb_env_close(env);
 }
 
+/* Sets meta record key of the store file, behind the store's back. */
+static void raw_put_meta(const char *key, const void *val, size_t len)
+{
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi dbi;
+	MDB_val k = { strlen(key), (void *)key }, v = { len, (void *)val };
+
+	CHECK(mdb_env_create(&env) == 0);
+	mdb_env_set_maxdbs(env, 4);
+	CHECK(mdb_env_open(env, path, MDB_NOSUBDIR, 0644) == 0);
+	CHECK(mdb_txn_begin(env, NULL, 0, &txn) == 0);
+	CHECK(mdb_dbi_open(txn, "meta", 0, &dbi) == 0);
+	CHECK(mdb_put(txn, dbi, &k, &v, 0) == 0);
+	CHECK(mdb_txn_commit(txn) == 0);
+	mdb_env_close(env);
+}
+
+/* A store of format version 1 (before the deletion log) or of a newer one
+ * is refused with a message naming both versions. */
+static void test_other_format_versions_are_refused(void)
+{
+	static const uint8_t versions[][4] = { { 1, 0, 0, 0 }, { 3, 0, 0, 0 } };
+	simhash_store *st = create_bits("version", 64);
+	char err[SIMHASH_STORE_ERR_MAX];
+
+	if (!st)
+		return;
+	simhash_store_close(st);
+	for (int i = 0; i < 2; i++) {
+		char want[64];
+
+		raw_put_meta("version", versions[i], 4);
+		snprintf(want, sizeof want, "store format version %d, this library reads %d",
+			 versions[i][0], SIMHASH_STORE_FORMAT_VERSION);
+		st = NULL;
+		CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
+		CHECK(st == NULL);
+		CHECK(strstr(err, want) != NULL);
+	}
+}
+
+/* The saved index of a clean close is mapped with nothing replayed; one
+ * made stale by writes after it (the ckpt record moved on) is rebuilt. */
+static void test_open_reports_how_the_index_was_loaded(void)
+{
+	simhash_store *st = create_bits("loaded", 64);
+	simhash_store_stats s = { .size = sizeof s };
+	simhash_store_doc d;
+
+	if (!st)
+		return;
+	d = doc_of("a", mkfp(64, 0x1234, 0), NULL, 0);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	simhash_store_close(st);
+	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	if (!st)
+		return;
+	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK_EQ_U64(s.open_replayed, 0);
+	CHECK_EQ_U64(s.checkpoint_delta, 0);
+	d = doc_of("b", mkfp(64, 0x5678, 0), NULL, 0);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	CHECK(simhash_store_delete(st, "a", 1, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK_EQ_U64(s.checkpoint_delta, 2);
+	CHECK(simhash_store_checkpoint(st) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK_EQ_U64(s.n_checkpoints, 1);
+	CHECK_EQ_U64(s.checkpoint_delta, 0);
+	simhash_store_close(st);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	if (!st)
+		return;
+	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK_EQ_U64(s.open_replayed, 0);
+	CHECK(simhash_store_checkpoint(st) == SIMHASH_EINVAL);
+	CHECK_EQ_U64(verify_problems(st), 0);
+	simhash_store_close(st);
+}
+
 static void count_problem(const char *problem, void *arg)
 {
 	char *seen = arg;
@@ -642,6 +723,8 @@ static const struct test_case cases[] = {
 	TEST(test_each_visits_in_insertion_order),
 	TEST(test_stale_saved_index_is_not_used),
 	TEST(test_verify_reports_broken_invariants),
+	TEST(test_other_format_versions_are_refused),
+	TEST(test_open_reports_how_the_index_was_loaded),
 };
 
 int main(void)

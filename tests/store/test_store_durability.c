@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -189,4 +190,197 @@ static void test_acknowledged_writes_survive_sigkill(void)
 	}
 }
 
-TEST_MAIN("store_durability", TEST(test_acknowledged_writes_survive_sigkill))
+/* ---- crash after a checkpoint: the open maps it and replays the rest */
+
+static int wait_checkpoints(simhash_store *st, uint64_t n)
+{
+	for (int i = 0; i < 2000; i++) {
+		simhash_store_stats s = { .size = sizeof s };
+
+		if (simhash_store_stats_get(st, &s) == SIMHASH_OK && s.n_checkpoints >= n)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static simhash_fp fp_new(const char *id)
+{
+	simhash_fp f = fp_of(id);
+
+	f.w[0] ^= 0xf0f0f0f0f0f0f0f0ull; /* a replacement's fingerprint */
+	return f;
+}
+
+enum { N_A = 5000, N_B = 300 };
+
+/* The child: 5000 documents (the first 500 dated 1970) start a checkpoint in
+ * the background; once it is installed, deletions, replacements, additions
+ * and an expiry follow, then SIGKILL with no close. */
+static void ckpt_child(int fd)
+{
+	static simhash_store_doc docs[N_A];
+	static char ids[N_A][16];
+	simhash_store *st;
+	size_t n_exp = 0;
+	uint64_t n_problems = 1;
+
+	if (simhash_store_open(path, 0, &st, NULL, 0))
+		_exit(2);
+	for (int i = 0; i < N_A; i++) {
+		snprintf(ids[i], sizeof ids[i], "a%d", i);
+		docs[i] = (simhash_store_doc){ ids[i], strlen(ids[i]), fp_of(ids[i]), NULL, 0,
+					       i < 500 ? 1000 : 0 };
+	}
+	if (simhash_store_put_many(st, docs, N_A) || !wait_checkpoints(st, 1))
+		_exit(3);
+	for (int i = 0; i < 100; i++)
+		if (simhash_store_delete(st, ids[i], strlen(ids[i]), NULL))
+			_exit(4);
+	for (int i = 100; i < 150; i++) {
+		simhash_store_doc d = { ids[i], strlen(ids[i]), fp_new(ids[i]), NULL, 0, 0 };
+		if (simhash_store_put(st, &d))
+			_exit(5);
+	}
+	for (int i = 0; i < N_B; i++) {
+		char id[16];
+		simhash_store_doc d = { id, 0, { { 0, 0 }, 64 }, NULL, 0, 0 };
+
+		d.id_len = (size_t)snprintf(id, sizeof id, "b%d", i);
+		d.fp = fp_of(id);
+		if (simhash_store_put(st, &d))
+			_exit(6);
+	}
+	if (simhash_store_expire(st, 2000, &n_exp) || n_exp != 350)
+		_exit(7);
+	/* the live index, swapped for the checkpoint's, is still exact */
+	if (simhash_store_verify(st, NULL, NULL, &n_problems) || n_problems)
+		_exit(9);
+	if (write(fd, "ok\n", 3) != 3)
+		_exit(8);
+	raise(SIGKILL);
+}
+
+/* Whether id is stored with fp and found by a query at distance 0. */
+static int present(simhash_store *st, simhash_store_results *r, const char *id, simhash_fp fp)
+{
+	const simhash_store_match *m;
+	int found = 0;
+
+	if (simhash_store_get(st, id, strlen(id), r) || !(m = simhash_store_results_get(r, 0)) ||
+	    m->fp.w[0] != fp.w[0])
+		return 0;
+	if (simhash_store_query(st, &fp, 0, 0, r))
+		return 0;
+	for (size_t i = 0; i < simhash_store_results_count(r); i++)
+		found |= !strcmp(simhash_store_results_get(r, i)->id, id);
+	return found;
+}
+
+/* Whether no query at distance 0 of fp finds id. */
+static int unfound(simhash_store *st, simhash_store_results *r, const char *id, simhash_fp fp)
+{
+	if (simhash_store_query(st, &fp, 0, 0, r))
+		return 0;
+	for (size_t i = 0; i < simhash_store_results_count(r); i++)
+		if (!strcmp(simhash_store_results_get(r, i)->id, id))
+			return 0;
+	return 1;
+}
+
+/* Whether id is gone: no get, and no query at distance 0 of fp finds it. */
+static int absent(simhash_store *st, simhash_store_results *r, const char *id, simhash_fp fp)
+{
+	if (simhash_store_get(st, id, strlen(id), r) || simhash_store_results_count(r))
+		return 0;
+	return unfound(st, r, id, fp);
+}
+
+static int check_after_replay(simhash_store *st, simhash_store_results *r)
+{
+	int bad = 0;
+	char id[16];
+
+	for (int i = 0; i < N_A; i++) {
+		snprintf(id, sizeof id, "a%d", i);
+		if (i < 100 || i >= 150 ? (i < 500 ? !absent(st, r, id, fp_of(id))
+						   : !present(st, r, id, fp_of(id)))
+					: !present(st, r, id, fp_new(id)) || !unfound(st, r, id, fp_of(id))) {
+			fprintf(stderr, "after the replay: %s wrong\n", id);
+			bad++;
+		}
+	}
+	for (int i = 0; i < N_B; i++) {
+		snprintf(id, sizeof id, "b%d", i);
+		if (!present(st, r, id, fp_of(id))) {
+			fprintf(stderr, "after the replay: %s missing\n", id);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static void test_crash_after_checkpoint_replays_the_changes(void)
+{
+	simhash_store_stats s = { .size = sizeof s };
+	simhash_store_results *r;
+	simhash_config cfg;
+	simhash_store *st;
+	uint64_t n_problems = 1;
+	int fds[2], status;
+	char ok[4] = "";
+	pid_t pid;
+
+	snprintf(dir, sizeof dir, "/tmp/test_store_ckpt.XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(path, sizeof path, "%s/s.db", dir);
+	simhash_config_init(&cfg);
+	CHECK(simhash_store_create(path, &cfg, &st, NULL, 0) == SIMHASH_OK);
+	simhash_store_close(st);
+	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
+	CHECK(pipe(fds) == 0);
+	if ((pid = fork()) == 0) {
+		close(fds[0]);
+		ckpt_child(fds[1]);
+	}
+	close(fds[1]);
+	waitpid(pid, &status, 0);
+	CHECK(read(fds[0], ok, 3) == 3 && !strcmp(ok, "ok\n"));
+	if (WIFEXITED(status))
+		fprintf(stderr, "the checkpoint child exited %d\n", WEXITSTATUS(status));
+	close(fds[0]);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	if (!st)
+		goto out;
+	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	/* mapped and replayed: 100 deletions, 50 replacements (a deletion and
+	 * an addition each), 300 additions, 350 expired */
+	CHECK_EQ_U64(s.open_replayed, 100 + 2 * 50 + 300 + 350);
+	CHECK_EQ_U64(s.n_docs, N_A - 100 - 350 + N_B);
+	CHECK_EQ_U64(check_after_replay(st, r), 0);
+	CHECK(simhash_store_verify(st, NULL, NULL, &n_problems) == SIMHASH_OK);
+	CHECK_EQ_U64(n_problems, 0);
+	simhash_store_close(st); /* saves: the next open replays nothing */
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	if (!st)
+		goto out;
+	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK_EQ_U64(s.open_replayed, 0);
+	CHECK_EQ_U64(check_after_replay(st, r), 0);
+	n_problems = 1;
+	CHECK(simhash_store_verify(st, NULL, NULL, &n_problems) == SIMHASH_OK);
+	CHECK_EQ_U64(n_problems, 0);
+	simhash_store_close(st);
+out:
+	simhash_store_results_free(r);
+	{
+		char cmd[128];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		CHECK(system(cmd) == 0);
+	}
+}
+
+TEST_MAIN("store_durability", TEST(test_acknowledged_writes_survive_sigkill),
+	  TEST(test_crash_after_checkpoint_replays_the_changes))
