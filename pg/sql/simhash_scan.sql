@@ -1,0 +1,114 @@
+-- The index access method simhash_scan answers simhash_within(fp, q, k)
+-- exactly as a sequential scan does: k = 0..16 at 64 bits and 0..32 at 128
+-- bits, uniform and biased bits (each 1 with p = 0.72), clustered near-copies,
+-- after inserts, updates, deletes and VACUUM; its popcount kernels agree; the
+-- planner uses it, and picks between it and GIN by cost. Uses the helper
+-- functions of simhash_index.sql (rand_fp, flip, fill, churn,
+-- compare_with_scan), which runs before it.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+RESET client_min_messages;
+SELECT setseed(0.1959);
+
+-- Every popcount kernel of this CPU (scalar, POPCNT, AVX-512) gives the
+-- portable kernel's slots, uniform and biased, both widths, every k.
+CREATE FUNCTION scan_kernels_agree(int, bigint) RETURNS int
+	AS '$libdir/simhash', 'simhash_scan_kernels_agree' LANGUAGE C STRICT;
+SELECT scan_kernels_agree(1000, 42) AS kernel_mismatches, scan_kernels_agree(13, 7) AS tail_mismatches;
+
+-- Several pages per table (582 entries of 64 bits, 370 of 128 per page).
+CREATE TABLE s64 (id serial PRIMARY KEY, fp simhash);
+CREATE TABLE sb64 (id serial PRIMARY KEY, fp simhash);
+CREATE TABLE s128 (id serial PRIMARY KEY, fp simhash);
+CREATE TABLE sb128 (id serial PRIMARY KEY, fp simhash);
+SELECT fill('s64', 64, 0.5, 1200), fill('sb64', 64, 0.72, 1200),
+       fill('s128', 128, 0.5, 700), fill('sb128', 128, 0.72, 700);
+INSERT INTO s64 (fp) VALUES (NULL);
+CREATE INDEX s64_fp ON s64 USING simhash_scan (fp);
+CREATE INDEX sb64_fp ON sb64 USING simhash_scan (fp simhash_ops);
+CREATE INDEX s128_fp ON s128 USING simhash_scan (fp);
+CREATE INDEX sb128_fp ON sb128 USING simhash_scan (fp);
+ANALYZE s64, sb64, s128, sb128;
+SELECT c.relname, pg_relation_size(c.oid) / 8192 AS pages
+FROM pg_class c WHERE c.relname IN ('s64_fp', 'sb64_fp', 's128_fp', 'sb128_fp') ORDER BY 1;
+
+SELECT 's64' AS t, * FROM compare_with_scan('s64', 16, 10);
+SELECT 'sb64' AS t, * FROM compare_with_scan('sb64', 16, 10);
+SELECT 's128' AS t, * FROM compare_with_scan('s128', 32, 5);
+SELECT 'sb128' AS t, * FROM compare_with_scan('sb128', 32, 5);
+
+-- After inserts, updates, deletes (holes filled from the end), VACUUM (pages
+-- with room reused by later inserts), and inserts again.
+SELECT churn('s64', 64, 0.5), churn('sb64', 64, 0.72), churn('s128', 128, 0.5),
+       churn('sb128', 128, 0.72);
+SELECT 's64' AS t, * FROM compare_with_scan('s64', 16, 6);
+VACUUM s64, sb64, s128, sb128;
+SELECT 's64' AS t, * FROM compare_with_scan('s64', 16, 6);
+SELECT 'sb64' AS t, * FROM compare_with_scan('sb64', 16, 6);
+SELECT 's128' AS t, * FROM compare_with_scan('s128', 32, 4);
+SELECT 'sb128' AS t, * FROM compare_with_scan('sb128', 32, 4);
+SELECT pg_relation_size('s64_fp') AS before_size \gset
+SELECT fill('s64', 64, 0.5, 150), fill('sb128', 128, 0.72, 150);
+SELECT pg_relation_size('s64_fp') <= :before_size + 8192 AS vacuumed_room_reused;
+SELECT 's64' AS t, * FROM compare_with_scan('s64', 16, 6);
+SELECT 'sb128' AS t, * FROM compare_with_scan('sb128', 32, 4);
+DELETE FROM sb64;
+VACUUM sb64;
+SELECT fill('sb64', 64, 0.72, 100);
+SELECT 'sb64 refilled' AS t, * FROM compare_with_scan('sb64', 16, 6);
+
+-- REINDEX, and the operator class passes amvalidate.
+REINDEX INDEX s128_fp;
+SELECT 's128 reindexed' AS t, * FROM compare_with_scan('s128', 32, 3);
+SELECT opcname, amvalidate(c.oid) FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+WHERE amname = 'simhash_scan';
+
+-- A query of another width is an error, as in a sequential scan; NULL finds
+-- nothing; bad k is an error; the index takes no storage parameters.
+SET enable_seqscan = off;
+SELECT count(*) FROM s64 WHERE simhash_within(fp, '00000000000000000000000000000000', 3);
+SELECT count(*) FROM s64 WHERE simhash_within(fp, NULL, 3);
+SELECT count(*) FROM s64 WHERE simhash_within(fp, '0123456789abcdef', 65);
+SELECT count(*) FROM s64 WHERE fp <@ simhash_ball('0123456789abcdef', 64) AND
+	simhash_within(fp, 'fedcba9876543210', 64);
+RESET enable_seqscan;
+CREATE INDEX bad ON s64 USING simhash_scan (fp) WITH (fillfactor = 50);
+
+-- EXPLAIN: the plain call uses it, with constants and with parameters.
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM s64 WHERE simhash_within(fp, '0123456789abcdef', 10);
+SET plan_cache_mode = force_generic_plan;
+PREPARE near_s(simhash, int) AS SELECT id FROM s64 WHERE simhash_within(fp, $1, $2);
+EXPLAIN (COSTS OFF) EXECUTE near_s('0123456789abcdef', 7);
+RESET plan_cache_mode;
+RESET enable_seqscan;
+
+-- Both indexes on one column: GIN for a small k, simhash_scan for a large
+-- one (its cost does not grow with k, GIN's does), and simhash_scan for a
+-- k unknown at plan time (GIN would assume a one-key query).
+CREATE TABLE both64 (id serial PRIMARY KEY, fp simhash);
+INSERT INTO both64 (fp) SELECT fp FROM s64 WHERE fp IS NOT NULL;
+INSERT INTO both64 (fp) SELECT flip(fp, 2) FROM both64;
+INSERT INTO both64 (fp) SELECT flip(fp, 5) FROM both64;
+CREATE INDEX both64_gin ON both64 USING gin (fp simhash_ops);
+CREATE INDEX both64_scan ON both64 USING simhash_scan (fp);
+ANALYZE both64;
+CREATE FUNCTION index_of(query text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+		IF line LIKE '%Index Scan on%' THEN
+			RETURN regexp_replace(line, '.*Index Scan on (\S+).*', '\1');
+		END IF;
+	END LOOP;
+	RETURN 'none';
+END
+$$;
+SELECT k, index_of(format('SELECT id FROM both64 WHERE simhash_within(fp, %L, %s)',
+			 '0123456789abcdef', k)) AS index
+FROM unnest(ARRAY[0, 2, 3, 8, 12, 20]) k;
+SET plan_cache_mode = force_generic_plan;
+PREPARE near_both(simhash, int) AS SELECT id FROM both64 WHERE simhash_within(fp, $1, $2);
+EXPLAIN (COSTS OFF) EXECUTE near_both('0123456789abcdef', 3);
+RESET plan_cache_mode;
+SELECT 'both64' AS t, * FROM compare_with_scan('both64', 16, 6);
