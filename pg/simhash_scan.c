@@ -33,6 +33,7 @@
 #include "postgres.h"
 
 #include "access/amapi.h"
+#include "access/genam.h"
 #include "access/generic_xlog.h"
 #include "access/htup_details.h"
 #include "access/reloptions.h"
@@ -53,6 +54,8 @@
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
 #include "utils/builtins.h"
+#include "utils/rel.h"
+#include <limits.h>
 #include "utils/catcache.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
@@ -66,19 +69,31 @@
 #define MAX_FREE 1000
 #define F_META 1
 #define F_DATA 2
+#define F_TABLE 3
+#define F_DIR 4
+#define MAX_TABLES 4 /* 32-bit blocks of a 128-bit fingerprint */
 
 typedef struct scan_special {
-	uint16 n;     /* entries on a data page */
+	uint16 n;     /* entries on a data or table page, keys on a directory page */
 	uint16 bits;  /* 64 or 128 on a data page (0 while empty) */
-	uint16 flags; /* F_META or F_DATA */
+	uint16 flags; /* F_META, F_DATA, F_TABLE or F_DIR */
 	uint16 magic; /* low half of SCAN_MAGIC, for tools */
 } scan_special;
 
 typedef struct scan_meta {
 	uint32 magic, version;
 	BlockNumber insert_blk[2]; /* where inserts of 64 and 128 bits go */
+	/* The sorted region (entries ordinals 0..n_sorted-1, dense from block 1)
+	 * and its tables; n_sorted = 0 if the build made none. */
+	uint32 sorted_bits, n_tables;
+	uint64 n_sorted;
+	BlockNumber sorted_end;  /* first block after the sorted data pages */
+	BlockNumber table_start[MAX_TABLES];
+	BlockNumber dir_start[MAX_TABLES];
+	uint32 table_pages, dir_pages; /* per table */
+	BlockNumber tail_start;  /* data pages from here on are the tail */
 	uint32 n_free;
-	BlockNumber free[MAX_FREE]; /* pages VACUUM left with room */
+	BlockNumber free[MAX_FREE]; /* tail pages VACUUM left with room */
 } scan_meta;
 
 #define SPECIAL(page) ((scan_special *)PageGetSpecialPointer(page))
@@ -130,6 +145,7 @@ static void page_init_meta(Page page)
 	m->magic = SCAN_MAGIC;
 	m->version = SCAN_VERSION;
 	m->insert_blk[0] = m->insert_blk[1] = InvalidBlockNumber;
+	m->sorted_end = m->tail_start = META_BLK + 1;
 	((PageHeader)page)->pd_lower = (LocationIndex)(DATA_START + sizeof(scan_meta));
 }
 
@@ -346,10 +362,25 @@ Datum simhash_scan_kernels_agree(PG_FUNCTION_ARGS)
 
 /* ---------------------------------------------------------------- build */
 
+/* Block b (32 bits) of a fingerprint: the key of table b. */
+static inline uint32 block_key(const uint64 *w, unsigned b)
+{
+	return (uint32)(w[b / 2] >> (32 * (b % 2)));
+}
+
+#define TABLE_CAP ((unsigned)(DATA_SPACE / sizeof(uint64)))
+#define DIR_CAP ((unsigned)(DATA_SPACE / sizeof(uint32)))
+
 typedef struct build_state {
 	Relation index;
 	PGAlignedBlock page[2]; /* the page being filled, per width */
 	double n_tuples;
+	/* Every fingerprint in build order, for the tables (NULL if the build
+	 * makes none: two widths, or more than maintenance_work_mem). */
+	uint64 *fps;
+	uint64 n_fps, max_fps;
+	unsigned bits; /* width of the first entry */
+	bool mixed;
 } build_state;
 
 static BlockNumber new_block(Relation index, Buffer *bufp)
@@ -376,6 +407,33 @@ static BlockNumber build_flush(Relation index, Page image)
 	return blk;
 }
 
+static void build_keep(build_state *st, const shpg_fp *fp)
+{
+	unsigned n_words = fp->bits / 64;
+
+	if (st->bits == 0)
+		st->bits = fp->bits;
+	if (fp->bits != st->bits)
+		st->mixed = true;
+	if (st->fps == NULL || st->mixed)
+		return;
+	if (st->n_fps == st->max_fps) {
+		/* fingerprints and, later, one (key, ordinal) per table */
+		Size per_entry = (Size)n_words * 8 + 8;
+		Size limit = (Size)maintenance_work_mem * 1024;
+
+		if ((st->max_fps * 2) * per_entry > limit) {
+			pfree(st->fps);
+			st->fps = NULL;
+			return;
+		}
+		st->max_fps *= 2;
+		st->fps = repalloc_huge(st->fps, st->max_fps * n_words * sizeof(uint64));
+	}
+	memcpy(st->fps + st->n_fps * n_words, fp->w, n_words * sizeof(uint64));
+	st->n_fps++;
+}
+
 static void build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool alive, void *arg)
 {
@@ -393,7 +451,62 @@ static void build_callback(Relation index, ItemPointer tid, Datum *values, bool 
 		page_init_data(page, fp.bits);
 	}
 	page_put(page, &fp, tid);
+	build_keep(st, &fp);
 	st->n_tuples++;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64 x = *(const uint64 *)a, y = *(const uint64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Writes table b: (key << 32 | ordinal) sorted, TABLE_CAP per page, then its
+ * directory (the first key of each table page). */
+static void build_table(build_state *st, scan_meta *m, unsigned b, uint64 *pairs)
+{
+	PGAlignedBlock image;
+	unsigned n_words = st->bits / 64, n_dir = 0, i;
+	uint32 *dir;
+	uint64 o, n = st->n_fps;
+
+	for (o = 0; o < n; o++)
+		pairs[o] = (uint64)block_key(st->fps + o * n_words, b) << 32 | o;
+	qsort(pairs, n, sizeof(uint64), cmp_u64);
+	dir = palloc(sizeof(uint32) * (n / TABLE_CAP + 1));
+	for (o = 0; o < n; o += TABLE_CAP) {
+		unsigned cnt = (unsigned)Min((uint64)TABLE_CAP, n - o);
+		BlockNumber blk;
+
+		PageInit(image.data, BLCKSZ, sizeof(scan_special));
+		SPECIAL(image.data)->flags = F_TABLE;
+		SPECIAL(image.data)->magic = (uint16)SCAN_MAGIC;
+		SPECIAL(image.data)->n = (uint16)cnt;
+		memcpy(PageGetContents(image.data), pairs + o, cnt * sizeof(uint64));
+		((PageHeader)image.data)->pd_lower = (LocationIndex)(DATA_START + cnt * sizeof(uint64));
+		blk = build_flush(st->index, image.data);
+		if (o == 0)
+			m->table_start[b] = blk;
+		dir[n_dir++] = (uint32)(pairs[o] >> 32);
+	}
+	m->table_pages = n_dir;
+	for (i = 0; i < n_dir; i += DIR_CAP) {
+		unsigned cnt = Min(DIR_CAP, n_dir - i);
+		BlockNumber blk;
+
+		PageInit(image.data, BLCKSZ, sizeof(scan_special));
+		SPECIAL(image.data)->flags = F_DIR;
+		SPECIAL(image.data)->magic = (uint16)SCAN_MAGIC;
+		SPECIAL(image.data)->n = (uint16)cnt;
+		memcpy(PageGetContents(image.data), dir + i, cnt * sizeof(uint32));
+		((PageHeader)image.data)->pd_lower = (LocationIndex)(DATA_START + cnt * sizeof(uint32));
+		blk = build_flush(st->index, image.data);
+		if (i == 0)
+			m->dir_start[b] = blk;
+	}
+	m->dir_pages = (n_dir + DIR_CAP - 1) / DIR_CAP;
+	pfree(dir);
 }
 
 static IndexBuildResult *scan_build(Relation heap, Relation index, IndexInfo *info)
@@ -401,29 +514,56 @@ static IndexBuildResult *scan_build(Relation heap, Relation index, IndexInfo *in
 	build_state *st;
 	IndexBuildResult *res;
 	Buffer metabuf;
+	PGAlignedBlock meta;
 	scan_meta *m;
 	double reltuples;
-	BlockNumber blk[2];
+	BlockNumber end;
+	unsigned b;
 	int w;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 	st = palloc0(sizeof *st);
 	st->index = index;
-	page_init_meta(st->page[0].data);
-	build_flush(index, st->page[0].data);
+	st->max_fps = 1024;
+	st->fps = palloc(st->max_fps * 2 * sizeof(uint64));
+	page_init_meta(meta.data);
+	m = META(meta.data);
+	build_flush(index, meta.data);
 	page_init_data(st->page[0].data, 64);
 	page_init_data(st->page[1].data, 128);
 	reltuples = table_index_build_scan(heap, index, info, true, true, build_callback, st, NULL);
-	/* The last pages become the insertion targets. */
-	for (w = 0; w < 2; w++)
-		blk[w] = SPECIAL(st->page[w].data)->n ? build_flush(index, st->page[w].data)
-						       : InvalidBlockNumber;
+	if (st->mixed || st->fps == NULL || st->n_fps == 0) {
+		/* No tables: every data page is a tail page, the last ones the
+		 * insertion targets. */
+		for (w = 0; w < 2; w++)
+			m->insert_blk[w] = SPECIAL(st->page[w].data)->n
+						   ? build_flush(index, st->page[w].data)
+						   : InvalidBlockNumber;
+		m->tail_start = META_BLK + 1;
+		m->sorted_end = META_BLK + 1;
+	} else {
+		/* One width: its pages hold ordinals 0..n-1 densely from block 1
+		 * (the other width's page is empty). Then the tables, then the tail. */
+		uint64 *pairs;
+
+		end = build_flush(index, st->page[st->bits == 128].data) + 1;
+		Assert((uint64)(end - 1) * cap_of(st->bits) >= st->n_fps);
+		m->sorted_bits = st->bits;
+		m->n_tables = st->bits / 32;
+		m->n_sorted = st->n_fps;
+		m->sorted_end = end;
+		pairs = palloc_extended(st->n_fps * sizeof(uint64), MCXT_ALLOC_HUGE);
+		for (b = 0; b < m->n_tables; b++)
+			build_table(st, m, b, pairs);
+		pfree(pairs);
+		m->tail_start = RelationGetNumberOfBlocks(index);
+	}
+	if (st->fps)
+		pfree(st->fps);
 	metabuf = ReadBuffer(index, META_BLK);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	m = META(BufferGetPage(metabuf));
-	m->insert_blk[0] = blk[0];
-	m->insert_blk[1] = blk[1];
+	memcpy(BufferGetPage(metabuf), meta.data, BLCKSZ);
 	MarkBufferDirty(metabuf);
 	UnlockReleaseBuffer(metabuf);
 	if (RelationNeedsWAL(index))
@@ -523,6 +663,72 @@ static bool scan_insert(Relation index, Datum *values, bool *isnull, ItemPointer
 
 /* ---------------------------------------------------------------- vacuum */
 
+/* A copy of what scans and VACUUM read from the meta page. */
+typedef struct meta_copy {
+	uint32 sorted_bits, n_tables, table_pages, dir_pages;
+	uint64 n_sorted;
+	BlockNumber sorted_end, tail_start;
+	BlockNumber table_start[MAX_TABLES], dir_start[MAX_TABLES];
+} meta_copy;
+
+static void read_meta(Relation index, meta_copy *mc)
+{
+	Buffer buf = ReadBuffer(index, META_BLK);
+	scan_meta *m;
+	unsigned b;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	check_meta(BufferGetPage(buf), index);
+	m = META(BufferGetPage(buf));
+	mc->sorted_bits = m->sorted_bits;
+	mc->n_tables = m->n_tables;
+	mc->table_pages = m->table_pages;
+	mc->dir_pages = m->dir_pages;
+	mc->n_sorted = m->n_sorted;
+	mc->sorted_end = m->sorted_end;
+	mc->tail_start = m->tail_start;
+	for (b = 0; b < MAX_TABLES; b++) {
+		mc->table_start[b] = m->table_start[b];
+		mc->dir_start[b] = m->dir_start[b];
+	}
+	UnlockReleaseBuffer(buf);
+}
+
+/* Removes the dead entries of one data page: in the sorted region their TIDs
+ * become invalid (the tables point at slots, so nothing moves there); in the
+ * tail the last entry fills the hole. Returns the entries left. */
+static unsigned vacuum_page(Page page, bool sorted, IndexBulkDeleteCallback callback, void *cb_state,
+			    unsigned *removed)
+{
+	scan_special *sp = SPECIAL(page);
+	unsigned bits = sp->bits ? sp->bits : 64, i, live = 0;
+	ItemPointerData *t = tids(page, bits);
+
+	for (i = 0; i < sp->n;) {
+		if (!ItemPointerIsValid(&t[i])) {
+			i++;
+			continue;
+		}
+		if (!callback(&t[i], cb_state)) {
+			i++;
+			live++;
+			continue;
+		}
+		(*removed)++;
+		if (sorted) {
+			ItemPointerSetInvalid(&t[i]);
+			i++;
+			continue;
+		}
+		sp->n--;
+		words(page, bits, 0)[i] = words(page, bits, 0)[sp->n];
+		if (bits == 128)
+			words(page, bits, 1)[i] = words(page, bits, 1)[sp->n];
+		t[i] = t[sp->n];
+	}
+	return live;
+}
+
 static IndexBulkDeleteResult *scan_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					      IndexBulkDeleteCallback callback, void *cb_state)
 {
@@ -531,15 +737,22 @@ static IndexBulkDeleteResult *scan_bulkdelete(IndexVacuumInfo *info, IndexBulkDe
 	BlockNumber *room = palloc(sizeof(BlockNumber) * MAX_FREE);
 	uint32 n_room = 0;
 	GenericXLogState *xs;
+	meta_copy mc;
 	Buffer buf;
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	read_meta(index, &mc);
 	for (blk = META_BLK + 1; blk < n_blocks; blk++) {
 		Page page;
 		scan_special *sp;
-		unsigned i, bits, removed = 0;
+		unsigned removed = 0;
+		bool sorted = blk < mc.sorted_end;
 
+		if (blk == mc.sorted_end)
+			blk = mc.tail_start; /* skip the tables */
+		if (blk >= n_blocks)
+			break;
 		vacuum_delay_point();
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_NORMAL, info->strategy);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
@@ -551,23 +764,9 @@ static IndexBulkDeleteResult *scan_bulkdelete(IndexVacuumInfo *info, IndexBulkDe
 			UnlockReleaseBuffer(buf);
 			continue;
 		}
-		bits = sp->bits ? sp->bits : 64;
-		for (i = 0; i < sp->n;) {
-			if (!callback(&tids(page, bits)[i], cb_state)) {
-				i++;
-				continue;
-			}
-			/* The last entry fills the hole (invariant 1). */
-			sp->n--;
-			words(page, bits, 0)[i] = words(page, bits, 0)[sp->n];
-			if (bits == 128)
-				words(page, bits, 1)[i] = words(page, bits, 1)[sp->n];
-			tids(page, bits)[i] = tids(page, bits)[sp->n];
-			removed++;
-		}
+		stats->num_index_tuples += vacuum_page(page, sorted, callback, cb_state, &removed);
 		stats->tuples_removed += removed;
-		stats->num_index_tuples += sp->n;
-		if (sp->n < cap_of(bits) && n_room < MAX_FREE)
+		if (!sorted && sp->n < cap_of(sp->bits ? sp->bits : 64) && n_room < MAX_FREE)
 			room[n_room++] = blk;
 		if (removed)
 			GenericXLogFinish(xs);
@@ -575,7 +774,7 @@ static IndexBulkDeleteResult *scan_bulkdelete(IndexVacuumInfo *info, IndexBulkDe
 			GenericXLogAbort(xs);
 		UnlockReleaseBuffer(buf);
 	}
-	/* Pages with room become the free list; they are checked before use. */
+	/* Tail pages with room become the free list; they are checked before use. */
 	buf = ReadBuffer(index, META_BLK);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	check_meta(BufferGetPage(buf), index);
@@ -604,7 +803,7 @@ static IndexBulkDeleteResult *scan_vacuumcleanup(IndexVacuumInfo *info,
 
 	if (info->analyze_only || stats != NULL)
 		return stats;
-	/* No deletions: count the entries for the statistics. */
+	/* No deletions: count the live entries for the statistics. */
 	stats = palloc0(sizeof(IndexBulkDeleteResult));
 	n_blocks = RelationGetNumberOfBlocks(index);
 	for (blk = META_BLK + 1; blk < n_blocks; blk++) {
@@ -615,12 +814,53 @@ static IndexBulkDeleteResult *scan_vacuumcleanup(IndexVacuumInfo *info,
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_NORMAL, info->strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		if (SPECIAL(page)->flags == F_DATA)
-			stats->num_index_tuples += SPECIAL(page)->n;
+		if (SPECIAL(page)->flags == F_DATA) {
+			unsigned i, bits = SPECIAL(page)->bits ? SPECIAL(page)->bits : 64;
+
+			for (i = 0; i < SPECIAL(page)->n; i++)
+				stats->num_index_tuples += ItemPointerIsValid(&tids(page, bits)[i]);
+		}
 		UnlockReleaseBuffer(buf);
 	}
 	stats->num_pages = n_blocks;
 	return stats;
+}
+
+/* ---------------------------------------------------------------- options */
+
+/* The storage parameter max_probes: -1 (the default) lets each query choose
+ * between probing the tables and scanning by their estimated costs; 0 always
+ * scans; N > 0 probes when a query needs at most N probes. Registered once
+ * per backend in _PG_init, as PostgreSQL's own index options are. */
+typedef struct scan_reloptions {
+	int32 vl_len_;
+	int max_probes;
+} scan_reloptions;
+
+static relopt_kind scan_relopt_kind;
+
+void _PG_init(void);
+void _PG_init(void)
+{
+	scan_relopt_kind = add_reloption_kind();
+	add_int_reloption(scan_relopt_kind, "max_probes",
+			  "most table probes a query may make before it scans instead (-1: by cost)",
+			  -1, -1, INT_MAX, AccessExclusiveLock);
+}
+
+static bytea *scan_options(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{ "max_probes", RELOPT_TYPE_INT, offsetof(scan_reloptions, max_probes) },
+	};
+
+	return (bytea *)build_reloptions(reloptions, validate, scan_relopt_kind,
+					 sizeof(scan_reloptions), tab, lengthof(tab));
+}
+
+static int max_probes_of(Relation index)
+{
+	return index->rd_options ? ((scan_reloptions *)index->rd_options)->max_probes : -1;
 }
 
 /* ---------------------------------------------------------------- scan */
@@ -631,6 +871,9 @@ typedef struct scan_opaque {
 	shpg_fp fp[INDEX_MAX_KEYS];
 	int k[INDEX_MAX_KEYS];
 	uint16 hit[BLCKSZ / 8];
+	/* the probe path */
+	uint64 *cand;      /* ordinals of candidates */
+	uint64 n_cand, max_cand;
 } scan_opaque;
 
 static IndexScanDesc scan_beginscan(Relation index, int nkeys, int norderbys)
@@ -676,6 +919,20 @@ static void width_mismatch(unsigned index_bits, unsigned query_bits)
 	shpg_check_widths(&a, &b);
 }
 
+/* Whether the entry (words e) is within every key's k. */
+static inline bool matches_all(const scan_opaque *so, const uint64 *e, int from)
+{
+	int j;
+
+	for (j = from; j < so->n_keys; j++) {
+		shpg_fp x = { { e[0], so->fp[0].bits == 128 ? e[1] : 0 }, so->fp[0].bits };
+
+		if (shpg_distance(&x, &so->fp[j]) > (unsigned)so->k[j])
+			return false;
+	}
+	return true;
+}
+
 /* Adds the entries of one data page that match every key to tbm. */
 static int64 scan_page(scan_opaque *so, Page page, TIDBitmap *tbm)
 {
@@ -685,7 +942,6 @@ static int64 scan_page(scan_opaque *so, Page page, TIDBitmap *tbm)
 	const ItemPointerData *t;
 	const uint64 *w0, *w1;
 	unsigned m = 0;
-	int j;
 
 	if (sp->flags != F_DATA || sp->n == 0)
 		return 0;
@@ -698,14 +954,9 @@ static int64 scan_page(scan_opaque *so, Page page, TIDBitmap *tbm)
 			    so->hit);
 	for (i = 0; i < n_hits; i++) {
 		unsigned s = so->hit[i];
-		bool all = true;
+		uint64 e[2] = { w0[s], w1 ? w1[s] : 0 };
 
-		for (j = 1; j < so->n_keys && all; j++) {
-			shpg_fp e = { { w0[s], w1 ? w1[s] : 0 }, bits };
-
-			all = shpg_distance(&e, &so->fp[j]) <= (unsigned)so->k[j];
-		}
-		if (all)
+		if (ItemPointerIsValid(&t[s]) && matches_all(so, e, 1))
 			found[m++] = t[s];
 	}
 	if (m)
@@ -713,26 +964,286 @@ static int64 scan_page(scan_opaque *so, Page page, TIDBitmap *tbm)
 	return m;
 }
 
-static int64 scan_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+/* Scans the data pages [from, to) with the kernel, the next page prefetched
+ * while one is read: a page's first touch (TLB and cache misses) costs more
+ * than its popcounts. Without a ring buffer: the index is meant to stay in
+ * shared buffers. */
+static int64 scan_range(scan_opaque *so, Relation index, BlockNumber from, BlockNumber to,
+			TIDBitmap *tbm)
 {
-	scan_opaque *so = (scan_opaque *)scan->opaque;
-	Relation index = scan->indexRelation;
-	BlockNumber blk, n_blocks;
+	int column_bytes = (int)cap_of(so->fp[0].bits) * (int)so->fp[0].bits / 8;
+	BlockNumber blk;
+	Buffer next;
 	int64 total = 0;
 
-	if (so->n_keys <= 0)
-		return 0; /* a NULL query (strict operator), or no condition */
-	n_blocks = RelationGetNumberOfBlocks(index);
-	/* Without a ring buffer: the index is meant to stay in shared buffers. */
-	for (blk = META_BLK + 1; blk < n_blocks; blk++) {
-		Buffer buf = ReadBuffer(index, blk);
+	if (from >= to)
+		return 0;
+	next = ReadBuffer(index, from);
+	for (blk = from; blk < to; blk++) {
+		Buffer buf = next;
 
+		next = InvalidBuffer;
+		if (blk + 1 < to) {
+			const char *p;
+			int off;
+
+			next = ReadBuffer(index, blk + 1);
+			p = (const char *)BufferGetPage(next);
+			for (off = 0; off < column_bytes; off += 64)
+				__builtin_prefetch(p + DATA_START + off);
+			__builtin_prefetch(SPECIAL(p));
+		}
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		total += scan_page(so, BufferGetPage(buf), tbm);
 		UnlockReleaseBuffer(buf);
 		if ((blk & 63) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+	return total;
+}
+
+/* ------------------------------------------------ the probe path (small k) */
+
+/* The radii of the tables' blocks: sum(r_b + 1) = k + 1, spread evenly, so a
+ * row farther than r_b in every block b is at least k + 1 away (pigeonhole):
+ * every row within k is within r_b of the query in some block b. */
+static void probe_radii(unsigned n_tables, int k, int *radius)
+{
+	unsigned b;
+
+	for (b = 0; b < n_tables; b++)
+		radius[b] = (k + 1) / (int)n_tables + (b < (unsigned)(k + 1) % n_tables) - 1;
+}
+
+/* Values within r of a 32-bit key: sum of C(32, i), i <= r. */
+static double ball32(int r)
+{
+	double c = 1, total = r >= 0;
+	int i;
+
+	for (i = 1; i <= r && i <= 32; i++) {
+		c = c * (32 - i + 1) / i;
+		total += c;
+	}
+	return total;
+}
+
+static double probe_count(unsigned n_tables, int k)
+{
+	int radius[MAX_TABLES];
+	double n = 0;
+	unsigned b;
+
+	probe_radii(n_tables, k, radius);
+	for (b = 0; b < n_tables; b++)
+		n += ball32(radius[b]);
+	return n;
+}
+
+/* Probing beats scanning the sorted pages while a probe (a table page read)
+ * costs less than a sorted data page scanned: a page scan popcounts ~500
+ * entries, about three probes' time. */
+static bool probe_is_cheaper(const meta_copy *mc, int k, int max_probes)
+{
+	double n = mc->n_sorted > 0 ? probe_count(mc->n_tables, k) : 0;
+
+	if (mc->n_sorted == 0 || max_probes == 0)
+		return false;
+	if (max_probes > 0)
+		return n <= max_probes;
+	return n < 3.0 * (double)(mc->sorted_end - (META_BLK + 1));
+}
+
+typedef struct probe_ctx {
+	scan_opaque *so;
+	Relation index;
+	const meta_copy *mc;
+	unsigned table;
+	const uint32 *dir;
+} probe_ctx;
+
+static void cand_add(scan_opaque *so, uint64 ordinal)
+{
+	if (so->n_cand == so->max_cand) {
+		so->max_cand = so->max_cand ? so->max_cand * 2 : 1024;
+		so->cand = so->cand ? repalloc_huge(so->cand, so->max_cand * sizeof(uint64))
+				    : palloc_extended(so->max_cand * sizeof(uint64), MCXT_ALLOC_HUGE);
+	}
+	so->cand[so->n_cand++] = ordinal;
+}
+
+/* Adds the ordinals of every entry whose block key equals v. */
+static void probe_key(probe_ctx *pc, uint32 v)
+{
+	const meta_copy *mc = pc->mc;
+	uint32 lo = 0, hi = mc->table_pages, p;
+
+	/* First table page whose first key is >= v; the run of v may start on
+	 * the page before it. */
+	while (lo < hi) {
+		uint32 mid = lo + (hi - lo) / 2;
+
+		if (pc->dir[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (p = lo > 0 ? lo - 1 : 0; p < mc->table_pages; p++) {
+		Buffer buf;
+		const uint64 *e;
+		unsigned n, a = 0, z;
+		bool more;
+
+		if (p > 0 && p != (lo > 0 ? lo - 1 : 0) && pc->dir[p] > v)
+			break;
+		buf = ReadBuffer(pc->index, mc->table_start[pc->table] + p);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		e = (const uint64 *)PageGetContents(BufferGetPage(buf));
+		n = SPECIAL(BufferGetPage(buf))->n;
+		z = n;
+		while (a < z) { /* first entry with key >= v */
+			unsigned mid = a + (z - a) / 2;
+
+			if ((uint32)(e[mid] >> 32) < v)
+				a = mid + 1;
+			else
+				z = mid;
+		}
+		for (; a < n && (uint32)(e[a] >> 32) == v; a++)
+			cand_add(pc->so, e[a] & 0xffffffffu);
+		more = a == n; /* the run may go on in the next page */
+		UnlockReleaseBuffer(buf);
+		if (!more)
+			break;
+	}
+}
+
+/* Probes every value within `left` more flips of v, flipping bits >= from. */
+static void probe_ball(probe_ctx *pc, uint32 v, unsigned from, int left)
+{
+	unsigned j;
+
+	probe_key(pc, v);
+	if (left <= 0)
+		return;
+	for (j = from; j < 32; j++)
+		probe_ball(pc, v ^ (1u << j), j + 1, left - 1);
+}
+
+static uint32 *read_dir(Relation index, const meta_copy *mc, unsigned b)
+{
+	uint32 *dir = palloc(sizeof(uint32) * mc->table_pages);
+	uint32 i, done = 0;
+
+	for (i = 0; i < mc->dir_pages; i++) {
+		Buffer buf = ReadBuffer(index, mc->dir_start[b] + i);
+		unsigned n;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		n = SPECIAL(BufferGetPage(buf))->n;
+		memcpy(dir + done, PageGetContents(BufferGetPage(buf)), n * sizeof(uint32));
+		done += n;
+		UnlockReleaseBuffer(buf);
+	}
+	Assert(done == mc->table_pages);
+	return dir;
+}
+
+/* The sorted region through the tables: candidates from every probed block,
+ * each read once (sorted ordinals, so page by page) and its exact distance
+ * computed. */
+static int64 probe_sorted(scan_opaque *so, Relation index, const meta_copy *mc, TIDBitmap *tbm)
+{
+	unsigned bits = mc->sorted_bits, cap = cap_of(bits), b;
+	int radius[MAX_TABLES];
+	ItemPointerData *found;
+	probe_ctx pc;
+	uint64 i, last = PG_UINT64_MAX;
+	Buffer buf = InvalidBuffer;
+	BlockNumber buf_blk = InvalidBlockNumber;
+	int64 m = 0;
+
+	probe_radii(mc->n_tables, so->k[0], radius);
+	so->n_cand = 0;
+	pc.so = so;
+	pc.index = index;
+	pc.mc = mc;
+	for (b = 0; b < mc->n_tables; b++) {
+		uint32 *dir;
+
+		if (radius[b] < 0)
+			continue;
+		dir = read_dir(index, mc, b);
+		pc.table = b;
+		pc.dir = dir;
+		probe_ball(&pc, block_key(so->fp[0].w, b), 0, radius[b]);
+		pfree(dir);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (so->n_cand == 0)
+		return 0;
+	qsort(so->cand, so->n_cand, sizeof(uint64), cmp_u64);
+	found = palloc(sizeof(ItemPointerData) * cap);
+	for (i = 0; i < so->n_cand; i++) {
+		uint64 o = so->cand[i];
+		BlockNumber blk = (BlockNumber)(META_BLK + 1 + o / cap);
+		unsigned slot = (unsigned)(o % cap);
+		Page page;
+		uint64 e[2];
+		const ItemPointerData *t;
+
+		if (o == last)
+			continue;
+		last = o;
+		if (blk != buf_blk) {
+			if (m > 0) {
+				tbm_add_tuples(tbm, found, (int)m, false);
+				m = 0;
+			}
+			if (BufferIsValid(buf))
+				UnlockReleaseBuffer(buf);
+			buf = ReadBuffer(index, blk);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			buf_blk = blk;
+		}
+		page = BufferGetPage(buf);
+		if (SPECIAL(page)->flags != F_DATA || slot >= SPECIAL(page)->n)
+			continue;
+		t = tids(page, bits);
+		if (!ItemPointerIsValid(&t[slot]))
+			continue; /* removed by VACUUM */
+		e[0] = words(page, bits, 0)[slot];
+		e[1] = bits == 128 ? words(page, bits, 1)[slot] : 0;
+		if (matches_all(so, e, 0))
+			found[m++] = t[slot];
+	}
+	if (m > 0)
+		tbm_add_tuples(tbm, found, (int)m, false);
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	pfree(found);
+	return (int64)so->n_cand;
+}
+
+static int64 scan_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	scan_opaque *so = (scan_opaque *)scan->opaque;
+	Relation index = scan->indexRelation;
+	BlockNumber n_blocks;
+	meta_copy mc;
+	int64 total = 0;
+
+	if (so->n_keys <= 0)
+		return 0; /* a NULL query (strict operator), or no condition */
+	read_meta(index, &mc);
+	n_blocks = RelationGetNumberOfBlocks(index);
+	if (mc.n_sorted > 0 && mc.sorted_bits != so->fp[0].bits)
+		width_mismatch(mc.sorted_bits, so->fp[0].bits); /* as a sequential scan would */
+	if (probe_is_cheaper(&mc, so->k[0], max_probes_of(index)))
+		total += probe_sorted(so, index, &mc, tbm);
+	else
+		total += scan_range(so, index, META_BLK + 1, mc.sorted_end, tbm);
+	total += scan_range(so, index, Max(mc.tail_start, mc.sorted_end), n_blocks, tbm);
 	return total;
 }
 
@@ -744,9 +1255,40 @@ static void scan_endscan(IndexScanDesc scan)
 
 /* ---------------------------------------------------------------- planner */
 
-/* The cost of reading every page and popcounting every entry, whatever k:
- * a page as a sequential page read, an entry as a tenth of an operator call
- * (a SIMD popcount, no function call), the matches as index tuples. */
+/* k of the index condition fp <@ ball, if the planner knows it (-1 if not). */
+static int clause_k(PlannerInfo *root, IndexPath *path)
+{
+	ListCell *lc;
+
+	foreach (lc, get_quals_from_indexclauses(path->indexclauses)) {
+		Node *clause = (Node *)lfirst(lc);
+		Node *ball;
+
+		if (!IsA(clause, OpExpr) || list_length(((OpExpr *)clause)->args) != 2)
+			continue;
+		ball = estimate_expression_value(root, lsecond(((OpExpr *)clause)->args));
+		if (IsA(ball, Const) && !((Const *)ball)->constisnull)
+			return ((shpg_ball *)PG_DETOAST_DATUM(((Const *)ball)->constvalue))->k;
+		if (IsA(ball, FuncExpr) && list_length(((FuncExpr *)ball)->args) == 2) {
+			Node *k = estimate_expression_value(root, lsecond(((FuncExpr *)ball)->args));
+
+			if (IsA(k, Const) && !((Const *)k)->constisnull)
+				return DatumGetInt32(((Const *)k)->constvalue);
+		}
+	}
+	return -1;
+}
+
+/* The cost of a query: scanning reads every data page in order from shared
+ * buffers (the next one prefetched) and popcounts every entry (a fraction of
+ * an operator call: SIMD, no function call); probing reads about one table
+ * page per probe, then the tail is scanned. When k is unknown (a generic
+ * plan), a typical near-duplicate radius, 3, as the selectivity estimate
+ * assumes: the plan is the same for every k (each execution chooses between
+ * probing and scanning), so a generic plan is as good as a custom one and
+ * the plan cache may keep it. Calibrated on 1 million
+ * rows against gincostestimate's figures for simhash_ops and the measured
+ * times of both, so that with both indexes the planner picks the faster. */
 static void scan_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 			      Cost *startup, Cost *total, Selectivity *selectivity,
 			      double *correlation, double *pages)
@@ -754,22 +1296,33 @@ static void scan_costestimate(PlannerInfo *root, IndexPath *path, double loop_co
 	IndexOptInfo *index = path->indexinfo;
 	List *quals = get_quals_from_indexclauses(path->indexclauses);
 	double n_pages = Max(index->pages, 1), n_tuples = Max(index->tuples, 0);
+	const double page_cost = seq_page_cost * 0.25, entry_cost = cpu_operator_cost * 0.15;
+	Cost cost = n_pages * page_cost + n_tuples * entry_cost;
+	int k = clause_k(root, path);
 
 	(void)loop_count;
+	if (k < 0)
+		k = 3;
+	{
+		Relation rel = index_open(index->indexoid, NoLock);
+		meta_copy mc;
+
+		read_meta(rel, &mc);
+		if (probe_is_cheaper(&mc, k, max_probes_of(rel))) {
+			double all = (double)RelationGetNumberOfBlocks(rel);
+			double tail = Max(all - Max(mc.tail_start, mc.sorted_end), 0);
+			double tail_share = all > 0 ? tail / all : 0;
+
+			cost = probe_count(mc.n_tables, k) * page_cost + tail * page_cost +
+			       n_tuples * tail_share * entry_cost;
+		}
+		index_close(rel, NoLock);
+	}
 	*selectivity = clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL);
-	*startup = n_pages * seq_page_cost + n_tuples * cpu_operator_cost * 0.1;
-	*total = *startup + *selectivity * n_tuples * cpu_index_tuple_cost;
+	*startup = cost;
+	*total = cost + *selectivity * n_tuples * cpu_index_tuple_cost;
 	*correlation = 0;
 	*pages = n_pages;
-}
-
-static bytea *scan_options(Datum reloptions, bool validate)
-{
-	(void)validate;
-	if (DatumGetPointer(reloptions) != NULL)
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				errmsg("simhash: a simhash_scan index takes no storage parameters")));
-	return NULL;
 }
 
 /* An operator class of simhash_scan has operator 1 only (fp <@ ball, boolean)

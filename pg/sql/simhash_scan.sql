@@ -1,8 +1,10 @@
 -- The index access method simhash_scan answers simhash_within(fp, q, k)
 -- exactly as a sequential scan does: k = 0..16 at 64 bits and 0..32 at 128
 -- bits, uniform and biased bits (each 1 with p = 0.72), clustered near-copies,
--- after inserts, updates, deletes and VACUUM; its popcount kernels agree; the
--- planner uses it, and picks between it and GIN by cost. Uses the helper
+-- after inserts, updates, deletes and VACUUM, through both of its paths
+-- (probing the sorted tables, forced with max_probes, and scanning, forced
+-- with max_probes = 0); its popcount kernels agree; the planner uses it, and
+-- picks between it and GIN by cost. Uses the helper
 -- functions of simhash_index.sql (rand_fp, flip, fill, churn,
 -- compare_with_scan), which runs before it.
 SET client_min_messages = warning;
@@ -32,30 +34,62 @@ ANALYZE s64, sb64, s128, sb128;
 SELECT c.relname, pg_relation_size(c.oid) / 8192 AS pages
 FROM pg_class c WHERE c.relname IN ('s64_fp', 'sb64_fp', 's128_fp', 'sb128_fp') ORDER BY 1;
 
-SELECT 's64' AS t, * FROM compare_with_scan('s64', 16, 10);
-SELECT 'sb64' AS t, * FROM compare_with_scan('sb64', 16, 10);
-SELECT 's128' AS t, * FROM compare_with_scan('s128', 32, 5);
-SELECT 'sb128' AS t, * FROM compare_with_scan('sb128', 32, 5);
+-- By cost (small tables: the scan, but probing for k = 0, 1).
+SELECT 's64' AS t, * FROM compare_with_scan('s64', 16, 8);
+SELECT 'sb128' AS t, * FROM compare_with_scan('sb128', 32, 4);
+-- Probing the tables wherever a query needs at most 20000 probes (k <= 7 at
+-- 64 bits, k <= 14 at 128), then scanning everything.
+ALTER INDEX s64_fp SET (max_probes = 20000);
+ALTER INDEX sb64_fp SET (max_probes = 20000);
+ALTER INDEX s128_fp SET (max_probes = 20000);
+ALTER INDEX sb128_fp SET (max_probes = 20000);
+SELECT 's64 probe' AS t, * FROM compare_with_scan('s64', 16, 10);
+SELECT 'sb64 probe' AS t, * FROM compare_with_scan('sb64', 16, 10);
+SELECT 's128 probe' AS t, * FROM compare_with_scan('s128', 32, 5);
+SELECT 'sb128 probe' AS t, * FROM compare_with_scan('sb128', 32, 5);
+ALTER INDEX s64_fp SET (max_probes = 0);
+ALTER INDEX sb128_fp SET (max_probes = 0);
+SELECT 's64 scan' AS t, * FROM compare_with_scan('s64', 16, 6);
+SELECT 'sb128 scan' AS t, * FROM compare_with_scan('sb128', 32, 4);
 
--- After inserts, updates, deletes (holes filled from the end), VACUUM (pages
--- with room reused by later inserts), and inserts again.
+-- After inserts (into the tail), updates, deletes (marked in the sorted
+-- region, holes filled from the end in the tail), VACUUM (tail pages with
+-- room reused by later inserts), and inserts again; both paths.
 SELECT churn('s64', 64, 0.5), churn('sb64', 64, 0.72), churn('s128', 128, 0.5),
        churn('sb128', 128, 0.72);
-SELECT 's64' AS t, * FROM compare_with_scan('s64', 16, 6);
+SELECT 's64 scan' AS t, * FROM compare_with_scan('s64', 16, 6);
+SELECT 'sb64 probe' AS t, * FROM compare_with_scan('sb64', 16, 6);
 VACUUM s64, sb64, s128, sb128;
-SELECT 's64' AS t, * FROM compare_with_scan('s64', 16, 6);
-SELECT 'sb64' AS t, * FROM compare_with_scan('sb64', 16, 6);
-SELECT 's128' AS t, * FROM compare_with_scan('s128', 32, 4);
-SELECT 'sb128' AS t, * FROM compare_with_scan('sb128', 32, 4);
+SELECT 's64 scan' AS t, * FROM compare_with_scan('s64', 16, 6);
+SELECT 'sb64 probe' AS t, * FROM compare_with_scan('sb64', 16, 6);
+SELECT 's128 probe' AS t, * FROM compare_with_scan('s128', 32, 4);
+SELECT 'sb128 scan' AS t, * FROM compare_with_scan('sb128', 32, 4);
 SELECT pg_relation_size('s64_fp') AS before_size \gset
-SELECT fill('s64', 64, 0.5, 150), fill('sb128', 128, 0.72, 150);
-SELECT pg_relation_size('s64_fp') <= :before_size + 8192 AS vacuumed_room_reused;
-SELECT 's64' AS t, * FROM compare_with_scan('s64', 16, 6);
+SELECT fill('s64', 64, 0.5, 150), fill('s128', 128, 0.5, 150), churn('s64', 64, 0.5);
+VACUUM s64;
+SELECT fill('s64', 64, 0.5, 50);
+SELECT pg_relation_size('s64_fp') <= :before_size + 3 * 8192 AS vacuumed_room_reused;
+ALTER INDEX s64_fp SET (max_probes = 20000);
+ALTER INDEX sb128_fp RESET (max_probes);
+SELECT 's64 probe' AS t, * FROM compare_with_scan('s64', 16, 6);
+SELECT 's128 probe' AS t, * FROM compare_with_scan('s128', 32, 4);
 SELECT 'sb128' AS t, * FROM compare_with_scan('sb128', 32, 4);
 DELETE FROM sb64;
 VACUUM sb64;
 SELECT fill('sb64', 64, 0.72, 100);
 SELECT 'sb64 refilled' AS t, * FROM compare_with_scan('sb64', 16, 6);
+
+-- Two widths in one column: no tables, only the scan; a query of one width
+-- meets entries of the other and fails, as a sequential scan does.
+CREATE TABLE mixed (id serial PRIMARY KEY, fp simhash);
+INSERT INTO mixed (fp) SELECT fp FROM s64 WHERE id < 100;
+CREATE INDEX mixed_fp ON mixed USING simhash_scan (fp);
+SELECT 'mixed' AS t, * FROM compare_with_scan('mixed', 16, 4);
+INSERT INTO mixed (fp) SELECT fp FROM s128 WHERE id < 50;
+SET enable_seqscan = off;
+SELECT count(*) FROM mixed WHERE simhash_within(fp, (SELECT fp FROM s64 WHERE id = 1), 3);
+RESET enable_seqscan;
+DROP TABLE mixed;
 
 -- REINDEX, and the operator class passes amvalidate.
 REINDEX INDEX s128_fp;
@@ -73,6 +107,7 @@ SELECT count(*) FROM s64 WHERE fp <@ simhash_ball('0123456789abcdef', 64) AND
 	simhash_within(fp, 'fedcba9876543210', 64);
 RESET enable_seqscan;
 CREATE INDEX bad ON s64 USING simhash_scan (fp) WITH (fillfactor = 50);
+CREATE INDEX bad ON s64 USING simhash_scan (fp) WITH (max_probes = -2);
 
 -- EXPLAIN: the plain call uses it, with constants and with parameters.
 SET enable_seqscan = off;
@@ -83,9 +118,9 @@ EXPLAIN (COSTS OFF) EXECUTE near_s('0123456789abcdef', 7);
 RESET plan_cache_mode;
 RESET enable_seqscan;
 
--- Both indexes on one column: GIN for a small k, simhash_scan for a large
--- one (its cost does not grow with k, GIN's does), and simhash_scan for a
--- k unknown at plan time (GIN would assume a one-key query).
+-- Both indexes on one column: simhash_scan for every k (its probes cost
+-- less than GIN's keys for small k, its scan less for large k), and for a k
+-- unknown at plan time (GIN would assume a one-key query).
 CREATE TABLE both64 (id serial PRIMARY KEY, fp simhash);
 INSERT INTO both64 (fp) SELECT fp FROM s64 WHERE fp IS NOT NULL;
 INSERT INTO both64 (fp) SELECT flip(fp, 2) FROM both64;
