@@ -17,6 +17,10 @@ SELECT setseed(0.1959);
 CREATE FUNCTION scan_kernels_agree(int, bigint) RETURNS int
 	AS '$libdir/simhash', 'simhash_scan_kernels_agree' LANGUAGE C STRICT;
 SELECT scan_kernels_agree(1000, 42) AS kernel_mismatches, scan_kernels_agree(13, 7) AS tail_mismatches;
+-- The interpolated search of a table page finds what a binary search finds.
+CREATE FUNCTION scan_search_agrees(int, bigint) RETURNS int
+	AS '$libdir/simhash', 'simhash_scan_search_agrees' LANGUAGE C STRICT;
+SELECT scan_search_agrees(400, 11) AS search_mismatches;
 
 -- Several pages per table (582 entries of 64 bits, 370 of 128 per page).
 CREATE TABLE s64 (id serial PRIMARY KEY, fp simhash);
