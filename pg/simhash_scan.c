@@ -1177,6 +1177,8 @@ static void probe_key(probe_ctx *pc, uint32 v)
 	const meta_copy *mc = pc->mc;
 	uint32 lo = 0, hi = mc->table_pages, p;
 
+	CHECK_FOR_INTERRUPTS(); /* a forced max_probes may ask for millions */
+
 	/* First table page whose first key is >= v; the run of v may start on
 	 * the page before it. */
 	while (lo < hi) {
@@ -1388,27 +1390,29 @@ static void scan_costestimate(PlannerInfo *root, IndexPath *path, double loop_co
 	List *quals = get_quals_from_indexclauses(path->indexclauses);
 	double n_pages = Max(index->pages, 1), n_tuples = Max(index->tuples, 0);
 	const double page_cost = seq_page_cost * 0.25, entry_cost = cpu_operator_cost * 0.15;
-	Cost cost = n_pages * page_cost + n_tuples * entry_cost;
 	int k = clause_k(root, path);
+	Relation rel;
+	meta_copy mc;
+	double all, tail, data_pages;
+	Cost cost;
 
 	(void)loop_count;
 	if (k < 0)
 		k = 3;
-	{
-		Relation rel = index_open(index->indexoid, NoLock);
-		meta_copy mc;
+	rel = index_open(index->indexoid, NoLock);
+	read_meta(rel, &mc);
+	/* The tables are read only by probes: a scan reads the data pages. */
+	all = (double)RelationGetNumberOfBlocks(rel);
+	tail = Max(all - Max(mc.tail_start, mc.sorted_end), 0);
+	data_pages = (double)(mc.sorted_end - (META_BLK + 1)) + tail;
+	cost = data_pages * page_cost + n_tuples * entry_cost;
+	if (probe_is_cheaper(&mc, k, max_probes_of(rel))) {
+		double tail_share = data_pages > 0 ? tail / data_pages : 0;
 
-		read_meta(rel, &mc);
-		if (probe_is_cheaper(&mc, k, max_probes_of(rel))) {
-			double all = (double)RelationGetNumberOfBlocks(rel);
-			double tail = Max(all - Max(mc.tail_start, mc.sorted_end), 0);
-			double tail_share = all > 0 ? tail / all : 0;
-
-			cost = probe_count(mc.n_tables, k) * page_cost + tail * page_cost +
-			       n_tuples * tail_share * entry_cost;
-		}
-		index_close(rel, NoLock);
+		cost = probe_count(mc.n_tables, k) * page_cost + tail * page_cost +
+		       n_tuples * tail_share * entry_cost;
 	}
+	index_close(rel, NoLock);
 	*selectivity = clauselist_selectivity(root, quals, index->rel->relid, JOIN_INNER, NULL);
 	*startup = cost;
 	*total = cost + *selectivity * n_tuples * cpu_index_tuple_cost;
