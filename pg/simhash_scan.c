@@ -55,6 +55,7 @@
 #include "catalog/pg_amop.h"
 #include "catalog/pg_amproc.h"
 #include "catalog/pg_opclass.h"
+#include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
@@ -72,6 +73,7 @@
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
+#include "utils/tuplesort.h"
 
 #include "simhash_pg.h"
 
@@ -387,13 +389,27 @@ typedef struct build_state {
 	Relation index;
 	PGAlignedBlock page[2]; /* the page being filled, per width */
 	double n_tuples;
-	/* Every fingerprint in build order, for the tables (NULL if the build
-	 * makes none: two widths, or more than maintenance_work_mem). */
-	uint64 *fps;
-	uint64 n_fps, max_fps;
-	unsigned bits; /* width of the first entry */
+	/* One sort per table of (key, ordinal) pairs (see pair_of), fed as the
+	 * rows come; all NULL once the column shows two widths. */
+	Tuplesortstate *sort[MAX_TABLES];
+	uint64 n_entries; /* entries of the first width: the next ordinal */
+	unsigned bits;    /* width of the first entry */
 	bool mixed;
 } build_state;
+
+/* A (key, ordinal) pair as an int8 whose signed order is the order of
+ * (unsigned key, ordinal): the key's top bit flipped. */
+static inline Datum pair_of(uint32 key, uint64 ordinal)
+{
+	return Int64GetDatum((int64)((uint64)(key ^ 0x80000000u) << 32 | ordinal));
+}
+
+static inline uint64 pair_stored(Datum d)
+{
+	uint64 v = (uint64)DatumGetInt64(d);
+
+	return (v ^ 0x8000000000000000ull); /* key << 32 | ordinal */
+}
 
 static BlockNumber new_block(Relation index, Buffer *bufp)
 {
@@ -421,29 +437,30 @@ static BlockNumber build_flush(Relation index, Page image)
 
 static void build_keep(build_state *st, const shpg_fp *fp)
 {
-	unsigned n_words = fp->bits / 64;
+	unsigned b;
 
-	if (st->bits == 0)
+	if (st->bits == 0) {
+		/* The sorts share maintenance_work_mem and spill to disk beyond it. */
+		int mem = Max(maintenance_work_mem / (int)(fp->bits / 32), 64);
+
 		st->bits = fp->bits;
-	if (fp->bits != st->bits)
-		st->mixed = true;
-	if (st->fps == NULL || st->mixed)
-		return;
-	if (st->n_fps == st->max_fps) {
-		/* fingerprints and, later, one (key, ordinal) per table */
-		Size per_entry = (Size)n_words * 8 + 8;
-		Size limit = (Size)maintenance_work_mem * 1024;
-
-		if ((st->max_fps * 2) * per_entry > limit) {
-			pfree(st->fps);
-			st->fps = NULL;
-			return;
-		}
-		st->max_fps *= 2;
-		st->fps = repalloc_huge(st->fps, st->max_fps * n_words * sizeof(uint64));
+		for (b = 0; b < fp->bits / 32; b++)
+			st->sort[b] = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid,
+							    false, mem, NULL, TUPLESORT_NONE);
 	}
-	memcpy(st->fps + st->n_fps * n_words, fp->w, n_words * sizeof(uint64));
-	st->n_fps++;
+	if (st->mixed)
+		return;
+	if (fp->bits != st->bits) {
+		st->mixed = true;
+		for (b = 0; b < st->bits / 32; b++) {
+			tuplesort_end(st->sort[b]);
+			st->sort[b] = NULL;
+		}
+		return;
+	}
+	for (b = 0; b < st->bits / 32; b++)
+		tuplesort_putdatum(st->sort[b], pair_of(block_key(fp->w, b), st->n_entries), false);
+	st->n_entries++;
 }
 
 static void build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
@@ -476,43 +493,56 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Writes table b: (key << 32 | ordinal) sorted, TABLE_CAP per page, then its
  * directory (the first key of each table page). */
-static void build_table(build_state *st, scan_meta *m, unsigned b, uint64 *pairs)
+static void build_table(build_state *st, scan_meta *m, unsigned b)
 {
 	PGAlignedBlock image;
-	unsigned n_words = st->bits / 64, n_dir = 0, i;
+	uint64 *e = (uint64 *)PageGetContents(image.data);
+	unsigned n_dir = 0, cnt = 0, i;
 	uint32 *dir;
-	uint64 o, n = st->n_fps;
+	uint64 o, n = st->n_entries;
+	Datum d;
+	bool isnull;
 
-	for (o = 0; o < n; o++)
-		pairs[o] = (uint64)block_key(st->fps + o * n_words, b) << 32 | o;
-	qsort(pairs, n, sizeof(uint64), cmp_u64);
-	dir = palloc(sizeof(uint32) * (n / TABLE_CAP + 1));
-	for (o = 0; o < n; o += TABLE_CAP) {
-		unsigned cnt = (unsigned)Min((uint64)TABLE_CAP, n - o);
-		BlockNumber blk;
+	tuplesort_performsort(st->sort[b]);
+	dir = palloc_extended(sizeof(uint32) * (n / TABLE_CAP + 1), MCXT_ALLOC_HUGE);
+	for (o = 0; o <= n; o++) {
+		if (cnt == TABLE_CAP || (o == n && cnt > 0)) {
+			BlockNumber blk;
 
-		PageInit(image.data, BLCKSZ, sizeof(scan_special));
-		SPECIAL(image.data)->flags = F_TABLE;
-		SPECIAL(image.data)->magic = (uint16)SCAN_MAGIC;
-		SPECIAL(image.data)->n = (uint16)cnt;
-		memcpy(PageGetContents(image.data), pairs + o, cnt * sizeof(uint64));
-		((PageHeader)image.data)->pd_lower = (LocationIndex)(DATA_START + cnt * sizeof(uint64));
-		blk = build_flush(st->index, image.data);
-		if (o == 0)
-			m->table_start[b] = blk;
-		dir[n_dir++] = (uint32)(pairs[o] >> 32);
+			SPECIAL(image.data)->n = (uint16)cnt;
+			((PageHeader)image.data)->pd_lower =
+				(LocationIndex)(DATA_START + cnt * sizeof(uint64));
+			blk = build_flush(st->index, image.data);
+			if (n_dir == 0)
+				m->table_start[b] = blk;
+			dir[n_dir++] = (uint32)(e[0] >> 32);
+			cnt = 0;
+		}
+		if (o == n)
+			break;
+		if (cnt == 0) {
+			PageInit(image.data, BLCKSZ, sizeof(scan_special));
+			SPECIAL(image.data)->flags = F_TABLE;
+			SPECIAL(image.data)->magic = (uint16)SCAN_MAGIC;
+		}
+		if (!tuplesort_getdatum(st->sort[b], true, &d, &isnull, NULL))
+			elog(ERROR, "simhash_scan: table %u ended after %llu of %llu entries", b,
+			     (unsigned long long)o, (unsigned long long)n);
+		e[cnt++] = pair_stored(d);
 	}
+	tuplesort_end(st->sort[b]);
+	st->sort[b] = NULL;
 	m->table_pages = n_dir;
 	for (i = 0; i < n_dir; i += DIR_CAP) {
-		unsigned cnt = Min(DIR_CAP, n_dir - i);
+		unsigned c = Min(DIR_CAP, n_dir - i);
 		BlockNumber blk;
 
 		PageInit(image.data, BLCKSZ, sizeof(scan_special));
 		SPECIAL(image.data)->flags = F_DIR;
 		SPECIAL(image.data)->magic = (uint16)SCAN_MAGIC;
-		SPECIAL(image.data)->n = (uint16)cnt;
-		memcpy(PageGetContents(image.data), dir + i, cnt * sizeof(uint32));
-		((PageHeader)image.data)->pd_lower = (LocationIndex)(DATA_START + cnt * sizeof(uint32));
+		SPECIAL(image.data)->n = (uint16)c;
+		memcpy(PageGetContents(image.data), dir + i, c * sizeof(uint32));
+		((PageHeader)image.data)->pd_lower = (LocationIndex)(DATA_START + c * sizeof(uint32));
 		blk = build_flush(st->index, image.data);
 		if (i == 0)
 			m->dir_start[b] = blk;
@@ -537,15 +567,13 @@ static IndexBuildResult *scan_build(Relation heap, Relation index, IndexInfo *in
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 	st = palloc0(sizeof *st);
 	st->index = index;
-	st->max_fps = 1024;
-	st->fps = palloc(st->max_fps * 2 * sizeof(uint64));
 	page_init_meta(meta.data);
 	m = META(meta.data);
 	build_flush(index, meta.data);
 	page_init_data(st->page[0].data, 64);
 	page_init_data(st->page[1].data, 128);
 	reltuples = table_index_build_scan(heap, index, info, true, true, build_callback, st, NULL);
-	if (st->mixed || st->fps == NULL || st->n_fps == 0) {
+	if (st->mixed || st->n_entries == 0) {
 		/* No tables: every data page is a tail page, the last ones the
 		 * insertion targets. */
 		for (w = 0; w < 2; w++)
@@ -557,22 +585,19 @@ static IndexBuildResult *scan_build(Relation heap, Relation index, IndexInfo *in
 	} else {
 		/* One width: its pages hold ordinals 0..n-1 densely from block 1
 		 * (the other width's page is empty). Then the tables, then the tail. */
-		uint64 *pairs;
-
 		end = build_flush(index, st->page[st->bits == 128].data) + 1;
-		Assert((uint64)(end - 1) * cap_of(st->bits) >= st->n_fps);
+		Assert((uint64)(end - 1) * cap_of(st->bits) >= st->n_entries);
 		m->sorted_bits = st->bits;
 		m->n_tables = st->bits / 32;
-		m->n_sorted = st->n_fps;
+		m->n_sorted = st->n_entries;
 		m->sorted_end = end;
-		pairs = palloc_extended(st->n_fps * sizeof(uint64), MCXT_ALLOC_HUGE);
 		for (b = 0; b < m->n_tables; b++)
-			build_table(st, m, b, pairs);
-		pfree(pairs);
+			build_table(st, m, b);
 		m->tail_start = RelationGetNumberOfBlocks(index);
 	}
-	if (st->fps)
-		pfree(st->fps);
+	for (b = 0; b < MAX_TABLES; b++)
+		if (st->sort[b])
+			tuplesort_end(st->sort[b]);
 	metabuf = ReadBuffer(index, META_BLK);
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	memcpy(BufferGetPage(metabuf), meta.data, BLCKSZ);

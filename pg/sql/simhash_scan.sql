@@ -83,6 +83,18 @@ VACUUM sb64;
 SELECT fill('sb64', 64, 0.72, 100);
 SELECT 'sb64 refilled' AS t, * FROM compare_with_scan('sb64', 16, 6);
 
+-- Tables larger than maintenance_work_mem: the build's sorts spill to disk.
+CREATE TABLE big (id serial PRIMARY KEY, fp simhash);
+INSERT INTO big (fp) SELECT (((random() * 2147483647)::bigint << 32) | (random() * 4294967295)::bigint)::simhash
+FROM generate_series(1, 60000);
+INSERT INTO big (fp) SELECT (fp::bigint # (1::bigint << (id % 64)) # (1::bigint << (id % 7)))::simhash
+FROM big WHERE id % 50 = 0;
+SET maintenance_work_mem = '1MB';
+CREATE INDEX big_fp ON big USING simhash_scan (fp) WITH (max_probes = 20000);
+RESET maintenance_work_mem;
+SELECT 'big probe' AS t, * FROM compare_with_scan('big', 7, 5);
+DROP TABLE big;
+
 -- Two widths in one column: no tables, only the scan; a query of one width
 -- meets entries of the other and fails, as a sequential scan does.
 CREATE TABLE mixed (id serial PRIMARY KEY, fp simhash);
