@@ -16,6 +16,9 @@
  *    with SIMD, the next page prefetched: ~1.5 ms per million rows for any k.
  * Rows inserted after the build form a tail that every query scans.
  *
+ * The build sorts the tables with tuplesort (in maintenance_work_mem, on disk
+ * beyond it); a column of two widths gets no tables, only the scan.
+ *
  * Layout. Block 0 is the meta page. Blocks 1 .. sorted_end-1 are the sorted
  * region: the data pages of the build, entry ordinal o in block 1 + o / cap,
  * slot o % cap. Then each table's pages (8-byte (key << 32 | ordinal) sorted,
