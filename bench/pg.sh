@@ -1,21 +1,26 @@
 #!/bin/sh
 # pg.sh BUILD - the PostgreSQL half of `make bench`: the extension's exact
-# "within k" GIN index on ROWS (1 million) 64-bit fingerprints, uniform and
+# "within k" indexes on ROWS (1 million) 64-bit fingerprints, uniform and
 # biased (each bit 1 with p = 0.72), 10% planted near-copies (pg_gen.c), next
 # to two baselines measured in the same run on the same rows:
 #   scan    a sequential scan, simhash_distance(fp, q) <= k (default settings)
 #   trick   plain SQL: an int4[] column of (block number << 16 | 16-bit block)
 #           keys, PostgreSQL's GIN array_ops with &&, and a bit_count recheck
 #           (exact at k <= 3 only, so measured at k = 3)
+# Both of the extension's indexes exist on fp: the GIN operator class
+# simhash_ops and the access method simhash_scan. The "index" figures are
+# what the planner picks between them (what a user with both gets); the
+# "alone" line measures each with the other dropped (in a subtransaction that
+# is rolled back), to show which index suits which k.
 # Queries: Q fingerprints of random rows, half of them with one bit flipped,
-# run one after another in a PL/pgSQL loop (server side, prepared plans with
+# run one after another in a PL/pgSQL loop (server side, plans cached with
 # parameters, so the support function's index condition is what is timed).
 # Prints queries/s, the ratios the issue asks for, index build time and size.
 # Skips cleanly without PostgreSQL or the installed extension.
 #
 # Each figure is the best of ROUNDS rounds, the kinds of query interleaved (the
 # machine's load moves). Queries per measurement: Q at k = 3, Q/5 at k = 6,
-# Q/40 at k = 10, SCAN_Q for the scan.
+# Q/40 at k = 10 (Q/5 for simhash_scan alone), SCAN_Q for the scan.
 #
 # Environment: ROWS (1000000), Q (2000), SCAN_Q (3), ROUNDS (3).
 set -eu
@@ -45,6 +50,8 @@ $psql -c "CREATE EXTENSION simhash"
 
 # qps_NAME(kind, k, n): queries/s of one kind of query over the first n
 # queries; static SQL, so PL/pgSQL keeps prepared plans with parameters.
+# alone_NAME(index, k, n): queries/s of the index kind with only that one of
+# the extension's two indexes (the other dropped, then restored by rollback).
 make_qps() {
 	$psql <<SQL
 CREATE FUNCTION qps_$1(kind text, k int, n int) RETURNS float8 LANGUAGE plpgsql AS \$\$
@@ -66,6 +73,20 @@ BEGIN
 	RETURN n / extract(epoch FROM clock_timestamp() - t0);
 END
 \$\$;
+CREATE FUNCTION alone_$1(keep text, k int, n int) RETURNS float8 LANGUAGE plpgsql AS \$\$
+DECLARE
+	v float8;
+BEGIN
+	BEGIN
+		EXECUTE format('DROP INDEX %I', CASE keep WHEN 'gin' THEN '$1_scan' ELSE '$1_gin' END);
+		v := qps_$1('index', k, n);
+		RAISE EXCEPTION 'roll back the DROP INDEX';
+	EXCEPTION WHEN raise_exception THEN
+		NULL;
+	END;
+	RETURN v;
+END
+\$\$;
 SQL
 }
 
@@ -84,14 +105,16 @@ UPDATE ${name}_q SET qkeys = ARRAY[(qi & 65535)::int, (1 << 16) | ((qi >> 16) & 
 				   (2 << 16) | ((qi >> 32) & 65535)::int, (3 << 16) | ((qi >> 48) & 65535)::int];
 VACUUM ANALYZE $name;
 SQL
-	for what in "simhash_ops:USING gin (fp simhash_ops)" "trick:USING gin (keys)"; do
+	for what in "gin:USING gin (fp simhash_ops)" "scan:USING simhash_scan (fp)" \
+		"trick:USING gin (keys)"; do
 		label=${what%%:*}
 		$psql -t -A <<SQL
 \\set t0 \`date +%s.%N\`
 CREATE INDEX ${name}_${label} ON $name ${what#*:};
 \\set t1 \`date +%s.%N\`
 SELECT format('%s %s: build %s s (%s us/row), size %s MB (%s bytes/row)',
-	'$name', rpad('$label', 11), round((:t1 - :t0)::numeric, 1),
+	'$name', rpad(CASE '$label' WHEN 'gin' THEN 'gin simhash_ops' WHEN 'scan' THEN 'simhash_scan'
+		ELSE 'trick' END, 16), round((:t1 - :t0)::numeric, 1),
 	round(((:t1 - :t0) * 1e6 / $ROWS)::numeric, 2),
 	round(pg_relation_size('${name}_${label}') / 1e6, 1),
 	round(pg_relation_size('${name}_${label}')::numeric / $ROWS, 1));
@@ -105,7 +128,21 @@ echo "PostgreSQL: $ROWS rows, $Q queries at k=3 (scan: $SCAN_Q), best of $ROUNDS
 load uni 0.5 1
 load bia 0.72 2
 echo
-echo "plans (k = 3, prepared with parameters):"
+echo "plans (both indexes; constants, then a generic plan with parameters):"
+$psql -t -A <<'SQL' | sed 's/^/  /'
+CREATE FUNCTION pg_temp.index_for(tbl text, k int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE l text;
+BEGIN
+	FOR l IN EXECUTE format('EXPLAIN SELECT count(*) FROM %I WHERE simhash_within(fp, %L, %s)',
+				tbl, '0123456789abcdef', k) LOOP
+		IF l ~ 'Index Scan on' THEN RETURN substring(l FROM 'Index Scan on (\S+ +\(cost=[0-9.]+)'); END IF;
+	END LOOP;
+	RETURN 'sequential scan';
+END
+$$;
+SELECT format('%s k=%s: %s', t, k, pg_temp.index_for(t, k))
+FROM unnest(ARRAY['uni', 'bia']) t, unnest(ARRAY[0, 3, 4, 5, 6, 10]) k;
+SQL
 $psql -t -A <<'SQL' | sed 's/^/  /'
 PREPARE w(simhash, int) AS SELECT count(*) FROM uni WHERE simhash_within(fp, $1, $2);
 SET plan_cache_mode = force_generic_plan;
@@ -113,26 +150,61 @@ EXPLAIN EXECUTE w('0123456789abcdef', 3);
 SQL
 echo
 $psql -t -A <<SQL
-WITH f AS (
-	SELECT t, round,
-	       CASE t WHEN 'uni' THEN qps_uni('scan', 3, $SCAN_Q) ELSE qps_bia('scan', 3, $SCAN_Q) END AS scan,
-	       CASE t WHEN 'uni' THEN qps_uni('trick', 3, $Q) ELSE qps_bia('trick', 3, $Q) END AS trick,
-	       CASE t WHEN 'uni' THEN qps_uni('index', 3, $Q) ELSE qps_bia('index', 3, $Q) END AS k3,
-	       CASE t WHEN 'uni' THEN qps_uni('index', 6, $Q / 5) ELSE qps_bia('index', 6, $Q / 5) END AS k6,
-	       CASE t WHEN 'uni' THEN qps_uni('index', 10, $Q / 40) ELSE qps_bia('index', 10, $Q / 40) END AS k10
-	FROM generate_series(1, $ROUNDS) round, unnest(ARRAY['uni', 'bia']) t
+WITH m AS MATERIALIZED (
+	-- Each kind of measurement on both tables one after the other, so that
+	-- the load of the moment weighs on the uniform and the biased alike.
+	SELECT round, kind, t,
+	       CASE WHEN t = 'uni' THEN
+		       CASE kind WHEN 'scan' THEN qps_uni('scan', 3, $SCAN_Q)
+				 WHEN 'trick' THEN qps_uni('trick', 3, $Q)
+				 WHEN 'k3' THEN qps_uni('index', 3, $Q)
+				 WHEN 'k6' THEN qps_uni('index', 6, $Q / 5)
+				 WHEN 'k10' THEN qps_uni('index', 10, $Q / 5)
+				 WHEN 'g3' THEN alone_uni('gin', 3, $Q)
+				 WHEN 'g6' THEN alone_uni('gin', 6, $Q / 5)
+				 WHEN 'g10' THEN alone_uni('gin', 10, $Q / 40)
+				 WHEN 's3' THEN alone_uni('scan', 3, $Q / 5)
+				 ELSE alone_uni('scan', 10, $Q / 5) END
+	       ELSE
+		       CASE kind WHEN 'scan' THEN qps_bia('scan', 3, $SCAN_Q)
+				 WHEN 'trick' THEN qps_bia('trick', 3, $Q)
+				 WHEN 'k3' THEN qps_bia('index', 3, $Q)
+				 WHEN 'k6' THEN qps_bia('index', 6, $Q / 5)
+				 WHEN 'k10' THEN qps_bia('index', 10, $Q / 5)
+				 WHEN 'g3' THEN alone_bia('gin', 3, $Q)
+				 WHEN 'g6' THEN alone_bia('gin', 6, $Q / 5)
+				 WHEN 'g10' THEN alone_bia('gin', 10, $Q / 40)
+				 WHEN 's3' THEN alone_bia('scan', 3, $Q / 5)
+				 ELSE alone_bia('scan', 10, $Q / 5) END
+	       END AS v
+	FROM (SELECT round, kind, ord, t
+	      FROM generate_series(1, $ROUNDS) round,
+		   unnest(ARRAY['scan', 'trick', 'k3', 'k6', 'k10', 'g3', 'g6', 'g10', 's3', 's10'])
+			WITH ORDINALITY k(kind, ord),
+		   unnest(ARRAY['uni', 'bia']) t
+	      ORDER BY round, ord, t) s
 ), r AS (
-	SELECT t, max(scan) AS scan, max(trick) AS trick, max(k3) AS k3, max(k6) AS k6, max(k10) AS k10
-	FROM f GROUP BY t
+	SELECT t, max(v) FILTER (WHERE kind = 'scan') AS scan, max(v) FILTER (WHERE kind = 'trick') AS trick,
+	       max(v) FILTER (WHERE kind = 'k3') AS k3, max(v) FILTER (WHERE kind = 'k6') AS k6,
+	       max(v) FILTER (WHERE kind = 'k10') AS k10, max(v) FILTER (WHERE kind = 'g3') AS g3,
+	       max(v) FILTER (WHERE kind = 'g6') AS g6, max(v) FILTER (WHERE kind = 'g10') AS g10,
+	       max(v) FILTER (WHERE kind = 's3') AS s3, max(v) FILTER (WHERE kind = 's10') AS s10
+	FROM m GROUP BY t
 )
+SELECT * FROM (
 SELECT format('%s: scan %s q/s | trick k=3 %s q/s | index k=3 %s q/s (%sx trick, %sx scan) | k=6 %s q/s (%sx scan) | k=10 %s q/s (%sx scan)',
 	      t, round(scan::numeric, 1), round(trick::numeric), round(k3::numeric),
 	      round((k3 / trick)::numeric, 2), round((k3 / scan)::numeric), round(k6::numeric),
 	      round((k6 / scan)::numeric), round(k10::numeric), round((k10 / scan)::numeric))
 FROM r
 UNION ALL
+SELECT format('%s alone: gin k=3 %s, k=6 %s, k=10 %s q/s | simhash_scan k=3 %s, k=10 %s q/s',
+	      t, round(g3::numeric), round(g6::numeric), round(g10::numeric), round(s3::numeric),
+	      round(s10::numeric))
+FROM r
+UNION ALL
 SELECT format('biased / uniform queries/s: k=3 %s, k=6 %s, k=10 %s (target: at least 0.5)',
 	      round((b.k3 / u.k3)::numeric, 2), round((b.k6 / u.k6)::numeric, 2),
 	      round((b.k10 / u.k10)::numeric, 2))
-FROM r u, r b WHERE u.t = 'uni' AND b.t = 'bia';
+FROM r u, r b WHERE u.t = 'uni' AND b.t = 'bia') x;
 SQL

@@ -40,11 +40,20 @@ pg_cluster_start() {
 	export PGHOST PGPORT PGUSER PG_TMP
 	pg_as "$pg_bindir/initdb" -D "$PG_TMP/data" -U postgres -A trust -E UTF8 --locale=C \
 		--no-sync >"$PG_TMP/initdb.log" 2>&1 || { cat "$PG_TMP/initdb.log"; return 1; }
-	opts="-p $PGPORT -k $PG_TMP -c listen_addresses= -c fsync=off"
+	PG_OPTS="-p $PGPORT -k $PG_TMP -c listen_addresses= -c fsync=off"
 	for s in "$@"; do
-		opts="$opts -c $s"
+		PG_OPTS="$PG_OPTS -c $s"
 	done
-	pg_as "$pg_bindir/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -o "$opts" -w start \
+	pg_as "$pg_bindir/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -o "$PG_OPTS" -w start \
+		>/dev/null || { cat "$PG_TMP/server.log"; return 1; }
+}
+
+# pg_cluster_crash: stops the server as a crash would (immediate mode: no
+# checkpoint, shared buffers lost), then starts it again, so that it recovers
+# from the WAL.
+pg_cluster_crash() {
+	pg_as "$pg_bindir/pg_ctl" -D "$PG_TMP/data" -m immediate -w stop >/dev/null || return 1
+	pg_as "$pg_bindir/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -o "$PG_OPTS" -w start \
 		>/dev/null || { cat "$PG_TMP/server.log"; return 1; }
 }
 

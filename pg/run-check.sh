@@ -23,7 +23,9 @@ if ! pg_available; then
 fi
 trap pg_cluster_stop EXIT
 trap 'exit 1' INT TERM
-pg_cluster_start || { echo "pg: 0 passed, 1 failed"; exit 1; }
+# wal_consistency_checking: every generic WAL record (the simhash_scan index)
+# carries a full page image that redo compares with its own result.
+pg_cluster_start wal_consistency_checking=generic || { echo "pg: 0 passed, 1 failed"; exit 1; }
 data=$PG_TMP/inputs
 mkdir -p "$data"
 
@@ -82,8 +84,27 @@ cat "$PG_TMP/regress.log"
 if [ $status -ne 0 ] && [ -f "$root/pg/regression.diffs" ]; then
 	head -n 200 "$root/pg/regression.diffs"
 fi
-total=$(printf '%s\n' $tests | wc -l)
+# Crash recovery of simhash_scan: changes, an immediate stop, a restart that
+# replays the WAL, then the index compared with a sequential scan.
+crash_ok=0
+psql="psql -X -q -t -A -v ON_ERROR_STOP=1 -h $PGHOST -p $PGPORT -U postgres -d contrib_regression"
+if $psql -f "$root/pg/crash/before.sql" >"$PG_TMP/crash.log" 2>&1 && pg_cluster_crash &&
+	$psql -f "$root/pg/crash/after.sql" >>"$PG_TMP/crash.log" 2>&1; then
+	line=$(grep '^crash:' "$PG_TMP/crash.log")
+	echo "$line"
+	case $line in
+	"crash: 0 mismatches, "*) [ "${line#crash: 0 mismatches, }" != "0 rows found" ] && crash_ok=1 ;;
+	esac
+	grep -q 'redo done' "$PG_TMP/server.log" || { echo "crash: the server did not recover"; crash_ok=0; }
+fi
+[ $crash_ok -eq 1 ] || { echo "crash recovery check failed:"; cat "$PG_TMP/crash.log"; }
+
+total=$(($(printf '%s\n' $tests | wc -l) + 1))
 failed=$(grep -cE '^(not ok|test .* \.\.\. FAILED| .* \.\.\. FAILED)' "$PG_TMP/regress.log")
 [ $status -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
+if [ $crash_ok -eq 0 ]; then
+	failed=$((failed + 1))
+	status=1
+fi
 echo "pg: $((total - failed)) passed, $failed failed"
 exit $status
