@@ -235,38 +235,27 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 	return j;
 }
 
-/* Counts the distinct word 3-shingles of t into a's table. */
-static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
+/* Counts the shingles ending at the words that start at characters
+ * [from, to) of t into a's table; r carries the last word keys and the word
+ * count from the words before. */
+static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
 {
-	uint64_t k[3] = {0, 0, 0}, keys[SH_AUTO_BLOCK];
-	size_t i, next, m = 0, nk = 0, want = 64;
+	uint64_t k0 = r->k[0], k1 = r->k[1], k2 = r->k[2], keys[SH_AUTO_BLOCK];
+	size_t i, next, m = r->m, nk = 0;
 	simhash_err err;
 
-	/* The table, kept across texts, is emptied of the last text's entries;
-	 * this one uses as many slots as it has characters, up to a bound past
-	 * which it grows as needed: an English word takes about six characters
-	 * with the space after it, so its shingles fill a sixth of the slots
-	 * (few collisions); Chinese, every character a word, has about as many
-	 * shingles as characters and doubles the table once. A short text stays
-	 * in a few cache lines of a table a long text made large. */
-	while (want < t->n_chars && want < ((size_t)1 << 22))
-		want *= 2;
-	a->used = 0; /* reslot() empties the slots the last text used */
-	err = reslot(a, want);
-	if (err)
-		return err;
 	/* The shingle keys are computed a block at a time, then counted: the
 	 * hashing of one block has no dependence on the table, so it runs at
 	 * full width instead of waiting on each probe. */
-	for (i = 0; i < t->n_chars; i = next) {
+	for (i = from; i < to; i = next) {
 		size_t end = word_end(t, i, &next);
 		if (end == i)
 			continue;
-		k[0] = k[1];
-		k[1] = k[2];
-		k[2] = word_key(t, t->off[i], t->off[end] - t->off[i]);
+		k0 = k1;
+		k1 = k2;
+		k2 = word_key(t, t->off[i], t->off[end] - t->off[i]);
 		if (++m >= 3) {
-			keys[nk++] = shingle_key(k[0], k[1], k[2]);
+			keys[nk++] = shingle_key(k0, k1, k2);
 			if (nk == SH_AUTO_BLOCK) {
 				err = count(a, keys, nk);
 				if (err)
@@ -280,24 +269,74 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 		if (err)
 			return err;
 	}
-	*n_words = m;
+	r->k[0] = k0;
+	r->k[1] = k1;
+	r->k[2] = k2;
+	r->m = m;
 	return SIMHASH_OK;
+}
+
+/* Empties the table and uses `want` slots (a power of two) to begin with. */
+static simhash_err begin(sh_auto *a, size_t want)
+{
+	a->used = 0; /* reslot() empties the slots the last text used */
+	return reslot(a, want);
+}
+
+/* Counts the distinct word 3-shingles of t into a's table. */
+static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
+{
+	sh_auto_run r = { { 0, 0, 0 }, 0 };
+	size_t want = 64;
+	simhash_err err;
+
+	/* The table, kept across texts, is emptied of the last text's entries;
+	 * this one uses as many slots as it has characters, up to a bound past
+	 * which it grows as needed: an English word takes about six characters
+	 * with the space after it, so its shingles fill a sixth of the slots
+	 * (few collisions); Chinese, every character a word, has about as many
+	 * shingles as characters and doubles the table once. A short text stays
+	 * in a few cache lines of a table a long text made large. */
+	while (want < t->n_chars && want < ((size_t)1 << 22))
+		want *= 2;
+	err = begin(a, want);
+	if (!err)
+		err = scan(a, t, 0, t->n_chars, &r);
+	*n_words = r.m;
+	return err;
+}
+
+simhash_err sh_auto_begin(sh_auto *a)
+{
+	return begin(a, (size_t)1 << 16);
+}
+
+simhash_err sh_auto_scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
+{
+	return scan(a, t, from, to, r);
 }
 
 simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_t vs[128],
 			     int64_t *ws)
 {
-	uint64_t ones[128];
-	sh_vote v[2];
 	size_t m;
 	simhash_err err = collect(a, t, &m);
 
 	if (err)
 		return err;
+	sh_auto_votes(a, bits, m, vs, ws);
+	return SIMHASH_OK;
+}
+
+void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int64_t vs[128], int64_t *ws)
+{
+	uint64_t ones[128];
+	sh_vote v[2];
+
 	memset(vs, 0, 128 * sizeof *vs);
 	*ws = 0;
 	if (m < 3)
-		return SIMHASH_OK;
+		return;
 	/* Each distinct shingle votes once; integer sums, so the order of the
 	 * table does not matter. Most shingles occur once or twice: those are
 	 * unit votes of weight logtf_q16(1) or logtf_q16(2), counted bit-sliced
@@ -330,7 +369,6 @@ simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_
 			vs[j] += w * (2 * (int64_t)ones[j] - (int64_t)n_c);
 		*ws += w * (int64_t)n_c;
 	}
-	return SIMHASH_OK;
 }
 
 int64_t sh_auto_share(const sh_text *t)
