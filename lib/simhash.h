@@ -293,6 +293,14 @@ SIMHASH_API simhash_err simhash_fingerprint_update(simhash_ctx *ctx, const char 
 						   size_t len);
 SIMHASH_API simhash_err simhash_fingerprint_final(simhash_ctx *ctx, simhash_fp *out);
 
+/* Fingerprints the bytes read from fd up to its end, as simhash_fingerprint()
+ * of them all, reading a slice at a time (simhash_fingerprint_begin(): memory
+ * bounded whatever the size). *n_bytes (may be NULL) gets the bytes read.
+ * SIMHASH_EIO with *os_err (may be NULL) set to errno if a read fails. fd is
+ * left open. Thread safety: one ctx per thread. */
+SIMHASH_API simhash_err simhash_fingerprint_fd(simhash_ctx *ctx, int fd, simhash_fp *out,
+					       uint64_t *n_bytes, int *os_err);
+
 /* A caller-supplied feature: len bytes (any bytes) and a finite weight. */
 typedef struct simhash_feature {
 	const char *data;

@@ -34,8 +34,10 @@
  * table (auto.c), or here 16 bytes per distinct feature plus 4-byte slots at
  * most half full (and 16 bytes more where the feature hash is not its key).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "../common/internal.h"
 #include "../hash/hash_inline.h"
 #include "vote.h"
@@ -626,5 +628,49 @@ simhash_err sh_stream_whole(simhash_ctx *ctx, const char *text, size_t len, simh
 			ctx->stream->on = 0;
 		return err;
 	}
+	return simhash_fingerprint_final(ctx, out);
+}
+
+simhash_err simhash_fingerprint_fd(simhash_ctx *ctx, int fd, simhash_fp *out, uint64_t *n_bytes,
+				   int *os_err)
+{
+	struct sh_stream *st;
+	simhash_err err;
+	uint64_t total = 0;
+	size_t slice;
+
+	if (!ctx || fd < 0 || !out)
+		return SIMHASH_EINVAL;
+	err = simhash_fingerprint_begin(ctx);
+	if (err)
+		return err;
+	st = ctx->stream;
+	slice = st->slice ? st->slice : STREAM_SLICE;
+	/* read straight into the input buffer: no copy */
+	while (!st->err) {
+		size_t want = st->whole && st->in_len > slice ? st->in_len : slice;
+		ssize_t n;
+		if (sh_buf_reserve(&st->in, st->in_len + want)) {
+			st->err = SIMHASH_ENOMEM;
+			break;
+		}
+		n = read(fd, (uint8_t *)st->in.p + st->in_len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			if (os_err)
+				*os_err = errno;
+			st->err = SIMHASH_EIO;
+			break;
+		}
+		if (n == 0)
+			break;
+		st->in_len += (size_t)n;
+		total += (uint64_t)n;
+		if (!st->whole && st->in_len >= slice)
+			st->err = feed_cut(ctx, st);
+	}
+	if (n_bytes)
+		*n_bytes = total;
 	return simhash_fingerprint_final(ctx, out);
 }
