@@ -273,20 +273,22 @@ static void emit(sh_norm *n, uint32_t c, int cls)
  * Offsets are 32-bit: a normalized text is limited to 4 GiB. */
 static inline simhash_err room(sh_norm *n, size_t chars, size_t bytes)
 {
+	int fail;
+
 	if (SH_LIKELY(n->len + bytes <= n->s.cap &&
 		      (n->n_chars + chars + 1) * sizeof(uint32_t) <= n->off.cap &&
 		      n->n_chars + chars + 1 <= n->cls.cap && n->len + bytes < UINT32_MAX))
 		return SIMHASH_OK;
 	if (bytes > UINT32_MAX - 1 - n->len)
 		return SIMHASH_EINVAL;
-	if (sh_buf_reserve(&n->s, n->len + bytes) ||
-	    sh_buf_reserve(&n->off, (n->n_chars + chars + 1) * sizeof(uint32_t)) ||
-	    sh_buf_reserve(&n->cls, n->n_chars + chars + 1))
-		return SIMHASH_ENOMEM;
+	fail = sh_buf_reserve(&n->s, n->len + bytes) ||
+	       sh_buf_reserve(&n->off, (n->n_chars + chars + 1) * sizeof(uint32_t)) ||
+	       sh_buf_reserve(&n->cls, n->n_chars + chars + 1);
+	/* a buffer may have moved even when a later one failed */
 	n->o = n->s.p;
 	n->oo = n->off.p;
 	n->oc = n->cls.p;
-	return SIMHASH_OK;
+	return fail ? SIMHASH_ENOMEM : SIMHASH_OK;
 }
 
 /* Normalizes the UTF-16 units u[0..m) and emits the characters. */
