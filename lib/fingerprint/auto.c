@@ -24,8 +24,10 @@
  *    a * Vc_j / n + (1 - a) * Vs_j / Ws > 0, computed exactly in 128-bit
  *    integers. With a = 1 this is the "char" fingerprint, bit for bit.
  *
- * Memory: the distinct shingles (16 bytes each, up to twice that allocated)
- * and a table of 4-byte slots at most half full.
+ * Memory: the distinct shingles (16 bytes each, more allocated but never
+ * touched) and a table of 4-byte slots at most half full (three quarters for
+ * a text taken in windows, stream.c): 24 to 32 bytes per distinct shingle,
+ * 21 to 27 in windows.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +43,10 @@ struct sh_auto {
 	uint32_t *idx;   /* hash table: 1 + index into ent, 0 empty */
 	size_t cap;      /* slots of idx and twice the entries of ent, a power of two, or 0 */
 	size_t mask;     /* this text uses slots [0, mask]: a small text a small part */
-	size_t used;     /* entries of ent, at most (mask + 1) / 2 */
+	size_t used;     /* entries of ent, at most (mask + 1) * load4 / 4 */
+	unsigned load4;  /* the most entries per slot, in quarters: 2 for a text
+			  * taken whole, 3 in windows (sh_auto_begin: memory
+			  * per distinct shingle matters more than probes) */
 };
 
 struct ent {
@@ -87,8 +92,15 @@ static simhash_err reslot(sh_auto *a, size_t slots)
 {
 	unindex(a);
 	if (slots > a->cap) {
-		uint32_t *idx = calloc(slots, sizeof *idx);
-		struct ent *ent = realloc(a->ent, (slots / 2 + 1) * sizeof *ent);
+		/* the slots are rebuilt from ent: the old ones go first, so a
+		 * long text never holds both */
+		struct ent *ent = realloc(a->ent, (slots / 4 * 3 + 1) * sizeof *ent);
+		uint32_t *idx;
+		free(a->idx);
+		a->idx = NULL;
+		a->cap = 0;
+		a->mask = 0;
+		idx = calloc(slots, sizeof *idx);
 		if (ent) {
 			a->ent = ent;
 			ent[0].key = 0; /* the spare, read by count() */
@@ -99,7 +111,6 @@ static simhash_err reslot(sh_auto *a, size_t slots)
 			a->used = 0;
 			return SIMHASH_ENOMEM;
 		}
-		free(a->idx);
 		a->idx = idx;
 		a->cap = slots;
 	}
@@ -125,7 +136,7 @@ static simhash_err count(sh_auto *a, const uint64_t *keys, size_t n)
 	struct ent *ent;
 	size_t mask, used;
 
-	while (2 * (a->used + n) > a->mask + 1) {
+	while (4 * (a->used + n) > a->load4 * (a->mask + 1)) {
 		simhash_err err = a->used + n >= UINT32_MAX / 2 ? SIMHASH_ENOMEM
 								: reslot(a, 2 * (a->mask + 1));
 		if (err)
@@ -277,9 +288,10 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 }
 
 /* Empties the table and uses `want` slots (a power of two) to begin with. */
-static simhash_err begin(sh_auto *a, size_t want)
+static simhash_err begin(sh_auto *a, size_t want, unsigned load4)
 {
 	a->used = 0; /* reslot() empties the slots the last text used */
+	a->load4 = load4;
 	return reslot(a, want);
 }
 
@@ -299,7 +311,7 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 	 * in a few cache lines of a table a long text made large. */
 	while (want < t->n_chars && want < ((size_t)1 << 22))
 		want *= 2;
-	err = begin(a, want);
+	err = begin(a, want, 2);
 	if (!err)
 		err = scan(a, t, 0, t->n_chars, &r);
 	*n_words = r.m;
@@ -308,7 +320,7 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 
 simhash_err sh_auto_begin(sh_auto *a)
 {
-	return begin(a, (size_t)1 << 16);
+	return begin(a, (size_t)1 << 16, 3);
 }
 
 simhash_err sh_auto_scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)

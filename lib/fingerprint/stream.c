@@ -166,6 +166,11 @@ static simhash_err table_grow(struct sh_stream *st, int with_hash)
 	}
 	if (2 * (st->used + 1) <= (st->mask ? st->mask + 1 : 0))
 		return SIMHASH_OK;
+	/* the slots are rebuilt from ent: the old ones go first, so the text
+	 * never holds both */
+	free(st->idx);
+	st->idx = NULL;
+	st->mask = 0;
 	idx = calloc(slots, sizeof *idx);
 	if (!idx)
 		return SIMHASH_ENOMEM;
@@ -175,7 +180,6 @@ static simhash_err table_grow(struct sh_stream *st, int with_hash)
 			j = (j + 1) & (slots - 1);
 		idx[j] = (uint32_t)(e + 1);
 	}
-	free(st->idx);
 	st->idx = idx;
 	st->mask = slots - 1;
 	return SIMHASH_OK;
