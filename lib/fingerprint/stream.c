@@ -253,12 +253,14 @@ static void table_vote(simhash_ctx *ctx, struct sh_stream *st, simhash_fp *out)
 /* ---- the features of a window */
 
 /* The first character of the run of word characters that ends the window,
- * or n_chars: a word that may go on in the next window. */
-static size_t open_word(const sh_text *t)
+ * or n_chars: a word that may go on in the next window. The run is looked
+ * for back to `from` only (a word still open there started at `from`), so a
+ * word longer than many windows costs no rescans. */
+static size_t open_word(const sh_text *t, size_t from)
 {
 	size_t i = t->n_chars;
 
-	while (i > 0 && t->cls[i - 1] == SH_C_WORD)
+	while (i > from && t->cls[i - 1] == SH_C_WORD)
 		i--;
 	return i;
 }
@@ -375,7 +377,8 @@ static simhash_err word_features(simhash_ctx *ctx, struct sh_stream *st, const s
 static simhash_err window(simhash_ctx *ctx, struct sh_stream *st, const sh_text *t, int final)
 {
 	const simhash_config *cfg = &ctx->cfg;
-	size_t n = t->n_chars, keep, wto = final ? n : open_word(t);
+	size_t n = t->n_chars, keep;
+	size_t wto = final || cfg->features == SIMHASH_FEATURES_CHAR ? n : open_word(t, st->wpos);
 	simhash_err err = SIMHASH_OK;
 
 	if (st->chars_on) {
