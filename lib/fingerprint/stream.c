@@ -119,6 +119,9 @@ simhash_err sh_ctx_set_stream(simhash_ctx *ctx, size_t slice, size_t min_chars)
 		return err;
 	st->slice = slice;
 	st->min_chars = min_chars;
+	/* tiny windows, tiny batches of shingle keys: merges all the time */
+	if (ctx->autov)
+		sh_auto_set_batch(ctx->autov, slice ? 1 + slice / 4 : 0);
 	return SIMHASH_OK;
 }
 
@@ -548,6 +551,9 @@ static simhash_err finish(simhash_ctx *ctx, struct sh_stream *st, simhash_fp *ou
 		int64_t vs[128];
 		int64_t ws;
 		uint64_t counts[128], n_votes = 0;
+		err = sh_auto_end(ctx->autov);
+		if (err)
+			return err;
 		sh_auto_votes(ctx->autov, cfg->bits, st->ar.m, vs, &ws);
 		if (ws == 0)
 			n_votes = sh_vote_counts(&st->v, cfg->bits, counts);
