@@ -21,6 +21,7 @@
  * table made for other features or another language gets a warning.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +256,37 @@ static int out_of_memory(struct batch *b)
 	return fail(b, NULL, 0, "out of memory"); /* no path: stops even --keep-going */
 }
 
+/* Fingerprints the file at path (-: standard input) read a slice at a time.
+ * 0 done, -1 failed and skipped (--keep-going), 1 failed and the batch stops. */
+static int fingerprint_file(struct worker *w, struct batch *b, const char *path, simhash_fp *fp)
+{
+	int is_stdin = path[0] == '-' && path[1] == '\0', fd, os_err = 0;
+	uint64_t n_bytes = 0;
+	simhash_err err;
+
+	do
+		fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		fail(b, path, 0, "%s", strerror(errno));
+		return stops(b) ? 1 : -1;
+	}
+	err = simhash_fingerprint_fd(w->ctx, fd, fp, &n_bytes, &os_err);
+	if (!is_stdin)
+		close(fd);
+	b->n_bytes += n_bytes;
+	if (err == SIMHASH_EIO)
+		fail(b, path, 0, "%s", strerror(os_err));
+	else if (err == SIMHASH_EUTF8)
+		fail(b, path, 0, "invalid UTF-8 at byte %zu", simhash_ctx_error_offset(w->ctx));
+	else if (err)
+		fail(b, path, 0, "%s", simhash_strerror(err));
+	if (err)
+		return stops(b) ? 1 : -1;
+	b->n_docs++;
+	return 0;
+}
+
 static void do_files(const struct run *run, struct worker *w, struct batch *b)
 {
 	const char *path;
@@ -263,17 +295,25 @@ static void do_files(const struct run *run, struct worker *w, struct batch *b)
 
 	for (i = 0; i < b->n_files; i++) {
 		path = b->files[i];
-		if (read_path_all(path, &w->file)) {
+		if (!run->idf_check) {
+			/* read a slice at a time: a file of any size in bounded memory */
+			int r = fingerprint_file(w, b, path, &fp);
+			if (r > 0)
+				return;
+			if (r < 0)
+				continue;
+		} else if (read_path_all(path, &w->file)) {
 			fail(b, path, 0, "%s", strerror(errno));
 			if (stops(b))
 				return;
 			continue;
-		}
-		b->n_bytes += w->file.len;
-		if (fingerprint(w, b, w->file.p, w->file.len, &fp, path, 0)) {
-			if (stops(b))
-				return;
-			continue;
+		} else {
+			b->n_bytes += w->file.len;
+			if (fingerprint(w, b, w->file.p, w->file.len, &fp, path, 0)) {
+				if (stops(b))
+					return;
+				continue;
+			}
 		}
 		if (add_result(run, &b->out, &fp, path, strlen(path), 0, path, 0)) {
 			out_of_memory(b);

@@ -266,13 +266,40 @@ SIMHASH_API const simhash_config *simhash_ctx_config(const simhash_ctx *ctx);
  * returned SIMHASH_EUTF8. Thread safety: one ctx per thread. */
 SIMHASH_API size_t simhash_ctx_error_offset(const simhash_ctx *ctx);
 
-/* Fingerprints len bytes of UTF-8 text. A text with no feature (empty, or only
+/* Fingerprints len bytes of UTF-8 text (a long one in windows, as
+ * simhash_fingerprint_begin() does: memory beyond the text is bounded by its
+ * distinct features). A text with no feature (empty, or only
  * spaces and punctuation) is fingerprinted as one empty feature; a text shorter
  * than one n-gram or shingle is one feature, the whole text. SIMHASH_EUTF8 if
  * the text is invalid UTF-8 and the config rejects it; *out is then untouched.
  * Thread safety: one ctx per thread. */
 SIMHASH_API simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len,
 					    simhash_fp *out);
+
+/* The fingerprint of a text given in pieces, as simhash_fingerprint() gives
+ * it for the pieces put together, bit for bit, for every config: begin, then
+ * update with each piece (of any length; a piece may end inside a UTF-8
+ * sequence), then final, which writes *out and ends the text. Memory stays
+ * bounded by the text's distinct features and a window of about 1 MiB of
+ * input, whatever the text's size, except under HTML cleaning, the ICU
+ * tokenizer's word or shingle features and the Python compatibility mode,
+ * which need the whole text and keep it. The first error (SIMHASH_ENOMEM,
+ * SIMHASH_EUTF8 with simhash_ctx_error_offset() counted from the first piece)
+ * is returned by that update and again by final; SIMHASH_EINVAL for update or
+ * final without begin. simhash_fingerprint() on the same ctx ends an
+ * unfinished text. Thread safety: one ctx per thread. */
+SIMHASH_API simhash_err simhash_fingerprint_begin(simhash_ctx *ctx);
+SIMHASH_API simhash_err simhash_fingerprint_update(simhash_ctx *ctx, const char *text,
+						   size_t len);
+SIMHASH_API simhash_err simhash_fingerprint_final(simhash_ctx *ctx, simhash_fp *out);
+
+/* Fingerprints the bytes read from fd up to its end, as simhash_fingerprint()
+ * of them all, reading a slice at a time (simhash_fingerprint_begin(): memory
+ * bounded whatever the size). *n_bytes (may be NULL) gets the bytes read.
+ * SIMHASH_EIO with *os_err (may be NULL) set to errno if a read fails. fd is
+ * left open. Thread safety: one ctx per thread. */
+SIMHASH_API simhash_err simhash_fingerprint_fd(simhash_ctx *ctx, int fd, simhash_fp *out,
+					       uint64_t *n_bytes, int *os_err);
 
 /* A caller-supplied feature: len bytes (any bytes) and a finite weight. */
 typedef struct simhash_feature {

@@ -163,6 +163,24 @@ void sh_norm_free(sh_norm *n);
  * the config rejects invalid UTF-8. */
 simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
 			size_t *bad_offset);
+/* Streaming: the output of sh_norm_run() for the concatenation of the fed
+ * pieces, taken in windows. sh_norm_begin() starts (SIMHASH_EINVAL with HTML
+ * cleaning, which needs the whole text); each piece given to sh_norm_feed()
+ * must end where sh_norm_cut() allows (or be the last); sh_norm_view() shows
+ * the characters not yet consumed; sh_norm_consume() drops the first k of
+ * them (k < n_chars: the last character stays, the rules look back at it);
+ * sh_norm_end() finishes and shows the rest. Offsets in a view are relative
+ * to its first character. A SIMHASH_EUTF8 offset counts from the first piece. */
+simhash_err sh_norm_begin(sh_norm *n);
+simhash_err sh_norm_feed(sh_norm *n, const uint8_t *in, size_t len, size_t *bad_offset);
+void sh_norm_view(sh_norm *n, sh_text *out);
+void sh_norm_consume(sh_norm *n, size_t k);
+simhash_err sh_norm_end(sh_norm *n, sh_text *out);
+/* The largest p < len (0 if none) where a piece of in[0..len) may end: before
+ * an ASCII byte, or inside a run of non-ASCII bytes where no UTF-8 sequence
+ * straddles p, never between an ASCII byte and a non-ASCII one (a combining
+ * mark composes with the character before it). */
+size_t sh_norm_cut(const uint8_t *in, size_t len);
 /* For tests: the AVX2 path of ASCII runs off (0) or on where the CPU has it. */
 void sh_norm_set_simd(sh_norm *n, int on);
 /* For tests: the slice of a non-ASCII run handled at once (0: the default,

@@ -24,8 +24,11 @@
  *    a * Vc_j / n + (1 - a) * Vs_j / Ws > 0, computed exactly in 128-bit
  *    integers. With a = 1 this is the "char" fingerprint, bit for bit.
  *
- * Memory: the distinct shingles (16 bytes each, up to twice that allocated)
- * and a table of 4-byte slots at most half full.
+ * Memory: the distinct shingles (16 bytes each, more allocated but never
+ * touched) and a table of 4-byte slots at most half full: 24 to 32 bytes per
+ * distinct shingle. A text taken in windows (stream.c) keeps them in sorted
+ * arrays instead: 12 bytes per distinct shingle (up to twice that
+ * allocated, never touched past the end), plus 8 MiB for a batch of keys.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +44,22 @@ struct sh_auto {
 	uint32_t *idx;   /* hash table: 1 + index into ent, 0 empty */
 	size_t cap;      /* slots of idx and twice the entries of ent, a power of two, or 0 */
 	size_t mask;     /* this text uses slots [0, mask]: a small text a small part */
-	size_t used;     /* entries of ent, at most (mask + 1) / 2 */
+	size_t used;     /* entries of ent, at most (mask + 1) * load4 / 4 */
+	unsigned load4;  /* the most entries per slot, in quarters (2) */
+	/* A text taken in windows (sh_auto_begin) counts into sorted arrays
+	 * instead: 12 bytes per distinct shingle, no slots. Keys gather in a
+	 * batch; a full batch is radix-sorted, its equal keys merged, and it is
+	 * merged into the arrays in place, from the back. */
+	int sorted;
+	uint64_t *skey;  /* the distinct shingles so far, ascending */
+	uint32_t *scnt;  /* their counts */
+	size_t n_sorted, sorted_cap;
+	uint64_t *batch, *tmp; /* batch_cap keys each */
+	size_t n_batch, batch_cap;
+	size_t batch_test; /* sh_auto_set_batch(), or 0 */
 };
+
+enum { SH_AUTO_BATCH = 1 << 19 };
 
 struct ent {
 	uint64_t key;
@@ -62,6 +79,10 @@ void sh_auto_free(sh_auto *a)
 		return;
 	free(a->ent);
 	free(a->idx);
+	free(a->skey);
+	free(a->scnt);
+	free(a->batch);
+	free(a->tmp);
 	free(a);
 }
 
@@ -87,8 +108,15 @@ static simhash_err reslot(sh_auto *a, size_t slots)
 {
 	unindex(a);
 	if (slots > a->cap) {
-		uint32_t *idx = calloc(slots, sizeof *idx);
-		struct ent *ent = realloc(a->ent, (slots / 2 + 1) * sizeof *ent);
+		/* the slots are rebuilt from ent: the old ones go first, so a
+		 * long text never holds both */
+		struct ent *ent = realloc(a->ent, (slots / 4 * 3 + 1) * sizeof *ent);
+		uint32_t *idx;
+		free(a->idx);
+		a->idx = NULL;
+		a->cap = 0;
+		a->mask = 0;
+		idx = calloc(slots, sizeof *idx);
 		if (ent) {
 			a->ent = ent;
 			ent[0].key = 0; /* the spare, read by count() */
@@ -99,7 +127,6 @@ static simhash_err reslot(sh_auto *a, size_t slots)
 			a->used = 0;
 			return SIMHASH_ENOMEM;
 		}
-		free(a->idx);
 		a->idx = idx;
 		a->cap = slots;
 	}
@@ -119,13 +146,17 @@ static simhash_err reslot(sh_auto *a, size_t slots)
  * take the same straight-line code (which of the two is hard to predict).
  * The table is made large enough for all n first, so the loop keeps the
  * table's fields in registers. */
+static simhash_err batch_add(sh_auto *a, const uint64_t *keys, size_t n);
+
 static simhash_err count(sh_auto *a, const uint64_t *keys, size_t n)
 {
 	uint32_t *idx;
 	struct ent *ent;
 	size_t mask, used;
 
-	while (2 * (a->used + n) > a->mask + 1) {
+	if (a->sorted)
+		return batch_add(a, keys, n);
+	while (4 * (a->used + n) > a->load4 * (a->mask + 1)) {
 		simhash_err err = a->used + n >= UINT32_MAX / 2 ? SIMHASH_ENOMEM
 								: reslot(a, 2 * (a->mask + 1));
 		if (err)
@@ -156,6 +187,149 @@ static simhash_err count(sh_auto *a, const uint64_t *keys, size_t n)
 	}
 	a->used = used;
 	return SIMHASH_OK;
+}
+
+/* ---- the sorted arrays of a text taken in windows */
+
+/* Sorts a[0..n) ascending (LSD radix, 8 bits a pass, tmp as large); returns
+ * the buffer that holds the result (a or tmp). */
+static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
+{
+	static const unsigned passes = 8;
+	size_t hist[8][256];
+
+	memset(hist, 0, sizeof hist);
+	for (size_t i = 0; i < n; i++)
+		for (unsigned p = 0; p < passes; p++)
+			hist[p][a[i] >> (8 * p) & 0xFF]++;
+	for (unsigned p = 0; p < passes; p++) {
+		size_t sum = 0, *h = hist[p];
+		uint64_t *t;
+		if (h[a[0] >> (8 * p) & 0xFF] == n)
+			continue; /* one digit for all: nothing moves */
+		for (unsigned d = 0; d < 256; d++) {
+			size_t c = h[d];
+			h[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[h[a[i] >> (8 * p) & 0xFF]++] = a[i];
+		t = a;
+		a = tmp;
+		tmp = t;
+	}
+	return a;
+}
+
+/* Merges the batch into the sorted arrays. */
+static simhash_err flush_batch(sh_auto *a)
+{
+	size_t nb = a->n_batch, m = a->n_sorted, k = 0, i, j, w;
+	uint64_t *keys, *spare;
+	uint32_t *cnt;
+
+	if (nb == 0)
+		return SIMHASH_OK;
+	keys = radix_sort(a->batch, a->tmp, nb);
+	spare = keys == a->batch ? a->tmp : a->batch;
+	cnt = (uint32_t *)spare; /* the other buffer holds the batch's counts */
+	for (i = 0; i < nb; i++) {
+		if (k && keys[k - 1] == keys[i]) {
+			cnt[k - 1] += cnt[k - 1] != UINT32_MAX;
+			continue;
+		}
+		keys[k] = keys[i];
+		cnt[k++] = 1;
+	}
+	if (m + k > a->sorted_cap) {
+		size_t cap = a->sorted_cap ? 2 * a->sorted_cap : a->batch_cap;
+		uint64_t *sk;
+		uint32_t *sc;
+		while (cap < m + k)
+			cap *= 2;
+		/* realloc of a large block remaps its pages: no copy held */
+		sk = realloc(a->skey, cap * sizeof *sk);
+		if (sk)
+			a->skey = sk;
+		sc = sk ? realloc(a->scnt, cap * sizeof *sc) : NULL;
+		if (sc)
+			a->scnt = sc;
+		if (!sk || !sc)
+			return SIMHASH_ENOMEM;
+		a->sorted_cap = cap;
+	}
+	/* From the back: the write position never passes the read position
+	 * of the old entries (it stays ahead by the batch entries left). */
+	i = m;
+	j = k;
+	w = m + k;
+	while (j > 0) {
+		uint64_t x = keys[j - 1];
+		if (i > 0 && a->skey[i - 1] > x) {
+			w--;
+			a->skey[w] = a->skey[i - 1];
+			a->scnt[w] = a->scnt[i - 1];
+			i--;
+		} else if (i > 0 && a->skey[i - 1] == x) {
+			uint64_t c = (uint64_t)a->scnt[i - 1] + cnt[j - 1];
+			w--;
+			a->skey[w] = x;
+			a->scnt[w] = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+			i--;
+			j--;
+		} else {
+			w--;
+			a->skey[w] = x;
+			a->scnt[w] = cnt[j - 1];
+			j--;
+		}
+	}
+	/* the old entries [0, i) stay; equal keys left a gap [i, w) */
+	if (w > i) {
+		memmove(a->skey + i, a->skey + w, (m + k - w) * sizeof *a->skey);
+		memmove(a->scnt + i, a->scnt + w, (m + k - w) * sizeof *a->scnt);
+	}
+	a->n_sorted = m + k - (w - i);
+	a->n_batch = 0;
+	return SIMHASH_OK;
+}
+
+static simhash_err batch_add(sh_auto *a, const uint64_t *keys, size_t n)
+{
+	while (n) {
+		size_t take = a->batch_cap - a->n_batch;
+		if (take == 0) {
+			simhash_err err = flush_batch(a);
+			if (err)
+				return err;
+			continue;
+		}
+		if (take > n)
+			take = n;
+		memcpy(a->batch + a->n_batch, keys, take * sizeof *keys);
+		a->n_batch += take;
+		keys += take;
+		n -= take;
+	}
+	return SIMHASH_OK;
+}
+
+void sh_auto_set_batch(sh_auto *a, size_t keys)
+{
+	a->batch_test = keys;
+}
+
+/* Gives back the memory of a text taken in windows. */
+static void sorted_free(sh_auto *a)
+{
+	free(a->skey);
+	free(a->scnt);
+	free(a->batch);
+	free(a->tmp);
+	a->skey = a->batch = a->tmp = NULL;
+	a->scnt = NULL;
+	a->n_sorted = a->sorted_cap = a->n_batch = 0;
+	a->sorted = 0;
 }
 
 /* The key of the shingle of word keys k0 k1 k2: XXH3-64 of their 24 bytes,
@@ -235,38 +409,27 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 	return j;
 }
 
-/* Counts the distinct word 3-shingles of t into a's table. */
-static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
+/* Counts the shingles ending at the words that start at characters
+ * [from, to) of t into a's table; r carries the last word keys and the word
+ * count from the words before. */
+static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
 {
-	uint64_t k[3] = {0, 0, 0}, keys[SH_AUTO_BLOCK];
-	size_t i, next, m = 0, nk = 0, want = 64;
+	uint64_t k0 = r->k[0], k1 = r->k[1], k2 = r->k[2], keys[SH_AUTO_BLOCK];
+	size_t i, next, m = r->m, nk = 0;
 	simhash_err err;
 
-	/* The table, kept across texts, is emptied of the last text's entries;
-	 * this one uses as many slots as it has characters, up to a bound past
-	 * which it grows as needed: an English word takes about six characters
-	 * with the space after it, so its shingles fill a sixth of the slots
-	 * (few collisions); Chinese, every character a word, has about as many
-	 * shingles as characters and doubles the table once. A short text stays
-	 * in a few cache lines of a table a long text made large. */
-	while (want < t->n_chars && want < ((size_t)1 << 22))
-		want *= 2;
-	a->used = 0; /* reslot() empties the slots the last text used */
-	err = reslot(a, want);
-	if (err)
-		return err;
 	/* The shingle keys are computed a block at a time, then counted: the
 	 * hashing of one block has no dependence on the table, so it runs at
 	 * full width instead of waiting on each probe. */
-	for (i = 0; i < t->n_chars; i = next) {
+	for (i = from; i < to; i = next) {
 		size_t end = word_end(t, i, &next);
 		if (end == i)
 			continue;
-		k[0] = k[1];
-		k[1] = k[2];
-		k[2] = word_key(t, t->off[i], t->off[end] - t->off[i]);
+		k0 = k1;
+		k1 = k2;
+		k2 = word_key(t, t->off[i], t->off[end] - t->off[i]);
 		if (++m >= 3) {
-			keys[nk++] = shingle_key(k[0], k[1], k[2]);
+			keys[nk++] = shingle_key(k0, k1, k2);
 			if (nk == SH_AUTO_BLOCK) {
 				err = count(a, keys, nk);
 				if (err)
@@ -280,57 +443,151 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 		if (err)
 			return err;
 	}
-	*n_words = m;
+	r->k[0] = k0;
+	r->k[1] = k1;
+	r->k[2] = k2;
+	r->m = m;
 	return SIMHASH_OK;
+}
+
+/* Empties the table and uses `want` slots (a power of two) to begin with. */
+static simhash_err begin(sh_auto *a, size_t want, unsigned load4)
+{
+	if (a->sorted)
+		sorted_free(a);
+	a->used = 0; /* reslot() empties the slots the last text used */
+	a->load4 = load4;
+	return reslot(a, want);
+}
+
+/* Counts the distinct word 3-shingles of t into a's table. */
+static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
+{
+	sh_auto_run r = { { 0, 0, 0 }, 0 };
+	size_t want = 64;
+	simhash_err err;
+
+	/* The table, kept across texts, is emptied of the last text's entries;
+	 * this one uses as many slots as it has characters, up to a bound past
+	 * which it grows as needed: an English word takes about six characters
+	 * with the space after it, so its shingles fill a sixth of the slots
+	 * (few collisions); Chinese, every character a word, has about as many
+	 * shingles as characters and doubles the table once. A short text stays
+	 * in a few cache lines of a table a long text made large. */
+	while (want < t->n_chars && want < ((size_t)1 << 22))
+		want *= 2;
+	err = begin(a, want, 2);
+	if (!err)
+		err = scan(a, t, 0, t->n_chars, &r);
+	*n_words = r.m;
+	return err;
+}
+
+simhash_err sh_auto_begin(sh_auto *a)
+{
+	sorted_free(a);
+	a->batch_cap = a->batch_test ? a->batch_test : SH_AUTO_BATCH;
+	a->batch = malloc(a->batch_cap * sizeof *a->batch);
+	a->tmp = malloc(a->batch_cap * sizeof *a->tmp);
+	if (!a->batch || !a->tmp) {
+		sorted_free(a);
+		return SIMHASH_ENOMEM;
+	}
+	a->sorted = 1;
+	return SIMHASH_OK;
+}
+
+simhash_err sh_auto_end(sh_auto *a)
+{
+	simhash_err err = a->sorted ? flush_batch(a) : SIMHASH_OK;
+
+	if (err)
+		sorted_free(a);
+	return err;
+}
+
+simhash_err sh_auto_scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
+{
+	return scan(a, t, from, to, r);
 }
 
 simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_t vs[128],
 			     int64_t *ws)
 {
-	uint64_t ones[128];
-	sh_vote v[2];
 	size_t m;
 	simhash_err err = collect(a, t, &m);
 
 	if (err)
 		return err;
+	sh_auto_votes(a, bits, m, vs, ws);
+	return SIMHASH_OK;
+}
+
+/* The votes of the distinct shingles: integer sums, in any order. */
+struct acc {
+	sh_vote v[2];
+	int64_t *vs;
+	int64_t ws;
+	unsigned bits;
+};
+
+/* Most shingles occur once or twice: those are unit votes of weight
+ * logtf_q16(1) or logtf_q16(2), counted bit-sliced (vote.h); the rest add
+ * their weight bit by bit. */
+static inline void acc_add(struct acc *c, uint64_t key, uint32_t count)
+{
+	uint64_t h[2];
+	int64_t w;
+
+	if (c->bits == 128) {
+		h[0] = sh_mix64(sh_exp_mix(key, 2) ^ 0x9e3779b97f4a7c15ull);
+		h[1] = sh_mix64(sh_exp_mix(key, 2) ^ 0xc2b2ae3d27d4eb4full);
+	} else {
+		h[0] = sh_exp_mix(key, 2);
+		h[1] = 0;
+	}
+	if (count <= 2) {
+		sh_vote_add(&c->v[count - 1], h[0], h[1]);
+		return;
+	}
+	w = logtf_q16(count);
+	for (unsigned j = 0; j < c->bits; j++)
+		c->vs[j] += (h[j >> 6] >> (j & 63) & 1) ? w : -w;
+	c->ws += w;
+}
+
+void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int64_t vs[128], int64_t *ws)
+{
+	uint64_t ones[128];
+	struct acc c;
+
 	memset(vs, 0, 128 * sizeof *vs);
 	*ws = 0;
-	if (m < 3)
-		return SIMHASH_OK;
-	/* Each distinct shingle votes once; integer sums, so the order of the
-	 * table does not matter. Most shingles occur once or twice: those are
-	 * unit votes of weight logtf_q16(1) or logtf_q16(2), counted bit-sliced
-	 * (vote.h); the rest add their weight bit by bit. */
-	sh_vote_init(&v[0], bits);
-	sh_vote_init(&v[1], bits);
-	for (size_t s = 1; s <= a->used; s++) {
-		uint64_t h[2];
-		int64_t w;
-		if (bits == 128) {
-			h[0] = sh_mix64(sh_exp_mix(a->ent[s].key, 2) ^ 0x9e3779b97f4a7c15ull);
-			h[1] = sh_mix64(sh_exp_mix(a->ent[s].key, 2) ^ 0xc2b2ae3d27d4eb4full);
+	if (m >= 3) {
+		/* each distinct shingle votes once */
+		c.vs = vs;
+		c.ws = 0;
+		c.bits = bits;
+		sh_vote_init(&c.v[0], bits);
+		sh_vote_init(&c.v[1], bits);
+		if (a->sorted) {
+			for (size_t s = 0; s < a->n_sorted; s++)
+				acc_add(&c, a->skey[s], a->scnt[s]);
 		} else {
-			h[0] = sh_exp_mix(a->ent[s].key, 2);
-			h[1] = 0;
+			for (size_t s = 1; s <= a->used; s++)
+				acc_add(&c, a->ent[s].key, a->ent[s].count);
 		}
-		if (a->ent[s].count <= 2) {
-			sh_vote_add(&v[a->ent[s].count - 1], h[0], h[1]);
-			continue;
+		for (unsigned k = 1; k <= 2; k++) {
+			int64_t w = logtf_q16(k);
+			uint64_t n_c = sh_vote_counts(&c.v[k - 1], bits, ones);
+			for (unsigned j = 0; j < bits; j++)
+				vs[j] += w * (2 * (int64_t)ones[j] - (int64_t)n_c);
+			c.ws += w * (int64_t)n_c;
 		}
-		w = logtf_q16(a->ent[s].count);
-		for (unsigned j = 0; j < bits; j++)
-			vs[j] += (h[j >> 6] >> (j & 63) & 1) ? w : -w;
-		*ws += w;
+		*ws = c.ws;
 	}
-	for (unsigned c = 1; c <= 2; c++) {
-		int64_t w = logtf_q16(c);
-		uint64_t n_c = sh_vote_counts(&v[c - 1], bits, ones);
-		for (unsigned j = 0; j < bits; j++)
-			vs[j] += w * (2 * (int64_t)ones[j] - (int64_t)n_c);
-		*ws += w * (int64_t)n_c;
-	}
-	return SIMHASH_OK;
+	if (a->sorted)
+		sorted_free(a);
 }
 
 int64_t sh_auto_share(const sh_text *t)

@@ -14,6 +14,7 @@ struct simhash_ctx {
 	size_t bad_offset; /* of the last SIMHASH_EUTF8 */
 	sh_buf pairs;      /* similarity: (key, weight) of the first text */
 	int simd;          /* use vote_avx512.c */
+	struct sh_stream *stream; /* simhash_fingerprint_begin() .. _final() */
 };
 
 /* For tests: turns the vector path off (0) or back on where the CPU has it. */
@@ -21,4 +22,36 @@ void sh_ctx_set_simd(simhash_ctx *ctx, int on);
 
 /* Normalizes text and prepares its features; *n gets their number. */
 simhash_err sh_ctx_features(simhash_ctx *ctx, const char *text, size_t len, size_t *n);
+/* The fingerprint of the features prepared by sh_ctx_features() (or by
+ * sh_feats_prepare() on ctx->text), n of them. */
+simhash_err sh_ctx_votes(simhash_ctx *ctx, size_t n, simhash_fp *out);
+/* Whether cfg votes once per occurrence (tf, no cap, a fast hash) instead of
+ * once per distinct feature with its weight. */
+int sh_ctx_unit(const simhash_config *cfg);
+/* The Python compatibility mode's fingerprint of a text. */
+simhash_err sh_ctx_compat(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out);
+
+struct sh_vote;
+/* Adds the unit votes of the char n-grams (ng characters, ngc at a CJK one)
+ * starting at characters [from, to) of t to v; windows that run past t's end
+ * are no features. */
+void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc, size_t from,
+		    size_t to, struct sh_vote *v);
+
+/* stream.c: texts given in pieces. From SH_STREAM_MIN bytes on,
+ * simhash_fingerprint() streams a text whose config allows it
+ * (sh_stream_fits()): the same bits in memory bounded by the distinct
+ * features and a window. */
+#define SH_STREAM_MIN ((size_t)8 << 20)
+int sh_stream_fits(const simhash_ctx *ctx);
+simhash_err sh_stream_whole(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out);
+void sh_stream_free(struct sh_stream *st);
+/* For tests: input bytes normalized at once (0: the default, 1 MiB) and the
+ * characters a text needs before its windows are consumed (0: the default);
+ * the v2 default's shingle keys then go to its sorted arrays in batches of
+ * 1 + slice / 4. */
+simhash_err sh_ctx_set_stream(simhash_ctx *ctx, size_t slice, size_t min_chars);
+/* For tests: the most characters a window of the last streamed text had (0:
+ * it was never consumed in windows). */
+size_t sh_ctx_stream_peak(const simhash_ctx *ctx);
 #endif

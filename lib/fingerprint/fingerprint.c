@@ -61,6 +61,7 @@ void simhash_ctx_free(simhash_ctx *ctx)
 	sh_compat_free(ctx->compat);
 	sh_auto_free(ctx->autov);
 	sh_buf_free(&ctx->pairs);
+	sh_stream_free(ctx->stream);
 	free(ctx);
 }
 
@@ -81,6 +82,8 @@ size_t simhash_ctx_error_offset(const simhash_ctx *ctx)
 	return ctx->bad_offset;
 }
 
+static simhash_err compat_text(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out);
+
 /* The default path: one unit vote per feature occurrence. */
 /* The key of char n-gram i: ng characters, ngc at a CJK character.
  * Mirrors sh_feats_get() for the hot loop; the caller checks the window fits. */
@@ -99,31 +102,26 @@ static inline int all_cjk(const uint8_t *c)
 	return w == 0x0101010101010101ull * SH_C_CJK;
 }
 
-/* Counts the unit votes of the n features; finishes into *out, or with
- * counts non-NULL fills counts[0..bits) and returns the number of votes. */
-static uint64_t unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out, uint64_t *counts)
+void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc, size_t from,
+		    size_t to, sh_vote *v)
 {
 	const simhash_config *cfg = &ctx->cfg;
-	const sh_text *t;
-	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
-	sh_vote v;
 
-	sh_vote_init(&v, cfg->bits);
-	if (ng && cfg->hash == SIMHASH_HASH_XXH3 && cfg->bits <= 64) {
+	if (cfg->hash == SIMHASH_HASH_XXH3 && cfg->bits <= 64) {
 		/* The hot loop: n-grams read in place, XXH3 inlined, eight
 		 * hashes at a time into the carry-save adders. Every window
 		 * starting before `safe` fits; the rest are checked. */
 		unsigned hi = ng > ngc ? ng : ngc;
 		size_t safe = t->n_chars >= hi ? t->n_chars - hi + 1 : 0;
-		size_t i = 0;
-		if (safe > n)
-			safe = n;
+		size_t i = from;
+		if (safe > to)
+			safe = to;
 		while (i + 8 <= safe) {
 			uint64_t h[8];
 			int one_byte = ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng;
 			if (one_byte && ctx->simd && safe - i >= 64) {
 				/* a run of one-byte windows, eight per vector */
-				i = sh_votes_ascii_avx512(&v, t, i, safe, ng);
+				i = sh_votes_ascii_avx512(v, t, i, safe, ng);
 				continue;
 			}
 			if (one_byte) {
@@ -148,13 +146,37 @@ static uint64_t unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out, uint64_t
 			if (SH_EXP_SEED)
 				for (unsigned k = 0; k < 8; k++)
 					h[k] = sh_exp_mix(h[k], 0);
-			sh_lane_add8(&v.lane[0], h, 1);
-			v.n += 8;
+			sh_lane_add8(&v->lane[0], h, 1);
+			v->n += 8;
 			i += 8;
 		}
-		for (; i < n; i++)
+		for (; i < to; i++)
 			if (i + (t->cls[i] == SH_C_CJK ? ngc : ng) <= t->n_chars)
-				sh_vote_add(&v, sh_exp_mix(ngram_key(t, i, ng, ngc), 0), 0);
+				sh_vote_add(v, sh_exp_mix(ngram_key(t, i, ng, ngc), 0), 0);
+	} else {
+		for (size_t i = from; i < to; i++) {
+			size_t end = i + (t->cls[i] == SH_C_CJK ? ngc : ng);
+			uint64_t h[2];
+			if (end > t->n_chars)
+				continue;
+			sh_hash(cfg->hash, cfg->bits, t->s + t->off[i], t->off[end] - t->off[i], h);
+			sh_vote_add(v, sh_exp_mix(h[0], 0), sh_exp_mix(h[1], 1));
+		}
+	}
+}
+
+/* Counts the unit votes of the n features; finishes into *out, or with
+ * counts non-NULL fills counts[0..bits) and returns the number of votes. */
+static uint64_t unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out, uint64_t *counts)
+{
+	const simhash_config *cfg = &ctx->cfg;
+	const sh_text *t;
+	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
+	sh_vote v;
+
+	sh_vote_init(&v, cfg->bits);
+	if (ng) {
+		sh_ngram_votes(ctx, t, ng, ngc, 0, n, &v);
 	} else {
 		for (size_t i = 0; i < n; i++) {
 			const uint8_t *p;
@@ -229,6 +251,11 @@ simhash_err sh_ctx_features(simhash_ctx *ctx, const char *text, size_t len, size
 	return sh_feats_prepare(ctx->feats, &ctx->text, n);
 }
 
+simhash_err sh_ctx_compat(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out)
+{
+	return compat_text(ctx, text, len, out);
+}
+
 static simhash_err compat_text(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out)
 {
 	const uint32_t *cps;
@@ -266,25 +293,33 @@ simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len, 
 			*out = fp;
 		return err;
 	}
+	if (len >= SH_STREAM_MIN && sh_stream_fits(ctx))
+		return sh_stream_whole(ctx, text, len, out);
 	err = sh_ctx_features(ctx, text, len, &n);
-	if (err)
-		return err;
-	if (cfg->features == SIMHASH_FEATURES_AUTO) {
-		err = auto_votes(ctx, n, &fp);
-		if (err)
-			return err;
-	} else if (cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0 &&
-		   cfg->hash != SIMHASH_HASH_MD5) {
-		/* MD5 costs far more than a table lookup: the weighted path hashes
-		 * each distinct feature once and gives the same bits for tf */
-		unit_votes(ctx, n, &fp, NULL);
-	} else {
-		err = weighted_votes(ctx, n, &fp);
-		if (err)
-			return err;
+	if (!err)
+		err = sh_ctx_votes(ctx, n, &fp);
+	if (!err)
+		*out = fp;
+	return err;
+}
+
+int sh_ctx_unit(const simhash_config *cfg)
+{
+	/* MD5 costs far more than a table lookup: the weighted path hashes
+	 * each distinct feature once and gives the same bits for tf */
+	return cfg->weight == SIMHASH_WEIGHT_TF && cfg->tf_cap == 0 &&
+	       cfg->hash != SIMHASH_HASH_MD5;
+}
+
+simhash_err sh_ctx_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
+{
+	if (ctx->cfg.features == SIMHASH_FEATURES_AUTO)
+		return auto_votes(ctx, n, out);
+	if (sh_ctx_unit(&ctx->cfg)) {
+		unit_votes(ctx, n, out, NULL);
+		return SIMHASH_OK;
 	}
-	*out = fp;
-	return SIMHASH_OK;
+	return weighted_votes(ctx, n, out);
 }
 
 simhash_err simhash_fingerprint_features(simhash_ctx *ctx, const simhash_feature *features,

@@ -18,6 +18,7 @@
  * Invariants of the output (sh_text): no space at either end, never two
  * spaces in a row, off[] strictly increasing, off[n_chars] == len.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unicode/unorm2.h>
@@ -50,6 +51,9 @@ struct sh_norm {
 	int pending_space;
 	uint32_t last_cp;
 	unsigned repeat;
+	int32_t m;   /* UTF-16 units of a segment not yet normalized */
+	int stream;  /* sh_norm_begin(): a segment may stay open across feeds */
+	size_t fed;  /* bytes fed since sh_norm_begin() */
 };
 
 /* ASCII classes: letters and digits are word characters, the C0 controls and
@@ -269,20 +273,22 @@ static void emit(sh_norm *n, uint32_t c, int cls)
  * Offsets are 32-bit: a normalized text is limited to 4 GiB. */
 static inline simhash_err room(sh_norm *n, size_t chars, size_t bytes)
 {
+	int fail;
+
 	if (SH_LIKELY(n->len + bytes <= n->s.cap &&
 		      (n->n_chars + chars + 1) * sizeof(uint32_t) <= n->off.cap &&
 		      n->n_chars + chars + 1 <= n->cls.cap && n->len + bytes < UINT32_MAX))
 		return SIMHASH_OK;
 	if (bytes > UINT32_MAX - 1 - n->len)
 		return SIMHASH_EINVAL;
-	if (sh_buf_reserve(&n->s, n->len + bytes) ||
-	    sh_buf_reserve(&n->off, (n->n_chars + chars + 1) * sizeof(uint32_t)) ||
-	    sh_buf_reserve(&n->cls, n->n_chars + chars + 1))
-		return SIMHASH_ENOMEM;
+	fail = sh_buf_reserve(&n->s, n->len + bytes) ||
+	       sh_buf_reserve(&n->off, (n->n_chars + chars + 1) * sizeof(uint32_t)) ||
+	       sh_buf_reserve(&n->cls, n->n_chars + chars + 1);
+	/* a buffer may have moved even when a later one failed */
 	n->o = n->s.p;
 	n->oo = n->off.p;
 	n->oc = n->cls.p;
-	return SIMHASH_OK;
+	return fail ? SIMHASH_ENOMEM : SIMHASH_OK;
 }
 
 /* Normalizes the UTF-16 units u[0..m) and emits the characters. */
@@ -534,7 +540,7 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 {
 	size_t i = *pi, j, end;
 	UChar *u;
-	int32_t m = 0;
+	int32_t m = n->m;
 	simhash_err err;
 
 	for (j = i + 1; j < len && in[j] >= 0x80; j++)
@@ -588,7 +594,12 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 		}
 	}
 	*pi = j;
-	return flush(n, &m);
+	/* A run that reaches the end of a fed piece may go on in the next one:
+	 * its open segment waits there (sh_norm_feed, sh_norm_end). */
+	n->m = m;
+	if (n->stream && j == len)
+		return SIMHASH_OK;
+	return flush(n, &n->m);
 }
 
 void sh_norm_set_slice(sh_norm *n, size_t bytes)
@@ -596,32 +607,25 @@ void sh_norm_set_slice(sh_norm *n, size_t bytes)
 	n->slice = bytes ? bytes : NORM_SLICE;
 }
 
-simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
-			size_t *bad_offset)
+/* Resets the state of one run: the output is empty. */
+static simhash_err start(sh_norm *n, int stream)
 {
-	simhash_err err;
-	size_t i = 0;
-
-	if (n->cfg.utf8 == SIMHASH_UTF8_REJECT) {
-		size_t bad = sh_utf8_validate(in, len);
-		if (bad < len) {
-			*bad_offset = bad;
-			return SIMHASH_EUTF8;
-		}
-	}
-	if (n->cfg.html) {
-		size_t hlen;
-		err = sh_html_strip(&n->html, in, len, &hlen);
-		if (err)
-			return err;
-		in = n->html.p;
-		len = hlen;
-	}
 	n->len = n->n_chars = 0;
 	n->pending_space = 0;
 	n->last_cp = 0;
 	n->repeat = 0;
-	err = room(n, 1, 1);
+	n->m = 0;
+	n->stream = stream;
+	n->fed = 0;
+	return room(n, 1, 1);
+}
+
+/* Normalizes in[0..len) after what the run has had so far. */
+static simhash_err run(sh_norm *n, const uint8_t *in, size_t len)
+{
+	simhash_err err = SIMHASH_OK;
+	size_t i = 0;
+
 	while (!err && i < len) {
 		/* A block of ASCII bytes, each giving at most two characters (a
 		 * space and itself), up to the byte before a non-ASCII one: that
@@ -647,15 +651,121 @@ simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
 		}
 		err = non_ascii_run(n, in, len, &i);
 	}
-	if (err)
-		return err;
+	return err;
+}
+
+static void view(sh_norm *n, sh_text *out)
+{
 	n->oo[n->n_chars] = (uint32_t)n->len;
 	out->s = n->o;
 	out->len = n->len;
 	out->off = n->oo;
 	out->cls = n->oc;
 	out->n_chars = n->n_chars;
+}
+
+simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
+			size_t *bad_offset)
+{
+	simhash_err err;
+
+	if (n->cfg.utf8 == SIMHASH_UTF8_REJECT) {
+		size_t bad = sh_utf8_validate(in, len);
+		if (bad < len) {
+			*bad_offset = bad;
+			return SIMHASH_EUTF8;
+		}
+	}
+	if (n->cfg.html) {
+		size_t hlen;
+		err = sh_html_strip(&n->html, in, len, &hlen);
+		if (err)
+			return err;
+		in = n->html.p;
+		len = hlen;
+	}
+	err = start(n, 0);
+	if (!err)
+		err = run(n, in, len);
+	if (err)
+		return err;
+	view(n, out);
 	return SIMHASH_OK;
+}
+
+/* ---- streaming: the same output, fed in pieces and taken in windows */
+
+size_t sh_norm_cut(const uint8_t *in, size_t len)
+{
+	for (size_t p = len; p-- > 1;) {
+		uint8_t a = in[p - 1], b = in[p];
+		if (b < 0x80 || (a >= 0x80 && b >= 0xC0))
+			return p; /* an ASCII byte; a lead byte inside a run */
+		/* A continuation byte after three others: the sequence before
+		 * it (at most four bytes) has ended. */
+		if (a >= 0x80 && b < 0xC0 && p >= 3 && (a & 0xC0) == 0x80 &&
+		    (in[p - 2] & 0xC0) == 0x80 && (in[p - 3] & 0xC0) == 0x80)
+			return p;
+	}
+	return 0;
+}
+
+simhash_err sh_norm_begin(sh_norm *n)
+{
+	return n->cfg.html ? SIMHASH_EINVAL : start(n, 1);
+}
+
+simhash_err sh_norm_feed(sh_norm *n, const uint8_t *in, size_t len, size_t *bad_offset)
+{
+	simhash_err err;
+
+	assert(n->stream);
+	if (n->cfg.utf8 == SIMHASH_UTF8_REJECT) {
+		size_t bad = sh_utf8_validate(in, len);
+		if (bad < len) {
+			*bad_offset = n->fed + bad;
+			return SIMHASH_EUTF8;
+		}
+	}
+	/* an ASCII byte ends the run the last piece ended in */
+	if (n->m && len && in[0] < 0x80) {
+		err = flush(n, &n->m);
+		if (err)
+			return err;
+	}
+	n->fed += len;
+	return run(n, in, len);
+}
+
+void sh_norm_view(sh_norm *n, sh_text *out)
+{
+	view(n, out);
+}
+
+simhash_err sh_norm_end(sh_norm *n, sh_text *out)
+{
+	simhash_err err = flush(n, &n->m);
+
+	if (err)
+		return err;
+	view(n, out);
+	return SIMHASH_OK;
+}
+
+void sh_norm_consume(sh_norm *n, size_t k)
+{
+	size_t b;
+
+	assert(k < n->n_chars);
+	if (k == 0)
+		return;
+	b = n->oo[k];
+	memmove(n->o, n->o + b, n->len - b);
+	for (size_t i = k; i < n->n_chars; i++)
+		n->oo[i - k] = n->oo[i] - (uint32_t)b;
+	memmove(n->oc, n->oc + k, n->n_chars - k);
+	n->n_chars -= k;
+	n->len -= b;
 }
 
 void sh_norm_set_simd(sh_norm *n, int on)

@@ -1,7 +1,8 @@
 /* test_kat.c - known-answer fingerprints (tests/data/kat/fingerprints.tsv)
  * through every code path: the library with its vector paths (AVX-512 votes,
- * AVX2 normalization, where the CPU has them) and with the scalar paths
- * forced, and the command (`simhash fingerprint`) with one and with three
+ * AVX2 normalization, where the CPU has them), with the scalar paths
+ * forced, and given in pieces of 5 bytes normalized in slices of 3
+ * (simhash_fingerprint_begin; long rows taken in windows), and the command (`simhash fingerprint`) with one and with three
  * threads. Every row also checks its scheme string, and that the scheme
  * string parses back to a config giving the same fingerprint.
  *
@@ -22,6 +23,7 @@
 #include "util.h"
 
 void sh_ctx_set_simd(simhash_ctx *ctx, int on);
+simhash_err sh_ctx_set_stream(simhash_ctx *ctx, size_t slice, size_t min_chars);
 
 #define KAT "tests/data/kat/fingerprints.tsv"
 #define MAX_ROWS 2048
@@ -141,9 +143,19 @@ static int fp_is(simhash_ctx *ctx, const struct row *r, int simd, const char *pa
 	simhash_fp fp;
 	char hex[SIMHASH_HEX_MAX];
 
-	sh_ctx_set_simd(ctx, simd);
-	if (simhash_fingerprint(ctx, r->text, r->len, &fp) != SIMHASH_OK)
+	sh_ctx_set_simd(ctx, simd != 0);
+	if (simd == 2) {
+		/* in pieces of 5 bytes, normalized in slices of 3 */
+		simhash_err err = sh_ctx_set_stream(ctx, 3, 1);
+		if (!err)
+			err = simhash_fingerprint_begin(ctx);
+		for (size_t i = 0; !err && i < r->len; i += 5)
+			err = simhash_fingerprint_update(ctx, r->text + i, r->len - i < 5 ? r->len - i : 5);
+		if (err || simhash_fingerprint_final(ctx, &fp) != SIMHASH_OK)
+			return 0;
+	} else if (simhash_fingerprint(ctx, r->text, r->len, &fp) != SIMHASH_OK) {
 		return 0;
+	}
 	simhash_fp_format(&fp, hex);
 	if (strcmp(hex, r->hex)) {
 		fprintf(stderr, "%s: options '%s', text '%.40s': %s, table %s\n", path, r->opts,
@@ -174,7 +186,7 @@ static void test_library_paths_give_the_table(void)
 			bad++;
 		}
 		if (simhash_ctx_new(&cc.cfg, &ctx) || !fp_is(ctx, &rows[i], 1, "vector") ||
-		    !fp_is(ctx, &rows[i], 0, "scalar"))
+		    !fp_is(ctx, &rows[i], 0, "scalar") || !fp_is(ctx, &rows[i], 2, "in pieces"))
 			bad++;
 		/* the scheme string alone selects the same fingerprints */
 		simhash_config_init(&back);
