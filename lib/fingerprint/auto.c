@@ -19,10 +19,19 @@
  *    splitmix64's finalizer of the key xor two constants).
  *  - A shingle's weight is 1 + ln tf in 16.16 fixed point, with log2 taken
  *    by linear interpolation between powers of two: integers only.
- *  - Char votes Vc_j = 2 c_j - n (c_j: n-grams with bit j set, n: n-grams);
- *    shingle votes Vs_j = sum of +-w; bit j is 1 iff
+ *  - Char votes Vc_j = 2 c_j - n (c_j: n-grams with bit j set, n: n-grams),
+ *    centered when the n-grams are the default's (n = 3, 2 at a CJK
+ *    character; the scheme says "-cen1"): Vc_j - (n_o M_0j + n_k M_1j), where
+ *    n_k counts the n-grams starting at a CJK character, n_o the others, and
+ *    M (center_table.h, tools/gen_center.c) is the mean vote per n-gram of
+ *    each class over the documents of a general corpus. Every text of a
+ *    language shares a few hundred n-grams (" th", "the", "的"), which pull
+ *    every bit the same way: without centering, unrelated short English texts
+ *    agree on far more bits than chance.
+ *  - Shingle votes Vs_j = sum of +-w; bit j is 1 iff
  *    a * Vc_j / n + (1 - a) * Vs_j / Ws > 0, computed exactly in 128-bit
- *    integers. With a = 1 this is the "char" fingerprint, bit for bit.
+ *    integers (M in units of 2^-SH_CENTER_Q). Uncentered, with a = 1 this is
+ *    the "char" fingerprint, bit for bit.
  *
  * Memory: the distinct shingles (16 bytes each, up to twice that allocated)
  * and a table of 4-byte slots at most half full.
@@ -33,6 +42,13 @@
 #include "../hash/hash_inline.h"
 #include "vote.h"
 #include "auto.h"
+/* Experiments only: a build with -DSH_EXP_SEED=N takes the table made for its
+ * hashes (-DSH_CENTER_TABLE='"path"', by gen_center of the same build). */
+#ifdef SH_CENTER_TABLE
+#include SH_CENTER_TABLE
+#else
+#include "center_table.h"
+#endif
 
 enum { SH_AUTO_BLOCK = 256 }; /* shingle keys hashed before they are counted */
 
@@ -342,22 +358,40 @@ int64_t sh_auto_share(const sh_text *t)
 	return SH_AUTO_L1 - (int64_t)t->n_chars;
 }
 
-void sh_auto_combine(unsigned bits, int64_t share, const uint64_t *counts, uint64_t n,
-		     const int64_t *vs, int64_t ws, simhash_fp *out)
+int sh_auto_centered(const simhash_config *cfg)
 {
+	return cfg->ngram == 3 && cfg->ngram_cjk == 2;
+}
+
+void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const int64_t *vs,
+		     int64_t ws, simhash_fp *out)
+{
+	const int32_t *m0 = NULL, *m1 = NULL;
+	const __int128 one = (__int128)1 << SH_CENTER_Q;
+
 	if (ws == 0)
 		share = SH_AUTO_SPAN;
+	if (c->centered) {
+		m0 = bits == 128 ? sh_center128[0] : sh_center64[0];
+		m1 = bits == 128 ? sh_center128[1] : sh_center64[1];
+	}
 	out->bits = bits;
 	out->w[0] = out->w[1] = 0;
 	for (unsigned j = 0; j < bits; j++) {
-		__int128 s;
+		__int128 s, vc = 0;
+		if (share > 0) {
+			/* the char vote times 2^Q, less the expected vote of its n-grams */
+			vc = (2 * (__int128)c->counts[j] - (__int128)c->n) * one;
+			if (m0)
+				vc -= (__int128)(c->n - c->n_cjk) * m0[j] + (__int128)c->n_cjk * m1[j];
+		}
 		if (share == SH_AUTO_SPAN)
-			s = 2 * (__int128)counts[j] - (__int128)n;
+			s = vc;
 		else if (share == 0)
 			s = vs[j];
 		else
-			s = (2 * (__int128)counts[j] - (__int128)n) * share * ws +
-			    (__int128)vs[j] * (SH_AUTO_SPAN - share) * (__int128)n;
+			s = vc * share * ws + (__int128)vs[j] * (SH_AUTO_SPAN - share) *
+						      (__int128)c->n * one;
 		/* no branch: the sign is a coin toss per bit */
 		out->w[j >> 6] |= (uint64_t)(s > 0) << (j & 63);
 	}

@@ -29,9 +29,20 @@ int64_t sh_auto_share(const sh_text *t);
 simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_t vs[128],
 			     int64_t *ws);
 
-/* The fingerprint from the char votes (counts[j] of n n-grams have bit j set)
- * and the shingle votes, with the char share `share` (SH_AUTO_SPAN: counts
- * only, as the "char" fingerprint; 0: shingles only). */
-void sh_auto_combine(unsigned bits, int64_t share, const uint64_t *counts, uint64_t n,
-		     const int64_t *vs, int64_t ws, simhash_fp *out);
+/* Whether cfg's char votes are centered: its n-grams are those the table of
+ * center_table.h was derived for (n = 3, 2 at a CJK character). */
+int sh_auto_centered(const simhash_config *cfg);
+
+/* The char n-gram votes of a text: counts[j] of its n n-grams have bit j set,
+ * n_cjk of them start at a CJK character. */
+typedef struct sh_auto_char {
+	const uint64_t *counts;
+	uint64_t n, n_cjk;
+	int centered; /* subtract the mean votes of center_table.h */
+} sh_auto_char;
+
+/* The fingerprint from the char votes c and the shingle votes, with the char
+ * share `share` (SH_AUTO_SPAN: char n-grams only; 0: shingles only, c unread). */
+void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const int64_t *vs,
+		     int64_t ws, simhash_fp *out);
 #endif

@@ -1,12 +1,15 @@
 /* test_auto.c - the length-adaptive features of the v2 default, against a
  * reference written from their definition in docs/algorithms.md (plain loops,
  * XXH3 from libxxhash): char 3-gram votes, word 3-shingle votes with 1 + ln tf in 16.16
- * fixed point, blended by length in 128-bit integers. Texts are lowercase
- * ASCII words and single spaces, which normalization leaves as they are. */
+ * fixed point, blended by length in 128-bit integers, the char votes centered
+ * by the committed table (every n-gram here starts at a non-CJK character:
+ * row 0). Texts are lowercase ASCII words and single spaces, which
+ * normalization leaves as they are. */
 #include <stdint.h>
 #include <xxhash.h>
 #include "../test.h"
 #include "simhash.h"
+#include "fingerprint/center_table.h"
 
 void sh_ctx_set_simd(simhash_ctx *ctx, int on);
 
@@ -110,10 +113,13 @@ static simhash_fp reference(const char *text, size_t len, unsigned bits)
 	if (ws == 0)
 		share = L1 - L0;
 	for (unsigned j = 0; j < bits; j++) {
-		__int128 s = (__int128)vc[j] * share * ws +
-			     (__int128)vs[j] * (L1 - L0 - share) * (__int128)(len - 2);
+		const int32_t *m = bits == 128 ? sh_center128[0] : sh_center64[0];
+		__int128 c = (__int128)vc[j] * ((__int128)1 << SH_CENTER_Q) -
+			     (__int128)(len - 2) * m[j];
+		__int128 s = c * share * ws + (__int128)vs[j] * (L1 - L0 - share) *
+						  (__int128)(len - 2) * ((__int128)1 << SH_CENTER_Q);
 		if (share == L1 - L0)
-			s = vc[j];
+			s = c;
 		if (s > 0)
 			fp.w[j >> 6] |= 1ull << (j & 63);
 	}
@@ -217,14 +223,17 @@ static void test_reused_ctx_matches_reference(void)
 	simhash_ctx_free(ctx);
 }
 
-/* Up to L0 characters the v2 fingerprint is the v1 char fingerprint. */
-static void test_short_texts_keep_their_char_fingerprint(void)
+/* Up to L0 characters a v2 fingerprint whose n-grams are not the centering
+ * table's (n = 4) is the v1 char fingerprint of the same n-grams: centering is
+ * the only difference. */
+static void test_short_uncentered_texts_keep_their_char_fingerprint(void)
 {
 	static char buf[400];
 	simhash_config cfg;
 	simhash_ctx *a = NULL, *b = NULL;
 
 	simhash_config_init(&cfg);
+	cfg.ngram = 4;
 	CHECK(simhash_ctx_new(&cfg, &a) == SIMHASH_OK);
 	cfg.features = SIMHASH_FEATURES_CHAR;
 	CHECK(simhash_ctx_new(&cfg, &b) == SIMHASH_OK);
@@ -267,4 +276,4 @@ TEST_MAIN("auto",
 	  TEST(test_default_features_are_auto),
 	  TEST(test_auto_matches_reference),
 	  TEST(test_reused_ctx_matches_reference),
-	  TEST(test_short_texts_keep_their_char_fingerprint))
+	  TEST(test_short_uncentered_texts_keep_their_char_fingerprint))
