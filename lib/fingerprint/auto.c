@@ -300,8 +300,36 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 	return SIMHASH_OK;
 }
 
-simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_t vs[128],
-			     int64_t *ws)
+/* One-permutation MinHash of the distinct shingles, one bit per bin: bin j
+ * of `bits` bins holds the least mixed key whose top bits are j; an empty bin
+ * takes the next nonempty one to its right (circularly) at distance r; its
+ * bit is the low bit of mix(min + r * golden). Two texts' bits agree with
+ * probability about (1 + J) / 2, J the Jaccard index of their shingle sets. */
+static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
+{
+	uint64_t mins[128];
+	unsigned shift = bits == 128 ? 57 : bits == 64 ? 58 : 59;
+
+	for (unsigned j = 0; j < bits; j++)
+		mins[j] = UINT64_MAX;
+	for (size_t s = 1; s <= a->used; s++) {
+		uint64_t h = sh_mix64(sh_exp_mix(a->ent[s].key, 2) ^ 0x5851f42d4c957f2dull);
+		unsigned b = (unsigned)(h >> shift);
+		mins[b] = h < mins[b] ? h : mins[b];
+	}
+	out[0] = out[1] = 0;
+	for (unsigned j = 0; j < bits; j++) {
+		unsigned k = j, r = 0;
+		while (mins[k] == UINT64_MAX && r < bits) {
+			k = (k + 1) % bits;
+			r++;
+		}
+		out[j >> 6] |= (sh_mix64(mins[k] + r * 0x9e3779b97f4a7c15ull) & 1) << (j & 63);
+	}
+}
+
+simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int votes,
+			     int64_t vs[128], int64_t *ws, uint64_t mh[2])
 {
 	uint64_t ones[128];
 	sh_vote v[2];
@@ -312,8 +340,14 @@ simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_
 		return err;
 	memset(vs, 0, 128 * sizeof *vs);
 	*ws = 0;
+	mh[0] = mh[1] = 0;
 	if (m < 3)
 		return SIMHASH_OK;
+	minhash_bits(a, bits, mh);
+	if (!votes) {
+		*ws = 1; /* shingles there, votes not needed */
+		return SIMHASH_OK;
+	}
 	/* Each distinct shingle votes once; integer sums, so the order of the
 	 * table does not matter. Most shingles occur once or twice: those are
 	 * unit votes of weight logtf_q16(1) or logtf_q16(2), counted bit-sliced
@@ -364,8 +398,9 @@ int sh_auto_centered(const simhash_config *cfg)
 }
 
 void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const int64_t *vs,
-		     int64_t ws, simhash_fp *out)
+		     int64_t ws, const uint64_t mh[2], simhash_fp *out)
 {
+	unsigned n_mh;
 	const int32_t *m0 = NULL, *m1 = NULL;
 	const __int128 one = (__int128)1 << SH_CENTER_Q;
 
@@ -377,8 +412,13 @@ void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const 
 	}
 	out->bits = bits;
 	out->w[0] = out->w[1] = 0;
+	n_mh = (unsigned)((uint64_t)bits * (uint64_t)(SH_AUTO_SPAN - share) / SH_AUTO_SPAN);
 	for (unsigned j = 0; j < bits; j++) {
 		__int128 s, vc = 0;
+		if (j < n_mh) {
+			out->w[j >> 6] |= (mh[j >> 6] >> (j & 63) & 1) << (j & 63);
+			continue;
+		}
 		if (share > 0) {
 			/* the char vote times 2^Q, less the expected vote of its n-grams */
 			vc = (2 * (__int128)c->counts[j] - (__int128)c->n) * one;

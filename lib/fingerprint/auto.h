@@ -25,9 +25,11 @@ uint64_t sh_auto_shingle_key(const uint64_t k[3]);
 int64_t sh_auto_share(const sh_text *t);
 
 /* The votes of the distinct word 3-shingles of t: vs[0..bits) and their total
- * weight *ws (0 if t has fewer than three words). */
-simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_t vs[128],
-			     int64_t *ws);
+ * weight *ws (0 if t has fewer than three words), and their MinHash bits
+ * mh (one-permutation MinHash, one bit per bin). With votes = 0 only mh is
+ * computed, vs is zero and *ws is 1 if t has shingles (0 if not). */
+simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int votes,
+			     int64_t vs[128], int64_t *ws, uint64_t mh[2]);
 
 /* Whether cfg's char votes are centered: its n-grams are those the table of
  * center_table.h was derived for (n = 3, 2 at a CJK character). */
@@ -41,8 +43,11 @@ typedef struct sh_auto_char {
 	int centered; /* subtract the mean votes of center_table.h */
 } sh_auto_char;
 
-/* The fingerprint from the char votes c and the shingle votes, with the char
- * share `share` (SH_AUTO_SPAN: char n-grams only; 0: shingles only, c unread). */
+/* The fingerprint from the char votes c, the shingle votes and the shingles'
+ * MinHash bits mh, with the char share `share` (SH_AUTO_SPAN: char n-grams
+ * only; 0: MinHash bits only, c and vs unread): the first
+ * bits * (SH_AUTO_SPAN - share) / SH_AUTO_SPAN bits are those of mh, the rest
+ * the signs of the blended votes. */
 void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const int64_t *vs,
-		     int64_t ws, simhash_fp *out);
+		     int64_t ws, const uint64_t mh[2], simhash_fp *out);
 #endif

@@ -195,11 +195,11 @@ static simhash_err auto_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 {
 	const simhash_config *cfg = &ctx->cfg;
 	int64_t vs[128], ws = 0, share = sh_auto_share(&ctx->text);
-	uint64_t counts[128];
+	uint64_t counts[128], mh[2] = {0, 0};
 	sh_auto_char c = {counts, 0, 0, sh_auto_centered(cfg)};
 
 	if (share < SH_AUTO_SPAN) {
-		simhash_err err = sh_auto_shingles(ctx->autov, cfg->bits, &ctx->text, vs, &ws);
+		simhash_err err = sh_auto_shingles(ctx->autov, cfg->bits, &ctx->text, share > 0, vs, &ws, mh);
 		if (err)
 			return err;
 	}
@@ -207,7 +207,7 @@ static simhash_err auto_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 		c.n = unit_votes(ctx, n, NULL, counts);
 		c.n_cjk = c.centered ? cjk_votes(ctx, n) : 0;
 	}
-	sh_auto_combine(cfg->bits, share, &c, vs, ws, out);
+	sh_auto_combine(cfg->bits, share, &c, vs, ws, mh, out);
 	return SIMHASH_OK;
 }
 

@@ -8,7 +8,8 @@
  * fingerprints: "v1" for char, word and shingle features and the Python
  * compatibility mode; "v2" for the length-adaptive default ("auto"), whose
  * char votes are centered by the built-in table of center_table.h where its
- * n-grams are those the table was made for ("auto3-cjk2-cen1"; auto.c).
+ * n-grams are those the table was made for ("-cen1") and whose documents are
+ * fingerprinted by one-bit MinHash of their shingles ("-mh1"; auto.c).
  *
  * Invariants:
  *  1. render(cfg) is a function of the fields that change fingerprints only.
@@ -73,6 +74,8 @@ static simhash_err render(const simhash_config *cfg, const struct tables *t, cha
 		snprintf(feat, sizeof feat, "shingle%u-%s", cfg->ngram, tok_names[cfg->tokenizer]);
 	if (cfg->features == SIMHASH_FEATURES_AUTO && sh_auto_centered(cfg))
 		strcat(feat, "-cen1");
+	if (cfg->features == SIMHASH_FEATURES_AUTO)
+		strcat(feat, "-mh1");
 	n = snprintf(weight, sizeof weight, "%s", weight_names[cfg->weight]);
 	if (cfg->tf_cap && cfg->weight != SIMHASH_WEIGHT_BINARY)
 		n += snprintf(weight + n, sizeof weight - (size_t)n, "-cap%u", cfg->tf_cap);
@@ -174,9 +177,9 @@ static int eat_name(const char **s, const char *const *names)
 	return best;
 }
 
-/* "char3-cjk2", "char3", "auto3-cjk2-cen1", "word-icu", "shingle3-simple".
- * "-cen1" is checked by the re-rendering: it is there iff auto votes are
- * centered. */
+/* "char3-cjk2", "char3", "auto3-cjk2-cen1-mh1", "auto4-mh1", "word-icu",
+ * "shingle3-simple". "-cen1" is checked by the re-rendering: it is there iff
+ * auto votes are centered. */
 static int parse_features(const char **s, simhash_config *cfg)
 {
 	int tok, is_auto = eat(s, "auto");
@@ -188,7 +191,10 @@ static int parse_features(const char **s, simhash_config *cfg)
 		cfg->ngram_cjk = cfg->ngram;
 		if (eat(s, "-cjk") && !eat_uint(s, &cfg->ngram_cjk))
 			return 0;
-		return !is_auto || !eat(s, "-cen") || eat(s, "1");
+		if (!is_auto)
+			return 1;
+		(void)eat(s, "-cen1");
+		return eat(s, "-mh1");
 	}
 	if (eat(s, "word-"))
 		cfg->features = SIMHASH_FEATURES_WORD;

@@ -1,7 +1,8 @@
 /* test_auto.c - the length-adaptive features of the v2 default, against a
  * reference written from their definition in docs/algorithms.md (plain loops,
  * XXH3 from libxxhash): char 3-gram votes, word 3-shingle votes with 1 + ln tf in 16.16
- * fixed point, blended by length in 128-bit integers, the char votes centered
+ * fixed point, blended by length in 128-bit integers, the first bits taken from
+ * a one-bit MinHash of the shingles in proportion to length, the char votes centered
  * by the committed table (every n-gram here starts at a non-CJK character:
  * row 0). Texts are lowercase ASCII words and single spaces, which
  * normalization leaves as they are. */
@@ -65,6 +66,8 @@ static simhash_fp reference(const char *text, size_t len, unsigned bits)
 	static uint32_t cnt[4096];
 	size_t n_words = 0, n_sh = 0, start = 0;
 	int64_t vc[128] = {0}, vs[128] = {0}, ws = 0, share;
+	uint64_t mins[128];
+	unsigned n_mh;
 	simhash_fp fp = {{0, 0}, bits};
 
 	/* char 3-grams, tf */
@@ -112,7 +115,26 @@ static simhash_fp reference(const char *text, size_t len, unsigned bits)
 	share = len <= L0 ? L1 - L0 : len >= L1 ? 0 : (int64_t)(L1 - len);
 	if (ws == 0)
 		share = L1 - L0;
-	for (unsigned j = 0; j < bits; j++) {
+	/* one-bit MinHash of the shingles: bin = top bits of the mixed key */
+	for (unsigned j = 0; j < bits; j++)
+		mins[j] = UINT64_MAX;
+	for (size_t q = 0; q < n_sh; q++) {
+		uint64_t h = mix64(sh[q] ^ 0x5851f42d4c957f2dull);
+		unsigned b = (unsigned)(h / ((uint64_t)1 << (64 - (bits == 128 ? 7 : bits == 64 ? 6 : 5))));
+		if (h < mins[b])
+			mins[b] = h;
+	}
+	n_mh = (unsigned)(bits * (uint64_t)(L1 - L0 - share) / (L1 - L0));
+	for (unsigned j = 0; j < n_mh; j++) {
+		unsigned k = j, r = 0;
+		while (mins[k] == UINT64_MAX) {
+			k = (k + 1) % bits;
+			r++;
+		}
+		if (mix64(mins[k] + r * 0x9e3779b97f4a7c15ull) & 1)
+			fp.w[j >> 6] |= 1ull << (j & 63);
+	}
+	for (unsigned j = n_mh; j < bits; j++) {
 		const int32_t *m = bits == 128 ? sh_center128[0] : sh_center64[0];
 		__int128 c = (__int128)vc[j] * ((__int128)1 << SH_CENTER_Q) -
 			     (__int128)(len - 2) * m[j];
