@@ -1,8 +1,8 @@
 /* auto.c - the length-adaptive features of the v2 default (SIMHASH_FEATURES_AUTO).
  *
  * Short texts are fingerprinted by character n-grams (tf, as "char" features),
- * long ones by word 3-shingles weighted 1 + ln tf, and texts in between by
- * both, blended by length: character n-grams find the near-duplicates of a
+ * long ones by a one-bit MinHash of their word 3-shingles, and texts in
+ * between by both, by length: character n-grams find the near-duplicates of a
  * title or a message, where one edited word changes most shingles, while on
  * documents they are dominated by the few hundred n-grams every text of a
  * language shares (" th", "the", "ing"), which pulls unrelated fingerprints
@@ -30,8 +30,14 @@
  *    agree on far more bits than chance.
  *  - Shingle votes Vs_j = sum of +-w; bit j is 1 iff
  *    a * Vc_j / n + (1 - a) * Vs_j / Ws > 0, computed exactly in 128-bit
- *    integers (M in units of 2^-SH_CENTER_Q). Uncentered, with a = 1 this is
- *    the "char" fingerprint, bit for bit.
+ *    integers (M in units of 2^-SH_CENTER_Q), for j >= m only. Uncentered,
+ *    with a = 1 this is the "char" fingerprint, bit for bit.
+ *  - The first m = floor(bits * (1 - a)) bits (all from L1 on) are the
+ *    one-bit MinHash of the distinct shingles (minhash_bits(); "-mh1"): a
+ *    MinHash bit differs between two texts with probability about (1 - J) / 2,
+ *    J the Jaccard index of their shingle sets, a steeper function of J near
+ *    the near-duplicate threshold than SimHash's angle / pi. Texts of L1
+ *    characters or more need no shingle votes.
  *
  * Memory: the distinct shingles (16 bytes each, up to twice that allocated)
  * and a table of 4-byte slots at most half full.
