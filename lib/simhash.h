@@ -222,7 +222,7 @@ SIMHASH_API void simhash_config_settle_features(simhash_config *cfg, int feature
 #define SIMHASH_SCHEME_MAX 256
 
 /* Writes the canonical scheme string of cfg, for example
- * "v2/f64/auto3-cjk2/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop" (the default) or
+ * "v2/f64/auto3-cjk2-cen1-mh1/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop" (the default) or
  * "v1/f64/char3-cjk2/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop", NUL-terminated, into buf (SIMHASH_SCHEME_MAX bytes). Two configs with the
  * same scheme give the same fingerprints. SIMHASH_EINVAL if cfg is invalid.
  * Thread safety: safe. */

@@ -1,8 +1,8 @@
 /* auto.c - the length-adaptive features of the v2 default (SIMHASH_FEATURES_AUTO).
  *
  * Short texts are fingerprinted by character n-grams (tf, as "char" features),
- * long ones by word 3-shingles weighted 1 + ln tf, and texts in between by
- * both, blended by length: character n-grams find the near-duplicates of a
+ * long ones by a one-bit MinHash of their word 3-shingles, and texts in
+ * between by both, by length: character n-grams find the near-duplicates of a
  * title or a message, where one edited word changes most shingles, while on
  * documents they are dominated by the few hundred n-grams every text of a
  * language shares (" th", "the", "ing"), which pulls unrelated fingerprints
@@ -19,10 +19,25 @@
  *    splitmix64's finalizer of the key xor two constants).
  *  - A shingle's weight is 1 + ln tf in 16.16 fixed point, with log2 taken
  *    by linear interpolation between powers of two: integers only.
- *  - Char votes Vc_j = 2 c_j - n (c_j: n-grams with bit j set, n: n-grams);
- *    shingle votes Vs_j = sum of +-w; bit j is 1 iff
+ *  - Char votes Vc_j = 2 c_j - n (c_j: n-grams with bit j set, n: n-grams),
+ *    centered when the n-grams are the default's (n = 3, 2 at a CJK
+ *    character; the scheme says "-cen1"): Vc_j - (n_o M_0j + n_k M_1j), where
+ *    n_k counts the n-grams starting at a CJK character, n_o the others, and
+ *    M (center_table.h, tools/gen_center.c) is the mean vote per n-gram of
+ *    each class over the documents of a general corpus. Every text of a
+ *    language shares a few hundred n-grams (" th", "the", "的"), which pull
+ *    every bit the same way: without centering, unrelated short English texts
+ *    agree on far more bits than chance.
+ *  - Shingle votes Vs_j = sum of +-w; bit j is 1 iff
  *    a * Vc_j / n + (1 - a) * Vs_j / Ws > 0, computed exactly in 128-bit
- *    integers. With a = 1 this is the "char" fingerprint, bit for bit.
+ *    integers (M in units of 2^-SH_CENTER_Q), for j >= m only. Uncentered,
+ *    with a = 1 this is the "char" fingerprint, bit for bit.
+ *  - The first m = floor(bits * (1 - a)) bits (all from L1 on) are the
+ *    one-bit MinHash of the distinct shingles (minhash_bits(); "-mh1"): a
+ *    MinHash bit differs between two texts with probability about (1 - J) / 2,
+ *    J the Jaccard index of their shingle sets, a steeper function of J near
+ *    the near-duplicate threshold than SimHash's angle / pi. Texts of L1
+ *    characters or more need no shingle votes.
  *
  * Memory: the distinct shingles (16 bytes each, more allocated but never
  * touched) and a table of 4-byte slots at most half full: 24 to 32 bytes per
@@ -36,6 +51,13 @@
 #include "../hash/hash_inline.h"
 #include "vote.h"
 #include "auto.h"
+/* Experiments only: a build with -DSH_EXP_SEED=N takes the table made for its
+ * hashes (-DSH_CENTER_TABLE='"path"', by gen_center of the same build). */
+#ifdef SH_CENTER_TABLE
+#include SH_CENTER_TABLE
+#else
+#include "center_table.h"
+#endif
 
 enum { SH_AUTO_BLOCK = 256 }; /* shingle keys hashed before they are counted */
 
@@ -450,6 +472,50 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 	return SIMHASH_OK;
 }
 
+/* One mixed key of a shingle for its MinHash bin and value. */
+static inline uint64_t minhash_key(uint64_t key)
+{
+	return sh_mix64(sh_exp_mix(key, 2) ^ 0x5851f42d4c957f2dull);
+}
+
+/* One-permutation MinHash of the distinct shingles, one bit per bin: bin j
+ * of `bits` bins holds the least mixed key whose top bits are j; an empty bin
+ * takes the next nonempty one to its right (circularly) at distance r; its
+ * bit is the low bit of mix(min + r * golden). Two texts' bits agree with
+ * probability about (1 + J) / 2, J the Jaccard index of their shingle sets.
+ * The shingles are those of the table, or of the sorted arrays of a text
+ * taken in windows: the same set either way. */
+static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
+{
+	uint64_t mins[128];
+	unsigned shift = bits == 128 ? 57 : bits == 64 ? 58 : 59;
+
+	for (unsigned j = 0; j < bits; j++)
+		mins[j] = UINT64_MAX;
+	if (a->sorted) {
+		for (size_t s = 0; s < a->n_sorted; s++) {
+			uint64_t h = minhash_key(a->skey[s]);
+			unsigned b = (unsigned)(h >> shift);
+			mins[b] = h < mins[b] ? h : mins[b];
+		}
+	} else {
+		for (size_t s = 1; s <= a->used; s++) {
+			uint64_t h = minhash_key(a->ent[s].key);
+			unsigned b = (unsigned)(h >> shift);
+			mins[b] = h < mins[b] ? h : mins[b];
+		}
+	}
+	out[0] = out[1] = 0;
+	for (unsigned j = 0; j < bits; j++) {
+		unsigned k = j, r = 0;
+		while (mins[k] == UINT64_MAX && r < bits) {
+			k = (k + 1) % bits;
+			r++;
+		}
+		out[j >> 6] |= (sh_mix64(mins[k] + r * 0x9e3779b97f4a7c15ull) & 1) << (j & 63);
+	}
+}
+
 /* Empties the table and uses `want` slots (a power of two) to begin with. */
 static simhash_err begin(sh_auto *a, size_t want, unsigned load4)
 {
@@ -511,15 +577,15 @@ simhash_err sh_auto_scan(sh_auto *a, const sh_text *t, size_t from, size_t to, s
 	return scan(a, t, from, to, r);
 }
 
-simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_t vs[128],
-			     int64_t *ws)
+simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int votes,
+			     int64_t vs[128], int64_t *ws, uint64_t mh[2])
 {
 	size_t m;
 	simhash_err err = collect(a, t, &m);
 
 	if (err)
 		return err;
-	sh_auto_votes(a, bits, m, vs, ws);
+	sh_auto_votes(a, bits, m, votes, vs, ws, mh);
 	return SIMHASH_OK;
 }
 
@@ -556,14 +622,20 @@ static inline void acc_add(struct acc *c, uint64_t key, uint32_t count)
 	c->ws += w;
 }
 
-void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int64_t vs[128], int64_t *ws)
+void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int votes, int64_t vs[128], int64_t *ws,
+		   uint64_t mh[2])
 {
 	uint64_t ones[128];
 	struct acc c;
 
 	memset(vs, 0, 128 * sizeof *vs);
 	*ws = 0;
-	if (m >= 3) {
+	mh[0] = mh[1] = 0;
+	if (m >= 3)
+		minhash_bits(a, bits, mh);
+	if (m >= 3 && !votes) {
+		*ws = 1; /* shingles there, votes not needed */
+	} else if (m >= 3) {
 		/* each distinct shingle votes once */
 		c.vs = vs;
 		c.ws = 0;
@@ -599,22 +671,46 @@ int64_t sh_auto_share(const sh_text *t)
 	return SH_AUTO_L1 - (int64_t)t->n_chars;
 }
 
-void sh_auto_combine(unsigned bits, int64_t share, const uint64_t *counts, uint64_t n,
-		     const int64_t *vs, int64_t ws, simhash_fp *out)
+int sh_auto_centered(const simhash_config *cfg)
 {
+	return cfg->ngram == 3 && cfg->ngram_cjk == 2;
+}
+
+void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const int64_t *vs,
+		     int64_t ws, const uint64_t mh[2], simhash_fp *out)
+{
+	unsigned n_mh;
+	const int32_t *m0 = NULL, *m1 = NULL;
+	const __int128 one = (__int128)1 << SH_CENTER_Q;
+
 	if (ws == 0)
 		share = SH_AUTO_SPAN;
+	if (c->centered) {
+		m0 = bits == 128 ? sh_center128[0] : sh_center64[0];
+		m1 = bits == 128 ? sh_center128[1] : sh_center64[1];
+	}
 	out->bits = bits;
 	out->w[0] = out->w[1] = 0;
+	n_mh = (unsigned)((uint64_t)bits * (uint64_t)(SH_AUTO_SPAN - share) / SH_AUTO_SPAN);
 	for (unsigned j = 0; j < bits; j++) {
-		__int128 s;
+		__int128 s, vc = 0;
+		if (j < n_mh) {
+			out->w[j >> 6] |= (mh[j >> 6] >> (j & 63) & 1) << (j & 63);
+			continue;
+		}
+		if (share > 0) {
+			/* the char vote times 2^Q, less the expected vote of its n-grams */
+			vc = (2 * (__int128)c->counts[j] - (__int128)c->n) * one;
+			if (m0)
+				vc -= (__int128)(c->n - c->n_cjk) * m0[j] + (__int128)c->n_cjk * m1[j];
+		}
 		if (share == SH_AUTO_SPAN)
-			s = 2 * (__int128)counts[j] - (__int128)n;
+			s = vc;
 		else if (share == 0)
 			s = vs[j];
 		else
-			s = (2 * (__int128)counts[j] - (__int128)n) * share * ws +
-			    (__int128)vs[j] * (SH_AUTO_SPAN - share) * (__int128)n;
+			s = vc * share * ws + (__int128)vs[j] * (SH_AUTO_SPAN - share) *
+						      (__int128)c->n * one;
 		/* no branch: the sign is a coin toss per bit */
 		out->w[j >> 6] |= (uint64_t)(s > 0) << (j & 63);
 	}

@@ -22,11 +22,11 @@ void sh_auto_free(sh_auto *a);
 uint64_t sh_auto_shingle_key(const uint64_t k[3]);
 
 /* Streaming (stream.c): the shingles of a text taken in windows, counted in
- * sorted arrays (12 bytes per distinct shingle). begin empties them; scan counts the shingles ending at the words that start
- * at characters [from, to) of t (each must end by `to` or at t's end), r
- * carrying the last three word keys and the word count between windows
- * (zeroed before the first); votes gives the votes of the table after m
- * words in all. */
+ * sorted arrays (12 bytes per distinct shingle). begin empties them; scan
+ * counts the shingles ending at the words that start at characters
+ * [from, to) of t (each must end by `to` or at t's end), r carrying the last
+ * three word keys and the word count between windows (zeroed before the
+ * first); votes gives the votes of the table after m words in all. */
 typedef struct sh_auto_run {
 	uint64_t k[3];
 	size_t m;
@@ -38,19 +38,38 @@ simhash_err sh_auto_scan(sh_auto *a, const sh_text *t, size_t from, size_t to, s
 simhash_err sh_auto_end(sh_auto *a);
 /* For tests: keys counted at once from the next sh_auto_begin() on (0: 1 Mi). */
 void sh_auto_set_batch(sh_auto *a, size_t keys);
-void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int64_t vs[128], int64_t *ws);
+/* The votes of the distinct shingles counted after m words in all, as
+ * sh_auto_shingles() gives them (votes, vs, ws, mh alike). */
+void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int votes, int64_t vs[128], int64_t *ws,
+		   uint64_t mh[2]);
 
 /* The char n-grams' share of the vote for text t, times SH_AUTO_SPAN. */
 int64_t sh_auto_share(const sh_text *t);
 
 /* The votes of the distinct word 3-shingles of t: vs[0..bits) and their total
- * weight *ws (0 if t has fewer than three words). */
-simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int64_t vs[128],
-			     int64_t *ws);
+ * weight *ws (0 if t has fewer than three words), and their MinHash bits
+ * mh (one-permutation MinHash, one bit per bin). With votes = 0 only mh is
+ * computed, vs is zero and *ws is 1 if t has shingles (0 if not). */
+simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int votes,
+			     int64_t vs[128], int64_t *ws, uint64_t mh[2]);
 
-/* The fingerprint from the char votes (counts[j] of n n-grams have bit j set)
- * and the shingle votes, with the char share `share` (SH_AUTO_SPAN: counts
- * only, as the "char" fingerprint; 0: shingles only). */
-void sh_auto_combine(unsigned bits, int64_t share, const uint64_t *counts, uint64_t n,
-		     const int64_t *vs, int64_t ws, simhash_fp *out);
+/* Whether cfg's char votes are centered: its n-grams are those the table of
+ * center_table.h was derived for (n = 3, 2 at a CJK character). */
+int sh_auto_centered(const simhash_config *cfg);
+
+/* The char n-gram votes of a text: counts[j] of its n n-grams have bit j set,
+ * n_cjk of them start at a CJK character. */
+typedef struct sh_auto_char {
+	const uint64_t *counts;
+	uint64_t n, n_cjk;
+	int centered; /* subtract the mean votes of center_table.h */
+} sh_auto_char;
+
+/* The fingerprint from the char votes c, the shingle votes and the shingles'
+ * MinHash bits mh, with the char share `share` (SH_AUTO_SPAN: char n-grams
+ * only; 0: MinHash bits only, c and vs unread): the first
+ * bits * (SH_AUTO_SPAN - share) / SH_AUTO_SPAN bits are those of mh, the rest
+ * the signs of the blended votes. */
+void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const int64_t *vs,
+		     int64_t ws, const uint64_t mh[2], simhash_fp *out);
 #endif

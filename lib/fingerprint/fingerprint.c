@@ -194,21 +194,42 @@ static uint64_t unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out, uint64_t
 	return 0;
 }
 
+/* The votes of the char n-grams counted from a CJK character, for centering
+ * (auto.c): the windows unit_votes() counts, i < n that fit. A text of
+ * one-byte characters has none, without a look. */
+static uint64_t cjk_votes(const simhash_ctx *ctx, size_t n)
+{
+	const sh_text *t;
+	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
+	uint64_t k = 0;
+	size_t end;
+
+	if (!ng || t->len == t->n_chars || t->n_chars < ngc)
+		return 0;
+	end = t->n_chars - ngc + 1 < n ? t->n_chars - ngc + 1 : n;
+	for (size_t i = 0; i < end; i++)
+		k += t->cls[i] == SH_C_CJK;
+	return k;
+}
+
 /* The v2 default: char n-grams and word shingles blended by length (auto.c). */
 static simhash_err auto_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 {
 	const simhash_config *cfg = &ctx->cfg;
 	int64_t vs[128], ws = 0, share = sh_auto_share(&ctx->text);
-	uint64_t counts[128], n_votes = 0;
+	uint64_t counts[128], mh[2] = {0, 0};
+	sh_auto_char c = {counts, 0, 0, sh_auto_centered(cfg)};
 
 	if (share < SH_AUTO_SPAN) {
-		simhash_err err = sh_auto_shingles(ctx->autov, cfg->bits, &ctx->text, vs, &ws);
+		simhash_err err = sh_auto_shingles(ctx->autov, cfg->bits, &ctx->text, share > 0, vs, &ws, mh);
 		if (err)
 			return err;
 	}
-	if (share > 0 || ws == 0)
-		n_votes = unit_votes(ctx, n, NULL, counts);
-	sh_auto_combine(cfg->bits, share, counts, n_votes, vs, ws, out);
+	if (share > 0 || ws == 0) {
+		c.n = unit_votes(ctx, n, NULL, counts);
+		c.n_cjk = c.centered ? cjk_votes(ctx, n) : 0;
+	}
+	sh_auto_combine(cfg->bits, share, &c, vs, ws, mh, out);
 	return SIMHASH_OK;
 }
 

@@ -6,7 +6,10 @@
  * n-grams). Fingerprints made under different scheme strings are never to be
  * compared. The version changes when the same options would give other
  * fingerprints: "v1" for char, word and shingle features and the Python
- * compatibility mode; "v2" for the length-adaptive default ("auto").
+ * compatibility mode; "v2" for the length-adaptive default ("auto"), whose
+ * char votes are centered by the built-in table of center_table.h where its
+ * n-grams are those the table was made for ("-cen1") and whose documents are
+ * fingerprinted by one-bit MinHash of their shingles ("-mh1"; auto.c).
  *
  * Invariants:
  *  1. render(cfg) is a function of the fields that change fingerprints only.
@@ -22,6 +25,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "../common/internal.h"
+#include "auto.h"
 
 static const char *const hash_names[] = {"xxh3", "fnv1", "fnv1a", "md5", NULL};
 static const char *const weight_names[] = {"tf", "binary", "logtf", "tfidf", NULL};
@@ -68,6 +72,10 @@ static simhash_err render(const simhash_config *cfg, const struct tables *t, cha
 		snprintf(feat, sizeof feat, "word-%s", tok_names[cfg->tokenizer]);
 	else
 		snprintf(feat, sizeof feat, "shingle%u-%s", cfg->ngram, tok_names[cfg->tokenizer]);
+	if (cfg->features == SIMHASH_FEATURES_AUTO && sh_auto_centered(cfg))
+		strcat(feat, "-cen1");
+	if (cfg->features == SIMHASH_FEATURES_AUTO)
+		strcat(feat, "-mh1");
 	n = snprintf(weight, sizeof weight, "%s", weight_names[cfg->weight]);
 	if (cfg->tf_cap && cfg->weight != SIMHASH_WEIGHT_BINARY)
 		n += snprintf(weight + n, sizeof weight - (size_t)n, "-cap%u", cfg->tf_cap);
@@ -169,7 +177,9 @@ static int eat_name(const char **s, const char *const *names)
 	return best;
 }
 
-/* "char3-cjk2", "char3", "word-icu", "shingle3-simple". */
+/* "char3-cjk2", "char3", "auto3-cjk2-cen1-mh1", "auto4-mh1", "word-icu",
+ * "shingle3-simple". "-cen1" is checked by the re-rendering: it is there iff
+ * auto votes are centered. */
 static int parse_features(const char **s, simhash_config *cfg)
 {
 	int tok, is_auto = eat(s, "auto");
@@ -179,7 +189,12 @@ static int parse_features(const char **s, simhash_config *cfg)
 		if (!eat_uint(s, &cfg->ngram))
 			return 0;
 		cfg->ngram_cjk = cfg->ngram;
-		return !eat(s, "-cjk") || eat_uint(s, &cfg->ngram_cjk);
+		if (eat(s, "-cjk") && !eat_uint(s, &cfg->ngram_cjk))
+			return 0;
+		if (!is_auto)
+			return 1;
+		(void)eat(s, "-cen1");
+		return eat(s, "-mh1");
 	}
 	if (eat(s, "word-"))
 		cfg->features = SIMHASH_FEATURES_WORD;

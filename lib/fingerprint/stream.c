@@ -75,6 +75,7 @@ struct sh_stream {
 	sh_vote v;       /* unit votes */
 	/* v2 default */
 	sh_auto_run ar;
+	uint64_t n_cjk;  /* char n-grams counted from a CJK character */
 	/* word features: the last ng - 1 words (shingles) and the count */
 	struct wspan carry[64];
 	unsigned n_carry;
@@ -274,6 +275,11 @@ static simhash_err char_features(simhash_ctx *ctx, struct sh_stream *st, const s
 {
 	if (sh_ctx_unit(&ctx->cfg) || ctx->cfg.features == SIMHASH_FEATURES_AUTO) {
 		sh_ngram_votes(ctx, t, st->ng, st->ngc, st->cpos, to, &st->v);
+		/* for centering: the n-grams from a CJK character that fit, as
+		 * cjk_votes() in fingerprint.c counts them */
+		if (ctx->cfg.features == SIMHASH_FEATURES_AUTO && t->len != t->n_chars)
+			for (size_t i = st->cpos; i < to; i++)
+				st->n_cjk += t->cls[i] == SH_C_CJK && i + st->ngc <= t->n_chars;
 	} else {
 		for (size_t i = st->cpos; i < to; i++) {
 			size_t end = i + (t->cls[i] == SH_C_CJK ? st->ngc : st->ng);
@@ -441,6 +447,7 @@ static simhash_err start_drain(simhash_ctx *ctx, struct sh_stream *st)
 	st->chars_on = cfg->features == SIMHASH_FEATURES_CHAR ||
 		       cfg->features == SIMHASH_FEATURES_AUTO;
 	memset(&st->ar, 0, sizeof st->ar);
+	st->n_cjk = 0;
 	sh_vote_init(&st->v, cfg->bits);
 	if (cfg->features == SIMHASH_FEATURES_AUTO)
 		err = sh_auto_begin(ctx->autov);
@@ -546,18 +553,22 @@ static simhash_err finish(simhash_ctx *ctx, struct sh_stream *st, simhash_fp *ou
 	simhash_err err = SIMHASH_OK;
 
 	if (cfg->features == SIMHASH_FEATURES_AUTO) {
-		/* past min_chars > SH_AUTO_L1: shingles alone, unless fewer
-		 * than three words (then char n-grams alone, every one counted) */
+		/* past min_chars > SH_AUTO_L1: the shingles' MinHash bits
+		 * alone, unless fewer than three words (then char n-grams
+		 * alone, every one counted) */
 		int64_t vs[128];
 		int64_t ws;
-		uint64_t counts[128], n_votes = 0;
+		uint64_t counts[128], mh[2];
+		sh_auto_char c = { counts, 0, 0, sh_auto_centered(cfg) };
 		err = sh_auto_end(ctx->autov);
 		if (err)
 			return err;
-		sh_auto_votes(ctx->autov, cfg->bits, st->ar.m, vs, &ws);
-		if (ws == 0)
-			n_votes = sh_vote_counts(&st->v, cfg->bits, counts);
-		sh_auto_combine(cfg->bits, 0, counts, n_votes, vs, ws, out);
+		sh_auto_votes(ctx->autov, cfg->bits, st->ar.m, 0, vs, &ws, mh);
+		if (ws == 0) {
+			c.n = sh_vote_counts(&st->v, cfg->bits, counts);
+			c.n_cjk = c.centered ? st->n_cjk : 0;
+		}
+		sh_auto_combine(cfg->bits, 0, &c, vs, ws, mh, out);
 		return SIMHASH_OK;
 	}
 	if (cfg->features == SIMHASH_FEATURES_SHINGLE && st->n_words < st->ng) {

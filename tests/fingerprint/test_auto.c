@@ -1,12 +1,16 @@
 /* test_auto.c - the length-adaptive features of the v2 default, against a
  * reference written from their definition in docs/algorithms.md (plain loops,
  * XXH3 from libxxhash): char 3-gram votes, word 3-shingle votes with 1 + ln tf in 16.16
- * fixed point, blended by length in 128-bit integers. Texts are lowercase
- * ASCII words and single spaces, which normalization leaves as they are. */
+ * fixed point, blended by length in 128-bit integers, the first bits taken from
+ * a one-bit MinHash of the shingles in proportion to length, the char votes centered
+ * by the committed table (every n-gram here starts at a non-CJK character:
+ * row 0). Texts are lowercase ASCII words and single spaces, which
+ * normalization leaves as they are. */
 #include <stdint.h>
 #include <xxhash.h>
 #include "../test.h"
 #include "simhash.h"
+#include "fingerprint/center_table.h"
 
 void sh_ctx_set_simd(simhash_ctx *ctx, int on);
 
@@ -62,6 +66,8 @@ static simhash_fp reference(const char *text, size_t len, unsigned bits)
 	static uint32_t cnt[4096];
 	size_t n_words = 0, n_sh = 0, start = 0;
 	int64_t vc[128] = {0}, vs[128] = {0}, ws = 0, share;
+	uint64_t mins[128];
+	unsigned n_mh;
 	simhash_fp fp = {{0, 0}, bits};
 
 	/* char 3-grams, tf */
@@ -109,11 +115,33 @@ static simhash_fp reference(const char *text, size_t len, unsigned bits)
 	share = len <= L0 ? L1 - L0 : len >= L1 ? 0 : (int64_t)(L1 - len);
 	if (ws == 0)
 		share = L1 - L0;
-	for (unsigned j = 0; j < bits; j++) {
-		__int128 s = (__int128)vc[j] * share * ws +
-			     (__int128)vs[j] * (L1 - L0 - share) * (__int128)(len - 2);
+	/* one-bit MinHash of the shingles: bin = top bits of the mixed key */
+	for (unsigned j = 0; j < bits; j++)
+		mins[j] = UINT64_MAX;
+	for (size_t q = 0; q < n_sh; q++) {
+		uint64_t h = mix64(sh[q] ^ 0x5851f42d4c957f2dull);
+		unsigned b = (unsigned)(h / ((uint64_t)1 << (64 - (bits == 128 ? 7 : bits == 64 ? 6 : 5))));
+		if (h < mins[b])
+			mins[b] = h;
+	}
+	n_mh = (unsigned)(bits * (uint64_t)(L1 - L0 - share) / (L1 - L0));
+	for (unsigned j = 0; j < n_mh; j++) {
+		unsigned k = j, r = 0;
+		while (mins[k] == UINT64_MAX) {
+			k = (k + 1) % bits;
+			r++;
+		}
+		if (mix64(mins[k] + r * 0x9e3779b97f4a7c15ull) & 1)
+			fp.w[j >> 6] |= 1ull << (j & 63);
+	}
+	for (unsigned j = n_mh; j < bits; j++) {
+		const int32_t *m = bits == 128 ? sh_center128[0] : sh_center64[0];
+		__int128 c = (__int128)vc[j] * ((__int128)1 << SH_CENTER_Q) -
+			     (__int128)(len - 2) * m[j];
+		__int128 s = c * share * ws + (__int128)vs[j] * (L1 - L0 - share) *
+						  (__int128)(len - 2) * ((__int128)1 << SH_CENTER_Q);
 		if (share == L1 - L0)
-			s = vc[j];
+			s = c;
 		if (s > 0)
 			fp.w[j >> 6] |= 1ull << (j & 63);
 	}
@@ -217,14 +245,17 @@ static void test_reused_ctx_matches_reference(void)
 	simhash_ctx_free(ctx);
 }
 
-/* Up to L0 characters the v2 fingerprint is the v1 char fingerprint. */
-static void test_short_texts_keep_their_char_fingerprint(void)
+/* Up to L0 characters a v2 fingerprint whose n-grams are not the centering
+ * table's (n = 4) is the v1 char fingerprint of the same n-grams: centering is
+ * the only difference. */
+static void test_short_uncentered_texts_keep_their_char_fingerprint(void)
 {
 	static char buf[400];
 	simhash_config cfg;
 	simhash_ctx *a = NULL, *b = NULL;
 
 	simhash_config_init(&cfg);
+	cfg.ngram = 4;
 	CHECK(simhash_ctx_new(&cfg, &a) == SIMHASH_OK);
 	cfg.features = SIMHASH_FEATURES_CHAR;
 	CHECK(simhash_ctx_new(&cfg, &b) == SIMHASH_OK);
@@ -267,4 +298,4 @@ TEST_MAIN("auto",
 	  TEST(test_default_features_are_auto),
 	  TEST(test_auto_matches_reference),
 	  TEST(test_reused_ctx_matches_reference),
-	  TEST(test_short_texts_keep_their_char_fingerprint))
+	  TEST(test_short_uncentered_texts_keep_their_char_fingerprint))

@@ -48,6 +48,7 @@ TEXTS = [
 
 OPTIONS = [
     "-", "--bits 32", "--bits 128", "--no-t2s", "--html", "--features auto --no-casefold",
+    "--features auto -n 4",
     "--features char", "--features char --bits 32", "--features char --bits 128",
     "--features char -n 4", "--features char --ngram-cjk 1", "--features char -n 2 --ngram-cjk 2",
     "--features word", "--features word --tokenizer icu", "--features shingle -n 2",
