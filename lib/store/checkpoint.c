@@ -42,8 +42,12 @@
  *     which installs checkpoints.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <stdio.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/random.h>
 #include <time.h>
 #include "store_int.h"
@@ -331,6 +335,43 @@ simhash_err sh_ckpt_save_now(simhash_store *st)
 		return sh_mdb_err(st, rc, "checkpoint");
 	st->ck = stamp;
 	return SIMHASH_OK;
+}
+
+/* Whether name is NAME-index.XXXXXX.tmp (six hex digits): a checkpoint's
+ * temporary file, as the library's atomic writer names it. */
+static int is_ckpt_temp(const char *name, const char *base, size_t base_len)
+{
+	const char *p = name + base_len + sizeof "-index." - 1;
+
+	if (strncmp(name, base, base_len) || strncmp(name + base_len, "-index.", 7) ||
+	    strlen(p) != 6 + 4 || strcmp(p + 6, ".tmp"))
+		return 0;
+	for (int i = 0; i < 6; i++)
+		if (!strchr("0123456789abcdef", p[i]))
+			return 0;
+	return 1;
+}
+
+void sh_ckpt_remove_temps(const char *path)
+{
+	char *d = strdup(path), *b = strdup(path), *dir, *base, full[4096];
+	struct dirent *de;
+	DIR *dh;
+
+	if (!d || !b)
+		goto out;
+	dir = dirname(d);
+	base = basename(b);
+	if (!(dh = opendir(dir)))
+		goto out;
+	while ((de = readdir(dh)))
+		if (is_ckpt_temp(de->d_name, base, strlen(base)) &&
+		    (size_t)snprintf(full, sizeof full, "%s/%s", dir, de->d_name) < sizeof full)
+			unlink(full);
+	closedir(dh);
+out:
+	free(d);
+	free(b);
 }
 
 simhash_err simhash_store_checkpoint(simhash_store *st)

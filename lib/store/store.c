@@ -557,8 +557,11 @@ simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store *
 		e = SIMHASH_ECORRUPT;
 		goto out_close;
 	}
-	if (!(flags & SIMHASH_STORE_RDONLY) && (e = lock_file(st, path, 0)) != SIMHASH_OK)
-		goto out_close;
+	if (!(flags & SIMHASH_STORE_RDONLY)) {
+		if ((e = lock_file(st, path, 0)) != SIMHASH_OK)
+			goto out_close;
+		sh_ckpt_remove_temps(path); /* a save a crash cut short */
+	}
 	if ((e = env_open(st, path, 0)) != SIMHASH_OK)
 		goto out_close;
 	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0) {

@@ -210,6 +210,10 @@ uint64_t sh_ckpt_delta(const simhash_store *st);
 /* Writer thread, after a batch: starts a background checkpoint when enough
  * has changed since the last one. */
 void sh_ckpt_maybe_start(simhash_store *st);
+/* Removes the temporary files of checkpoints a crash interrupted
+ * (PATH-index.XXXXXX.tmp); only the writing handle, holding the store's
+ * lock, may. */
+void sh_ckpt_remove_temps(const char *path);
 /* Stops (cancels) and joins a background checkpoint. */
 void sh_ckpt_join(simhash_store *st);
 /* In the writer's transaction: records stamp as the checkpoint ("ckpt") and

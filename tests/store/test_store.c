@@ -658,6 +658,43 @@ static void test_open_reports_how_the_index_was_loaded(void)
 	simhash_store_close(st);
 }
 
+static void touch(const char *name)
+{
+	FILE *f = fopen(name, "w");
+
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+}
+
+/* A writing open removes the temporary files of checkpoints a crash cut
+ * short, and nothing else. */
+static void test_open_removes_interrupted_checkpoints(void)
+{
+	simhash_store *st = create_bits("temps", 64);
+	char tmp[200], other[200], odd[200];
+
+	if (!st)
+		return;
+	simhash_store_close(st);
+	snprintf(tmp, sizeof tmp, "%s-index.0a1b2c.tmp", path);
+	snprintf(odd, sizeof odd, "%s-index.0a1b2.tmp", path);
+	snprintf(other, sizeof other, "%s/other-index.0a1b2c.tmp", dir);
+	touch(tmp);
+	touch(odd);
+	touch(other);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	simhash_store_close(st);
+	CHECK(access(tmp, F_OK) == 0); /* a reader leaves them */
+	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	simhash_store_close(st);
+	CHECK(access(tmp, F_OK) != 0);
+	CHECK(access(odd, F_OK) == 0);
+	CHECK(access(other, F_OK) == 0);
+	unlink(odd);
+	unlink(other);
+}
+
 static void count_problem(const char *problem, void *arg)
 {
 	char *seen = arg;
@@ -725,6 +762,7 @@ static const struct test_case cases[] = {
 	TEST(test_verify_reports_broken_invariants),
 	TEST(test_other_format_versions_are_refused),
 	TEST(test_open_reports_how_the_index_was_loaded),
+	TEST(test_open_removes_interrupted_checkpoints),
 };
 
 int main(void)
