@@ -23,7 +23,8 @@
  * changes made since the snapshot replayed (as an open would): the live
  * index, grown batch by batch into many segments, becomes one mapped segment
  * and a small one again (faster queries, less memory). A clean close saves
- * the live index the same way when it changed.
+ * the live index when a checkpoint is due, and create saves the first one
+ * (of the empty store), so every open finds one.
  *
  * Invariants:
  *  1. Open uses PATH-index only when its stamp equals "ckpt" byte for byte
@@ -273,19 +274,28 @@ static void *ckpt_main(void *arg)
 	return NULL;
 }
 
+/* Changes after which a checkpoint is due: max(CKPT_MIN, count / 8). */
+static uint64_t due_after(const simhash_store *st)
+{
+	uint64_t count = sh_memidx_count(st->idx);
+
+	return count / CKPT_FRACTION > CKPT_MIN ? count / CKPT_FRACTION : CKPT_MIN;
+}
+
+int sh_ckpt_due(const simhash_store *st)
+{
+	return st->idx && !st->idx_broken && sh_ckpt_delta(st) >= due_after(st);
+}
+
 void sh_ckpt_maybe_start(simhash_store *st)
 {
-	uint64_t total = st->next_docno + st->next_dseq, count, min;
+	uint64_t total = st->next_docno + st->next_dseq;
 	pthread_attr_t attr;
 	pthread_t th;
 
-	if (!st->idx || st->idx_broken)
-		return;
-	count = sh_memidx_count(st->idx);
-	min = count / CKPT_FRACTION > CKPT_MIN ? count / CKPT_FRACTION : CKPT_MIN;
-	/* since the last one installed, and since the last one tried: a failed
-	 * one is retried only after as many changes again */
-	if (sh_ckpt_delta(st) < min || total - st->ck_tried < min)
+	/* due since the last one installed, and since the last one tried: a
+	 * failed one is retried only after as many changes again */
+	if (!sh_ckpt_due(st) || total - st->ck_tried < due_after(st))
 		return;
 	/* under mu: close sets ck_cancel under it, then waits for ck_running */
 	pthread_mutex_lock(&st->mu);
