@@ -712,11 +712,11 @@ SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, si
  * is updated after each commit, so a query sees every write acknowledged
  * before it started. The index is saved to PATH-index at checkpoints: at
  * create, in the background whenever the changes since the last one reach
- * an eighth of the store (at least 4096), and at a clean close when one is
+ * a sixteenth of the store (at least 4096), and at a clean close when one is
  * due. Open maps the last
  * checkpoint and replays the changes made since it (additions from "docs",
  * deletions from a log kept in the same transactions), so an open after a
- * crash costs a bulk build of at most about an eighth of the store; without
+ * crash costs a bulk build of at most about a sixteenth of the store; without
  * a usable checkpoint it rebuilds the index from every document.
  *
  * One process at a time opens a store for writing (an exclusive lock on the

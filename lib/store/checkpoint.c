@@ -54,7 +54,7 @@
 #include "store_int.h"
 
 #define CKPT_MIN 4096     /* changes: below this a replay costs nothing */
-#define CKPT_FRACTION 8   /* a replay of count/8 builds an eighth of the index */
+#define CKPT_FRACTION 16  /* a replay of count/16: a sixteenth of a build */
 
 uint64_t sh_ckpt_delta(const simhash_store *st)
 {
@@ -274,7 +274,7 @@ static void *ckpt_main(void *arg)
 	return NULL;
 }
 
-/* Changes after which a checkpoint is due: max(CKPT_MIN, count / 8). */
+/* Changes after which a checkpoint is due: max(CKPT_MIN, count / 16). */
 static uint64_t due_after(const simhash_store *st)
 {
 	uint64_t count = sh_memidx_count(st->idx);

@@ -207,7 +207,7 @@ simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg);
 simhash_err sh_ckpt_load(simhash_store *st, MDB_txn *txn, sh_memidx **out, uint64_t *replayed);
 /* Changes (additions and deletions) since the installed checkpoint. */
 uint64_t sh_ckpt_delta(const simhash_store *st);
-/* Whether enough changed for a checkpoint: max(4096, documents / 8). */
+/* Whether enough changed for a checkpoint: max(4096, documents / 16). */
 int sh_ckpt_due(const simhash_store *st);
 /* Writer thread, after a batch: starts a background checkpoint when enough
  * has changed since the last one. */
