@@ -2,7 +2,7 @@
 # store.sh BUILD - `make bench` figures of the store (bench/store.c):
 #   1. open time of a store of STORE_BENCH_DOCS documents (default 10 million):
 #      generated, then opened after a clean close (checkpoint mapped), after a
-#      crash (a child makes n/8 - 1 acknowledged changes and is SIGKILLed: the
+#      crash (a child makes n/16 - 1 acknowledged changes and is SIGKILLed: the
 #      checkpoint is mapped and the changes replayed), and with no usable
 #      checkpoint (PATH-index removed: full rebuild); the method is printed;
 #   2. durable check-and-put of short texts from 128 and 256 threads (group commit)

@@ -737,12 +737,13 @@ SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, si
  * memory, answering k up to 12 (32-bit and 64-bit stores) or 24 (128-bit);
  * a larger k scans the documents (slower, same answers). It
  * is updated after each commit, so a query sees every write acknowledged
- * before it started. The index is saved to PATH-index at checkpoints: in
- * the background whenever the changes since the last one reach an eighth of
- * the store (at least 4096), and at a clean close. Open maps the last
+ * before it started. The index is saved to PATH-index at checkpoints: at
+ * create, in the background whenever the changes since the last one reach
+ * a sixteenth of the store (at least 4096), and at a clean close when one is
+ * due. Open maps the last
  * checkpoint and replays the changes made since it (additions from "docs",
  * deletions from a log kept in the same transactions), so an open after a
- * crash costs a bulk build of at most about an eighth of the store; without
+ * crash costs a bulk build of at most about a sixteenth of the store; without
  * a usable checkpoint it rebuilds the index from every document.
  *
  * One process at a time opens a store for writing (an exclusive lock on the
@@ -782,8 +783,9 @@ SIMHASH_API simhash_err simhash_store_open(const char *path, unsigned flags, sim
 					   char *err, size_t err_cap);
 
 /* Stops a background checkpoint and the writer thread (after committing what
- * is queued), saves the index of a writing handle to PATH-index when it
- * changed since the last checkpoint, and closes the store. Accepts NULL.
+ * is queued), saves the index of a writing handle to PATH-index when a
+ * checkpoint is due (else the next open replays the changes since the last
+ * one), and closes the store. Accepts NULL.
  * Thread safety: no other call on st may be running or follow. */
 SIMHASH_API void simhash_store_close(simhash_store *st);
 

@@ -23,7 +23,8 @@
  * changes made since the snapshot replayed (as an open would): the live
  * index, grown batch by batch into many segments, becomes one mapped segment
  * and a small one again (faster queries, less memory). A clean close saves
- * the live index the same way when it changed.
+ * the live index when a checkpoint is due, and create saves the first one
+ * (of the empty store), so every open finds one.
  *
  * Invariants:
  *  1. Open uses PATH-index only when its stamp equals "ckpt" byte for byte
@@ -42,14 +43,18 @@
  *     which installs checkpoints.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <stdio.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/random.h>
 #include <time.h>
 #include "store_int.h"
 
 #define CKPT_MIN 4096     /* changes: below this a replay costs nothing */
-#define CKPT_FRACTION 8   /* a replay of count/8 builds an eighth of the index */
+#define CKPT_FRACTION 16  /* a replay of count/16: a sixteenth of a build */
 
 uint64_t sh_ckpt_delta(const simhash_store *st)
 {
@@ -269,19 +274,28 @@ static void *ckpt_main(void *arg)
 	return NULL;
 }
 
+/* Changes after which a checkpoint is due: max(CKPT_MIN, count / 16). */
+static uint64_t due_after(const simhash_store *st)
+{
+	uint64_t count = sh_memidx_count(st->idx);
+
+	return count / CKPT_FRACTION > CKPT_MIN ? count / CKPT_FRACTION : CKPT_MIN;
+}
+
+int sh_ckpt_due(const simhash_store *st)
+{
+	return st->idx && !st->idx_broken && sh_ckpt_delta(st) >= due_after(st);
+}
+
 void sh_ckpt_maybe_start(simhash_store *st)
 {
-	uint64_t total = st->next_docno + st->next_dseq, count, min;
+	uint64_t total = st->next_docno + st->next_dseq;
 	pthread_attr_t attr;
 	pthread_t th;
 
-	if (!st->idx || st->idx_broken)
-		return;
-	count = sh_memidx_count(st->idx);
-	min = count / CKPT_FRACTION > CKPT_MIN ? count / CKPT_FRACTION : CKPT_MIN;
-	/* since the last one installed, and since the last one tried: a failed
-	 * one is retried only after as many changes again */
-	if (sh_ckpt_delta(st) < min || total - st->ck_tried < min)
+	/* due since the last one installed, and since the last one tried: a
+	 * failed one is retried only after as many changes again */
+	if (!sh_ckpt_due(st) || total - st->ck_tried < due_after(st))
 		return;
 	/* under mu: close sets ck_cancel under it, then waits for ck_running */
 	pthread_mutex_lock(&st->mu);
@@ -331,6 +345,43 @@ simhash_err sh_ckpt_save_now(simhash_store *st)
 		return sh_mdb_err(st, rc, "checkpoint");
 	st->ck = stamp;
 	return SIMHASH_OK;
+}
+
+/* Whether name is NAME-index.XXXXXX.tmp (six hex digits): a checkpoint's
+ * temporary file, as the library's atomic writer names it. */
+static int is_ckpt_temp(const char *name, const char *base, size_t base_len)
+{
+	const char *p = name + base_len + sizeof "-index." - 1;
+
+	if (strncmp(name, base, base_len) || strncmp(name + base_len, "-index.", 7) ||
+	    strlen(p) != 6 + 4 || strcmp(p + 6, ".tmp"))
+		return 0;
+	for (int i = 0; i < 6; i++)
+		if (!strchr("0123456789abcdef", p[i]))
+			return 0;
+	return 1;
+}
+
+void sh_ckpt_remove_temps(const char *path)
+{
+	char *d = strdup(path), *b = strdup(path), *dir, *base, full[4096];
+	struct dirent *de;
+	DIR *dh;
+
+	if (!d || !b)
+		goto out;
+	dir = dirname(d);
+	base = basename(b);
+	if (!(dh = opendir(dir)))
+		goto out;
+	while ((de = readdir(dh)))
+		if (is_ckpt_temp(de->d_name, base, strlen(base)) &&
+		    (size_t)snprintf(full, sizeof full, "%s/%s", dir, de->d_name) < sizeof full)
+			unlink(full);
+	closedir(dh);
+out:
+	free(d);
+	free(b);
 }
 
 simhash_err simhash_store_checkpoint(simhash_store *st)

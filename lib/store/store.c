@@ -151,9 +151,10 @@ void simhash_store_close(simhash_store *st)
 	sh_ckpt_join(st); /* before the writer stops: it installs checkpoints */
 	if (st->writer_started) {
 		sh_writer_stop(st);
-		/* a clean close saves the index when it changed: the next
-		 * open maps it and replays nothing (a failure costs a replay) */
-		if (sh_ckpt_delta(st) > 0)
+		/* a clean close saves the index when a checkpoint is due; else
+		 * the next open replays the few changes since the last one (a
+		 * save is a full build of the index: seconds at millions) */
+		if (sh_ckpt_due(st))
 			sh_ckpt_save_now(st);
 	}
 	for (size_t i = 0; i < st->n_rtxn; i++)
@@ -320,11 +321,12 @@ simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
 		goto out_close;
 	if ((e = env_open(st, path, 1)) != SIMHASH_OK || (e = write_meta(st)) != SIMHASH_OK)
 		goto out_unlink;
+	/* the first checkpoint, of the empty store: every open from now on
+	 * maps one and replays (it replaces a file of an older store) */
 	if ((e = set_idx_path(st, path)) != SIMHASH_OK ||
 	    (e = sh_memidx_new(st->bits, st->scheme, &st->idx)) != SIMHASH_OK ||
-	    (e = sh_writer_start(st)) != SIMHASH_OK)
+	    (e = sh_ckpt_save_now(st)) != SIMHASH_OK || (e = sh_writer_start(st)) != SIMHASH_OK)
 		goto out_close;
-	unlink(st->idx_path); /* a stale one from an older store of that name */
 	*out = st;
 	return SIMHASH_OK;
 out_unlink:
@@ -557,8 +559,11 @@ simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store *
 		e = SIMHASH_ECORRUPT;
 		goto out_close;
 	}
-	if (!(flags & SIMHASH_STORE_RDONLY) && (e = lock_file(st, path, 0)) != SIMHASH_OK)
-		goto out_close;
+	if (!(flags & SIMHASH_STORE_RDONLY)) {
+		if ((e = lock_file(st, path, 0)) != SIMHASH_OK)
+			goto out_close;
+		sh_ckpt_remove_temps(path); /* a save a crash cut short */
+	}
 	if ((e = env_open(st, path, 0)) != SIMHASH_OK)
 		goto out_close;
 	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0) {

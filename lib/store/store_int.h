@@ -207,16 +207,22 @@ simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg);
 simhash_err sh_ckpt_load(simhash_store *st, MDB_txn *txn, sh_memidx **out, uint64_t *replayed);
 /* Changes (additions and deletions) since the installed checkpoint. */
 uint64_t sh_ckpt_delta(const simhash_store *st);
+/* Whether enough changed for a checkpoint: max(4096, documents / 16). */
+int sh_ckpt_due(const simhash_store *st);
 /* Writer thread, after a batch: starts a background checkpoint when enough
  * has changed since the last one. */
 void sh_ckpt_maybe_start(simhash_store *st);
+/* Removes the temporary files of checkpoints a crash interrupted
+ * (PATH-index.XXXXXX.tmp); only the writing handle, holding the store's
+ * lock, may. */
+void sh_ckpt_remove_temps(const char *path);
 /* Stops (cancels) and joins a background checkpoint. */
 void sh_ckpt_join(simhash_store *st);
 /* In the writer's transaction: records stamp as the checkpoint ("ckpt") and
  * drops the deletions it covers from "dlog". */
 simhash_err sh_ckpt_install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp *stamp);
-/* Saves st's in-memory index as a checkpoint (the writer stopped): the
- * clean close. */
+/* Saves st's in-memory index as a checkpoint and installs it (no writer
+ * running: create, and the clean close). */
 simhash_err sh_ckpt_save_now(simhash_store *st);
 
 /* verify.c */

@@ -526,6 +526,7 @@ static void test_stale_saved_index_is_not_used(void)
 	snprintf(old, sizeof old, "%s-old", path);
 	d = doc_of("a", mkfp(64, 0xabc, 0), NULL, 0);
 	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	CHECK(simhash_store_checkpoint(st) == SIMHASH_OK);
 	simhash_store_close(st);
 	CHECK(access(idx, F_OK) == 0);
 	copy_file(idx, old);
@@ -535,11 +536,18 @@ static void test_stale_saved_index_is_not_used(void)
 	CHECK(simhash_store_delete(st, "a", 1, NULL) == SIMHASH_OK);
 	d = doc_of("b", mkfp(64, 0xfff000, 0), NULL, 0);
 	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	CHECK(simhash_store_checkpoint(st) == SIMHASH_OK);
 	simhash_store_close(st);
-	copy_file(old, idx); /* as after a crash: the index of an older state */
+	copy_file(old, idx); /* an older checkpoint than the one ckpt names */
 	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
 	if (!st)
 		goto out;
+	{
+		simhash_store_stats s = { .size = sizeof s };
+
+		CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+		CHECK(s.open_replayed == UINT64_MAX); /* rebuilt, not used */
+	}
 	CHECK(simhash_store_query(st, &(simhash_fp){ { 0xabc, 0 }, 64 }, 0, 0, r) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 0);
 	CHECK(simhash_store_query(st, &d.fp, 0, 0, r) == SIMHASH_OK);
@@ -619,8 +627,9 @@ static void test_other_format_versions_are_refused(void)
 	}
 }
 
-/* The saved index of a clean close is mapped with nothing replayed; one
- * made stale by writes after it (the ckpt record moved on) is rebuilt. */
+/* Create saves the first checkpoint; a close saves none while few changed,
+ * so the open maps that one and replays the changes since; after a
+ * checkpoint nothing is left to replay. */
 static void test_open_reports_how_the_index_was_loaded(void)
 {
 	simhash_store *st = create_bits("loaded", 64);
@@ -636,13 +645,13 @@ static void test_open_reports_how_the_index_was_loaded(void)
 	if (!st)
 		return;
 	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
-	CHECK_EQ_U64(s.open_replayed, 0);
-	CHECK_EQ_U64(s.checkpoint_delta, 0);
+	CHECK_EQ_U64(s.open_replayed, 1);
+	CHECK_EQ_U64(s.checkpoint_delta, 1);
 	d = doc_of("b", mkfp(64, 0x5678, 0), NULL, 0);
 	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
 	CHECK(simhash_store_delete(st, "a", 1, NULL) == SIMHASH_OK);
 	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
-	CHECK_EQ_U64(s.checkpoint_delta, 2);
+	CHECK_EQ_U64(s.checkpoint_delta, 3);
 	CHECK(simhash_store_checkpoint(st) == SIMHASH_OK);
 	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
 	CHECK_EQ_U64(s.n_checkpoints, 1);
@@ -656,6 +665,43 @@ static void test_open_reports_how_the_index_was_loaded(void)
 	CHECK(simhash_store_checkpoint(st) == SIMHASH_EINVAL);
 	CHECK_EQ_U64(verify_problems(st), 0);
 	simhash_store_close(st);
+}
+
+static void touch(const char *name)
+{
+	FILE *f = fopen(name, "w");
+
+	CHECK(f != NULL);
+	if (f)
+		fclose(f);
+}
+
+/* A writing open removes the temporary files of checkpoints a crash cut
+ * short, and nothing else. */
+static void test_open_removes_interrupted_checkpoints(void)
+{
+	simhash_store *st = create_bits("temps", 64);
+	char tmp[200], other[200], odd[200];
+
+	if (!st)
+		return;
+	simhash_store_close(st);
+	snprintf(tmp, sizeof tmp, "%s-index.0a1b2c.tmp", path);
+	snprintf(odd, sizeof odd, "%s-index.0a1b2.tmp", path);
+	snprintf(other, sizeof other, "%s/other-index.0a1b2c.tmp", dir);
+	touch(tmp);
+	touch(odd);
+	touch(other);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	simhash_store_close(st);
+	CHECK(access(tmp, F_OK) == 0); /* a reader leaves them */
+	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	simhash_store_close(st);
+	CHECK(access(tmp, F_OK) != 0);
+	CHECK(access(odd, F_OK) == 0);
+	CHECK(access(other, F_OK) == 0);
+	unlink(odd);
+	unlink(other);
 }
 
 static void count_problem(const char *problem, void *arg)
@@ -725,6 +771,7 @@ static const struct test_case cases[] = {
 	TEST(test_verify_reports_broken_invariants),
 	TEST(test_other_format_versions_are_refused),
 	TEST(test_open_reports_how_the_index_was_loaded),
+	TEST(test_open_removes_interrupted_checkpoints),
 };
 
 int main(void)
