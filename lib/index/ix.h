@@ -90,10 +90,18 @@ size_t sh_ix_scan64_scalar(const uint64_t *fps, size_t n, const uint64_t *q, uns
 size_t sh_ix_scan64_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan128_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan128_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
+size_t sh_ix_scan64_avx512(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
+size_t sh_ix_scan128_avx512(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 int sh_ix_have_avx2(void);
+int sh_ix_have_avx512(void);
 int sh_ix_have_popcnt(void);
 
 /* ---- mih.c */
+/* malloc (calloc when zero) for the large arrays queries read at random:
+ * blocks of 4 MB and more are 2 MB aligned and asked for huge pages
+ * (MADV_HUGEPAGE), since a TLB miss per bucket costs as much as the bucket
+ * (page walks are dearer still under a hypervisor). Freed with free(). */
+void *sh_ix_alloc_big(size_t len, int zero);
 /* Builds seg's tables for plan from seg->fps (rows in (fp, id) order). */
 /* Directory bits for a chunk of width bits over n entries. */
 unsigned sh_ix_dir_bits(unsigned width, uint64_t n);
