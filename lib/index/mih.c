@@ -628,15 +628,14 @@ unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t)
  * instead of up to 2^L buckets; fingerprints in the range but outside the
  * ball are dropped, so each table still reports exactly its ball.
  *
- * The cost of radius r with L free bits is the lookups times BUCKET_NS plus
- * the fingerprints read times ENTRY_NS, expected from the bit probabilities
+ * The cost of radius r with L free bits is the lookups times the table's
+ * lookup cost (sh_ix_probe_ns: less when its directory stays in cache) plus
+ * the fingerprints read times CAND_NS, expected from the bit probabilities
  * measured on the segment (sh_ix_seg_bias): n P(q's top bits) e_j(f) at j
  * flips, e_j the elementary symmetric polynomial of the odds f_b of flipping
  * bit b of q. On biased data chunks near the popular value are expensive to
  * widen and light ones cheap. Tables are probed in index order, which
  * found_before() follows. */
-#define BUCKET_NS 60.0 /* measured: bench/index_query at 10 million, p = 0.72, k = 10 */
-#define ENTRY_NS 0.9
 #define MAX_FREE_BITS 12
 enum { RMAX = SIMHASH_INDEX_MAX_DIST_128 + 1 };
 
@@ -646,7 +645,8 @@ static void table_costs(const sh_ix_seg *s, const sh_ix_table *tb, uint64_t v, u
 			double *cost, unsigned *lb)
 {
 	unsigned w = tb->width;
-	double e[RMAX + 1], base = (double)s->n;
+	double e[RMAX + 1], base = (double)s->n, probe_ns = sh_ix_probe_ns(tb->dir_bits, w);
+	double entry_ns = s->plan.bits == 128 ? SH_IX_CAND128_NS : SH_IX_CAND64_NS;
 
 	for (unsigned j = 0; j <= rm; j++)
 		e[j] = j == 0, cost[j + 1] = -1, lb[j + 1] = 0;
@@ -670,8 +670,8 @@ static void table_costs(const sh_ix_seg *s, const sh_ix_table *tb, uint64_t v, u
 				shell = (double)(tb->dir[v + 1] - tb->dir[v]);
 			lookups += c;
 			entries += shell;
-			double total = lookups * (L || tb->dir_bits == w ? BUCKET_NS : SH_IX_PROBE_SEARCH_NS) +
-				       entries * ENTRY_NS;
+			double total = lookups * (L ? sh_ix_probe_ns(tb->dir_bits, tb->dir_bits) : probe_ns) +
+				       entries * entry_ns;
 			if (cost[j + 1] < 0 || total < cost[j + 1])
 				cost[j + 1] = total, lb[j + 1] = L;
 			c = c * (h - j) / (j + 1);
