@@ -7,7 +7,7 @@
  * for each K times single-thread queries: half of them a stored fingerprint
  * with K/2 bits flipped (a planted near-duplicate), half fresh random ones
  * from the same distribution. The baseline is the same index forced to the
- * scan layout (AVX2 popcount when the CPU has it). Prints one line per K:
+ * scan layout (AVX-512 VPOPCNTQ, else AVX2, when the CPU has it). Prints one line per K:
  *   index k=K n=N p=P: Q queries/s (X matches/query), scan: S queries/s, ratio R
  * and the memory per stored fingerprint from simhash_index_get_stats. */
 #include <stdio.h>

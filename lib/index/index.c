@@ -187,8 +187,8 @@ static simhash_err gather(const simhash_index *ix, size_t from, size_t to, uint6
 	for (size_t i = from; i < to; i++)
 		n += seg_live(ix->seg[i]);
 	/* one spare row: an entry is copied before its dead bit is seen */
-	fps = malloc((n + 1) * w * 8);
-	ids = malloc((n + 1) * 8);
+	fps = sh_ix_alloc_big((n + 1) * w * 8, 0);
+	ids = sh_ix_alloc_big((n + 1) * 8, 0);
 	if (!fps || !ids) {
 		free(fps), free(ids);
 		return SIMHASH_ENOMEM;
@@ -385,8 +385,8 @@ simhash_err simhash_index_build(simhash_index *ix, const uint64_t *fps, const ui
 		return SIMHASH_EINVAL;
 	if (n == 0)
 		return SIMHASH_OK;
-	f = malloc(n * ix->words * 8);
-	i = malloc(n * 8);
+	f = sh_ix_alloc_big(n * ix->words * 8, 0);
+	i = sh_ix_alloc_big(n * 8, 0);
 	if (!f || !i) {
 		free(f), free(i);
 		return SIMHASH_ENOMEM;

@@ -90,10 +90,18 @@ size_t sh_ix_scan64_scalar(const uint64_t *fps, size_t n, const uint64_t *q, uns
 size_t sh_ix_scan64_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan128_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan128_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
+size_t sh_ix_scan64_avx512(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
+size_t sh_ix_scan128_avx512(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 int sh_ix_have_avx2(void);
+int sh_ix_have_avx512(void);
 int sh_ix_have_popcnt(void);
 
 /* ---- mih.c */
+/* malloc (calloc when zero) for the large arrays queries read at random:
+ * blocks of 4 MB and more are 2 MB aligned and asked for huge pages
+ * (MADV_HUGEPAGE), since a TLB miss per bucket costs as much as the bucket
+ * (page walks are dearer still under a hypervisor). Freed with free(). */
+void *sh_ix_alloc_big(size_t len, int zero);
 /* Builds seg's tables for plan from seg->fps (rows in (fp, id) order). */
 /* Directory bits for a chunk of width bits over n entries. */
 unsigned sh_ix_dir_bits(unsigned width, uint64_t n);
@@ -117,12 +125,24 @@ void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits);
 size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words);
 simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist);
 
-/* ---- plan.c: the cost model's constants (ns), shared with mih.c */
-#define SH_IX_PROBE_NS 40.0        /* a directory slot gives the bucket (prefetched in batches) */
+/* ---- plan.c: the cost model's constants (ns), shared with mih.c; fitted on
+ * bench/index_query at 10 million fingerprints (uniform and p = 0.72, k = 3,
+ * 6, 10, m = 3, 4, 5) with the probe pipeline of mih.c */
+#define SH_IX_PROBE_NS 65.0        /* a directory slot out of cache, then its bucket */
+#define SH_IX_PROBE_CACHED_NS 20.0 /* the same when the directory stays in cache: */
+#define SH_IX_DIR_CACHED_BITS 18   /* at most 2^18 slots (1 MB) */
 #define SH_IX_PROBE_SEARCH_NS 200.0 /* a binary search within the slot (chunks wider than it) */
 #define SH_IX_QUERY_NS 60.0
-#define SH_IX_CAND64_NS 2.0
-#define SH_IX_CAND128_NS 3.0
+#define SH_IX_CAND64_NS 0.6        /* a fingerprint read in a bucket */
+#define SH_IX_CAND128_NS 1.0
+
+/* Cost of a lookup in a table whose directory has dir_bits bits, width w. */
+static inline double sh_ix_probe_ns(unsigned dir_bits, unsigned width)
+{
+	if (dir_bits < width)
+		return SH_IX_PROBE_SEARCH_NS;
+	return dir_bits <= SH_IX_DIR_CACHED_BITS ? SH_IX_PROBE_CACHED_NS : SH_IX_PROBE_NS;
+}
 
 /* The plan for the rows of fps (words each): the bias is measured per bit. */
 simhash_err sh_ix_plan_data(unsigned bits, unsigned k, const uint64_t *fps, size_t n,

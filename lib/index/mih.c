@@ -29,7 +29,27 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "ix.h"
+
+#define HUGE_PAGE ((size_t)1 << 21)
+
+void *sh_ix_alloc_big(size_t len, int zero)
+{
+	void *p;
+
+	if (len < 2 * HUGE_PAGE)
+		return zero ? calloc(1, len) : malloc(len);
+	len = (len + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	if (posix_memalign(&p, HUGE_PAGE, len))
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, len, MADV_HUGEPAGE); /* advice only: small pages work too */
+#endif
+	if (zero)
+		memset(p, 0, len);
+	return p;
+}
 
 simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist)
 {
@@ -164,9 +184,9 @@ static simhash_err table_build(sh_ix_seg *s, unsigned words, unsigned t)
 	sh_ix_table *tb = &s->tab[t];
 	size_t n = s->n, nd = (size_t)1 << tb->dir_bits;
 	kr *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *r;
-	uint64_t *fps = malloc(n * words * sizeof *fps);
-	uint32_t *rows = malloc(n * sizeof *rows);
-	uint32_t *dir = calloc(nd + 1, sizeof *dir);
+	uint64_t *fps = sh_ix_alloc_big(n * words * sizeof *fps, 0);
+	uint32_t *rows = sh_ix_alloc_big(n * sizeof *rows, 0);
+	uint32_t *dir = sh_ix_alloc_big((nd + 1) * sizeof *dir, 1);
 
 	if (!a || !b || !fps || !rows || !dir) {
 		free(a), free(b), free(fps), free(rows), free(dir);
@@ -308,30 +328,50 @@ void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits)
 
 /* ---- queries */
 
-#define BATCH 128
+#define HITS 256
 #define SCAN_BLOCK 1024
+/* The probe pipeline: a value's directory slot is prefetched when it is
+ * enumerated, read DIR_AHEAD values later (its bucket's first BUCKET_LINES
+ * cache lines prefetched then), and the bucket read BUCKET_AHEAD values
+ * after that; so the misses of many lookups overlap, and of all tables. */
+#define DIR_AHEAD 16
+#define BUCKET_AHEAD 16
+#define BUCKET_LINES 4
+#define RING 64
 
+/* The state of one query over one segment. */
 typedef struct probe {
 	const sh_ix_seg *s;
-	unsigned words, k, t;
+	unsigned words, k;
 	const uint64_t *q;
 	unsigned radius[SIMHASH_PLAN_MAX_TABLES]; /* per table; UINT_MAX: not probed */
 	unsigned lbits[SIMHASH_PLAN_MAX_TABLES];  /* low chunk bits read as one range */
 	unsigned order[SIMHASH_PLAN_MAX_TABLES];  /* tables in probing order */
-	unsigned cur;                             /* position of p->t in order */
+	unsigned rank[SIMHASH_PLAN_MAX_TABLES];   /* position of each table in order */
+	/* per table: directory slot of a probe value (v << lsh >> rsh), slots a
+	 * range spans, 1 if a binary search finishes a slot */
+	unsigned lsh[SIMHASH_PLAN_MAX_TABLES], rsh[SIMHASH_PLAN_MAX_TABLES];
+	uint64_t span[SIMHASH_PLAN_MAX_TABLES];
+	unsigned search[SIMHASH_PLAN_MAX_TABLES];
 	simhash_matches *out;
 	simhash_err err;
-	size_t nv;
-	uint64_t v[BATCH];
-	size_t lo[BATCH], hi[BATCH];
+	size_t head;             /* values enumerated so far; ring[i % RING] */
+	uint64_t v[RING];
+	unsigned char vt[RING];  /* their tables */
+	uint32_t lo[RING], hi[RING];
+	size_t nh;               /* hits batched: entry, table, distance, row */
+	uint32_t h_i[HITS];
+	unsigned char h_t[HITS], h_d[HITS];
+	uint32_t h_row[HITS];
 	sh_ix_scan_fn scan;      /* the bucket kernel (scan.c) */
 	uint32_t pos[SCAN_BLOCK];
 } probe;
 
-/* 1 if a table probed before p->t finds x (given x ^ q). */
-static inline __attribute__((always_inline)) int found_before(const probe *p, const uint64_t *xq)
+/* 1 if a table probed before position cur of the order finds x (given x ^ q). */
+static inline __attribute__((always_inline)) int found_before(const probe *p, const uint64_t *xq,
+							      unsigned cur)
 {
-	for (unsigned o = 0; o < p->cur; o++) {
+	for (unsigned o = 0; o < cur; o++) {
 		unsigned t = p->order[o];
 		const sh_ix_table *tb = &p->s->tab[t];
 		unsigned d = (unsigned)__builtin_popcountll(xq[0] & tb->mask[0]);
@@ -369,107 +409,169 @@ static void narrow(const sh_ix_seg *s, const sh_ix_table *tb, unsigned words, ui
 #undef CHUNK_AT
 }
 
-/* Looks up and scans the nv chunk values batched in p for table p->t:
- * directory slots are prefetched first, then the entries, then read. */
-static inline __attribute__((always_inline)) void flush(probe *p)
+/* Reports the batched hits: rows are read (prefetched when queued), then
+ * ids and dead bits, prefetched a pass before. */
+static inline __attribute__((always_inline)) void drain_hits(probe *p)
 {
 	const sh_ix_seg *s = p->s;
-	const sh_ix_table *tb = &s->tab[p->t];
-	unsigned shift = tb->width - tb->dir_bits, words = p->words;
 	size_t n = s->n;
 
-	unsigned lb = p->lbits[p->t], rad = p->radius[p->t];
-	uint64_t span = 1;
-
-	if (lb) { /* v holds the top width - lb bits, at most dir_bits of them */
-		shift = tb->dir_bits - (tb->width - lb);
-		span = (uint64_t)1 << shift;
-		for (size_t j = 0; j < p->nv; j++)
-			p->v[j] <<= shift;
-		shift = 0;
-	}
-	for (size_t j = 0; j < p->nv; j++)
-		__builtin_prefetch(tb->dir + (p->v[j] >> shift));
-	for (size_t j = 0; j < p->nv; j++) {
-		uint64_t d = p->v[j] >> shift;
-		size_t a = tb->dir[d], b = tb->dir[d + span];
-		if (b > n)
-			b = n;
-		if (a > b)
-			a = b;
-		if (shift)
-			narrow(s, tb, words, p->v[j], &a, &b);
-		p->lo[j] = a, p->hi[j] = b;
-		/* the first lines of the bucket, not only its first */
-		for (size_t i = a; i < b && i < a + 64 / words; i += 8 / words)
-			__builtin_prefetch(tb->fps + i * words);
-	}
-	for (size_t j = 0; j < p->nv; j++) {
-		for (size_t base = p->lo[j]; base < p->hi[j]; base += SCAN_BLOCK) {
-			size_t len = p->hi[j] - base < SCAN_BLOCK ? p->hi[j] - base : SCAN_BLOCK;
-			size_t m = p->scan(tb->fps + base * words, len, p->q, p->k, p->pos);
-			for (size_t c = 0; c < m; c++) {
-				size_t i = base + p->pos[c], row;
-				uint64_t x[2];
-				unsigned dist;
-				x[0] = tb->fps[i * words] ^ p->q[0];
-				x[1] = words == 2 ? tb->fps[i * words + 1] ^ p->q[1] : 0;
-				dist = (unsigned)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
-				if (lb && (unsigned)(__builtin_popcountll(x[0] & tb->mask[0]) +
-						      __builtin_popcountll(x[1] & tb->mask[1])) > rad)
-					continue; /* outside the ball: another table's */
-				if (p->cur && found_before(p, x))
-					continue;
-				row = tb->rows[i];
-				if (row >= n || sh_ix_is_dead(s, row))
-					continue;
-				if (sh_ix_matches_push(p->out, s->ids[row], dist))
-					p->err = SIMHASH_ENOMEM;
-			}
+	for (size_t h = 0; h < p->nh; h++) {
+		uint32_t row = p->s->tab[p->h_t[h]].rows[p->h_i[h]];
+		p->h_row[h] = row;
+		if (row < n) {
+			__builtin_prefetch(s->ids + row);
+			if (s->dead)
+				__builtin_prefetch(s->dead + (row >> 6));
 		}
 	}
-	p->nv = 0;
+	for (size_t h = 0; h < p->nh; h++) {
+		uint32_t row = p->h_row[h];
+		if (row >= n || sh_ix_is_dead(s, row))
+			continue;
+		if (sh_ix_matches_push(p->out, s->ids[row], p->h_d[h]))
+			p->err = SIMHASH_ENOMEM;
+	}
+	p->nh = 0;
 }
 
-/* Probes table p->t with every value within radius r of v (width bits):
+/* Stage 1 of ring entry e: prefetch its directory slot. */
+static inline __attribute__((always_inline)) void stage_dir(probe *p, size_t e)
+{
+	unsigned t = p->vt[e];
+	__builtin_prefetch(p->s->tab[t].dir + (p->v[e] << p->lsh[t] >> p->rsh[t]));
+}
+
+/* Stage 2: read the slot's range, prefetch the bucket's first lines. */
+static inline __attribute__((always_inline)) void stage_slot(probe *p, size_t e)
+{
+	const sh_ix_seg *s = p->s;
+	unsigned t = p->vt[e];
+	const sh_ix_table *tb = &s->tab[t];
+	uint64_t d = p->v[e] << p->lsh[t] >> p->rsh[t];
+	size_t a = tb->dir[d], b = tb->dir[d + p->span[t]], step = p->words == 1 ? 8 : 4;
+
+	if (b > s->n)
+		b = s->n;
+	if (a > b)
+		a = b;
+	if (p->search[t])
+		narrow(s, tb, p->words, p->v[e], &a, &b);
+	p->lo[e] = (uint32_t)a, p->hi[e] = (uint32_t)b;
+	for (size_t i = a; i < b && i < a + BUCKET_LINES * step; i += step)
+		__builtin_prefetch(tb->fps + i * p->words);
+}
+
+/* Stage 3: read the bucket or range: keep the fingerprints within k of q
+ * that lie in its table's ball and in no ball probed before it. */
+static inline __attribute__((always_inline)) void stage_read(probe *p, size_t e)
+{
+	unsigned t = p->vt[e];
+	const sh_ix_table *tb = &p->s->tab[t];
+	unsigned words = p->words, lb = p->lbits[t], rad = p->radius[t], cur = p->rank[t];
+	size_t lo = p->lo[e], hi = p->hi[e];
+
+	for (size_t base = lo; base < hi; base += SCAN_BLOCK) {
+		size_t len = hi - base < SCAN_BLOCK ? hi - base : SCAN_BLOCK;
+		size_t m = p->scan(tb->fps + base * words, len, p->q, p->k, p->pos);
+		for (size_t c = 0; c < m; c++) {
+			size_t i = base + p->pos[c];
+			uint64_t x[2];
+			x[0] = tb->fps[i * words] ^ p->q[0];
+			x[1] = words == 2 ? tb->fps[i * words + 1] ^ p->q[1] : 0;
+			if (lb && (unsigned)(__builtin_popcountll(x[0] & tb->mask[0]) +
+					      __builtin_popcountll(x[1] & tb->mask[1])) > rad)
+				continue; /* outside the ball: another table's */
+			if (cur && found_before(p, x, cur))
+				continue;
+			if (p->nh == HITS)
+				drain_hits(p);
+			__builtin_prefetch(tb->rows + i);
+			p->h_i[p->nh] = (uint32_t)i;
+			p->h_t[p->nh] = (unsigned char)t;
+			p->h_d[p->nh] = (unsigned char)(__builtin_popcountll(x[0]) + __builtin_popcountll(x[1]));
+			p->nh++;
+		}
+	}
+}
+
+/* Enumerates probe value v of table t into the pipeline. */
+static inline __attribute__((always_inline)) void push_value(probe *p, uint64_t v, unsigned t)
+{
+	size_t h = p->head++, e = h % RING;
+
+	p->v[e] = v;
+	p->vt[e] = (unsigned char)t;
+	stage_dir(p, e);
+	if (h >= DIR_AHEAD)
+		stage_slot(p, (h - DIR_AHEAD) % RING);
+	if (h >= DIR_AHEAD + BUCKET_AHEAD)
+		stage_read(p, (h - DIR_AHEAD - BUCKET_AHEAD) % RING);
+}
+
+/* Runs the values still in the pipeline through its last stages. */
+static inline __attribute__((always_inline)) void drain_values(probe *p)
+{
+	size_t h = p->head, from2 = h > DIR_AHEAD ? h - DIR_AHEAD : 0;
+	size_t from3 = h > DIR_AHEAD + BUCKET_AHEAD ? h - DIR_AHEAD - BUCKET_AHEAD : 0;
+
+	for (size_t i = from2; i < h; i++)
+		stage_slot(p, i % RING);
+	for (size_t i = from3; i < h; i++)
+		stage_read(p, i % RING);
+	p->head = 0;
+}
+
+/* Enumerates every value within radius r of v (width bits) for table t:
  * flip masks of j bits in increasing order (Gosper's hack), j = 0..r. */
-static inline __attribute__((always_inline)) void probe_table(probe *p, uint64_t v, unsigned width,
-							      unsigned r)
+static inline __attribute__((always_inline)) void probe_table(probe *p, unsigned t, uint64_t v,
+							      unsigned width, unsigned r)
 {
 	typedef unsigned __int128 u128;
 	u128 limit = (u128)1 << width;
 
-	p->nv = 0;
-	p->v[p->nv++] = v;
+	push_value(p, v, t);
 	for (unsigned j = 1; j <= r && j <= width; j++) {
 		u128 m = ((u128)1 << j) - 1;
 		while (m < limit) {
 			u128 c, rr;
-			if (p->nv == BATCH)
-				flush(p);
-			p->v[p->nv++] = v ^ (uint64_t)m;
+			push_value(p, v ^ (uint64_t)m, t);
 			c = m & -m;
 			rr = m + c;
 			m = (((rr ^ m) >> 2) >> ((uint64_t)c ? __builtin_ctzll((uint64_t)c)
 							     : 64 + __builtin_ctzll((uint64_t)(c >> 64)))) | rr;
 		}
 	}
-	flush(p);
 }
 
 static inline __attribute__((always_inline)) void probe_all(probe *p)
 {
 	const sh_ix_seg *s = p->s;
+
+	p->head = p->nh = 0;
+	for (unsigned o = 0; o < s->n_tables; o++) {
+		unsigned t = p->order[o], w = s->tab[t].width, db = s->tab[t].dir_bits, lb = p->lbits[t];
+		p->rank[t] = o;
+		if (lb) { /* values are the top w - lb bits, at most db of them */
+			p->lsh[t] = db - (w - lb), p->rsh[t] = 0;
+			p->span[t] = (uint64_t)1 << p->lsh[t];
+			p->search[t] = 0;
+		} else {
+			p->lsh[t] = 0, p->rsh[t] = w - db;
+			p->span[t] = 1;
+			p->search[t] = w > db;
+		}
+	}
 	for (unsigned o = 0; o < s->n_tables && !p->err; o++) {
 		unsigned t = p->order[o];
 		const sh_ix_table *tb = &s->tab[t];
 		if (p->radius[t] == UINT_MAX)
 			continue;
-		p->t = t;
-		p->cur = o;
-		probe_table(p, sh_ix_chunk(p->q, tb->start, tb->width) >> p->lbits[t],
+		probe_table(p, t, sh_ix_chunk(p->q, tb->start, tb->width) >> p->lbits[t],
 			    tb->width - p->lbits[t], p->radius[t]);
 	}
+	drain_values(p);
+	drain_hits(p);
 }
 
 /* The same code twice: with the popcnt instruction and without. */
@@ -526,15 +628,14 @@ unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t)
  * instead of up to 2^L buckets; fingerprints in the range but outside the
  * ball are dropped, so each table still reports exactly its ball.
  *
- * The cost of radius r with L free bits is the lookups times BUCKET_NS plus
- * the fingerprints read times ENTRY_NS, expected from the bit probabilities
+ * The cost of radius r with L free bits is the lookups times the table's
+ * lookup cost (sh_ix_probe_ns: less when its directory stays in cache) plus
+ * the fingerprints read times CAND_NS, expected from the bit probabilities
  * measured on the segment (sh_ix_seg_bias): n P(q's top bits) e_j(f) at j
  * flips, e_j the elementary symmetric polynomial of the odds f_b of flipping
  * bit b of q. On biased data chunks near the popular value are expensive to
  * widen and light ones cheap. Tables are probed in index order, which
  * found_before() follows. */
-#define BUCKET_NS 60.0 /* measured: bench/index_query at 10 million, p = 0.72, k = 10 */
-#define ENTRY_NS 0.9
 #define MAX_FREE_BITS 12
 enum { RMAX = SIMHASH_INDEX_MAX_DIST_128 + 1 };
 
@@ -544,7 +645,8 @@ static void table_costs(const sh_ix_seg *s, const sh_ix_table *tb, uint64_t v, u
 			double *cost, unsigned *lb)
 {
 	unsigned w = tb->width;
-	double e[RMAX + 1], base = (double)s->n;
+	double e[RMAX + 1], base = (double)s->n, probe_ns = sh_ix_probe_ns(tb->dir_bits, w);
+	double entry_ns = s->plan.bits == 128 ? SH_IX_CAND128_NS : SH_IX_CAND64_NS;
 
 	for (unsigned j = 0; j <= rm; j++)
 		e[j] = j == 0, cost[j + 1] = -1, lb[j + 1] = 0;
@@ -568,8 +670,8 @@ static void table_costs(const sh_ix_seg *s, const sh_ix_table *tb, uint64_t v, u
 				shell = (double)(tb->dir[v + 1] - tb->dir[v]);
 			lookups += c;
 			entries += shell;
-			double total = lookups * (L || tb->dir_bits == w ? BUCKET_NS : SH_IX_PROBE_SEARCH_NS) +
-				       entries * ENTRY_NS;
+			double total = lookups * (L ? sh_ix_probe_ns(tb->dir_bits, tb->dir_bits) : probe_ns) +
+				       entries * entry_ns;
 			if (cost[j + 1] < 0 || total < cost[j + 1])
 				cost[j + 1] = total, lb[j + 1] = L;
 			c = c * (h - j) / (j + 1);

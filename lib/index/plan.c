@@ -9,9 +9,11 @@
  * so a bucket at j flipped bits of a chunk holds about n * prod(c) * (d/c)^j
  * of them: biased bits make buckets fuller, and the model picks fewer, wider
  * chunks with radius probing instead. The cost is
- *     probes * PROBE_NS + candidates * CAND_NS      (MIH; a probe into a chunk
- *                                                    wider than its directory
- *                                                    costs PROBE_SEARCH_NS)
+ *     probes * PROBE_NS + candidates * CAND_NS      (MIH; a probe costs
+ *                                                    PROBE_CACHED_NS when the
+ *                                                    directory stays in cache,
+ *                                                    PROBE_SEARCH_NS into a
+ *                                                    chunk wider than it)
  *     n * SCAN_NS                                    (scan)
  * with constants measured by bench/index (docs/algorithms.md); the cheapest
  * layout within the memory budget wins, the scan when nothing beats it. */
@@ -25,8 +27,8 @@
 #define QUERY_NS SH_IX_QUERY_NS
 #define CAND64_NS SH_IX_CAND64_NS
 #define CAND128_NS SH_IX_CAND128_NS
-#define SCAN64_NS 0.30
-#define SCAN128_NS 0.55
+#define SCAN64_NS 0.25 /* AVX-512 VPOPCNTQ, or AVX2 */
+#define SCAN128_NS 0.45
 
 static double binom(unsigned n, unsigned j)
 {
@@ -75,7 +77,7 @@ static void plan_m(unsigned bits, unsigned k, uint64_t n, const double *p, unsig
 		for (unsigned j = 0; j <= c->radius[t] && j <= w; j++) {
 			double pr = binom(w, j);
 			c->probes += pr;
-			probe_ns += pr * (sh_ix_dir_bits(w, n) < w ? PROBE_SEARCH_NS : PROBE_NS);
+			probe_ns += pr * sh_ix_probe_ns(sh_ix_dir_bits(w, n), w);
 			c->candidates += pr * e0 * pow(rho, j);
 		}
 	}

@@ -6,11 +6,14 @@
  * (at most 65536 fingerprints) whose distance to q is <= k, in increasing
  * order; the AVX2 kernels give exactly the scalar kernels' output (tests run
  * both on the same vectors). AVX2 has no 64-bit popcount: it counts nibbles
- * through a 16-entry table (vpshufb) and sums bytes per lane (vpsadbw). */
+ * through a 16-entry table (vpshufb) and sums bytes per lane (vpsadbw).
+ * AVX-512 with VPOPCNTQ counts eight lanes in one instruction and reads the
+ * block's tail with a masked load, so a short bucket costs one iteration. */
 #include <immintrin.h>
 #include "ix.h"
 
 #define SH_AVX2 __attribute__((target("avx2,popcnt")))
+#define SH_AVX512 __attribute__((target("avx512f,avx512vpopcntdq,avx2,popcnt,bmi")))
 
 size_t sh_ix_scan64_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos)
 {
@@ -102,6 +105,69 @@ SH_AVX2 size_t sh_ix_scan128_avx2(const uint64_t *fps, size_t n, const uint64_t 
 	return m;
 }
 
+/* Appends to pos the lanes set in ok, offset by i. */
+static inline size_t put_lanes(uint32_t *pos, size_t m, size_t i, unsigned ok)
+{
+	while (ok) {
+		pos[m++] = (uint32_t)(i + (unsigned)__builtin_ctz(ok));
+		ok &= ok - 1;
+	}
+	return m;
+}
+
+SH_AVX512 size_t sh_ix_scan64_avx512(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k,
+				     uint32_t *pos)
+{
+	const __m512i qv = _mm512_set1_epi64((long long)q[0]);
+	const __m512i kv = _mm512_set1_epi64((long long)k);
+	size_t m = 0, i = 0;
+
+	for (; i + 16 <= n; i += 16) {
+		__m512i a = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(fps + i), qv));
+		__m512i b = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(fps + i + 8), qv));
+		unsigned ok = (unsigned)_mm512_cmple_epu64_mask(a, kv) |
+			      (unsigned)_mm512_cmple_epu64_mask(b, kv) << 8;
+		if (ok)
+			m = put_lanes(pos, m, i, ok);
+	}
+	for (; i < n; i += 8) {
+		__mmask8 in = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1);
+		__m512i a = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_maskz_loadu_epi64(in, fps + i), qv));
+		m = put_lanes(pos, m, i, _mm512_mask_cmple_epu64_mask(in, a, kv));
+	}
+	return m;
+}
+
+SH_AVX512 size_t sh_ix_scan128_avx512(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k,
+				      uint32_t *pos)
+{
+	const __m512i qv = _mm512_setr_epi64((long long)q[0], (long long)q[1], (long long)q[0],
+					     (long long)q[1], (long long)q[0], (long long)q[1],
+					     (long long)q[0], (long long)q[1]);
+	const __m512i kv = _mm512_set1_epi64((long long)k);
+	/* lanes (f0.lo, f0.hi, ..., f3.hi): the halves of fp j are lanes 2j, 2j+1 */
+	const __m512i odd = _mm512_setr_epi64(1, 0, 3, 2, 5, 4, 7, 6);
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i += 4) {
+		size_t left = n - i;
+		__mmask8 in = left >= 4 ? 0xff : (__mmask8)((1u << (2 * left)) - 1);
+		__m512i c = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_maskz_loadu_epi64(in, fps + 2 * i), qv));
+		__m512i d = _mm512_add_epi64(c, _mm512_permutexvar_epi64(odd, c));
+		/* both lanes of fp j hold its distance: take the even ones */
+		unsigned ok = _mm512_mask_cmple_epu64_mask(in, d, kv) & 0x55u;
+		ok = (ok & 1u) | (ok >> 1 & 2u) | (ok >> 2 & 4u) | (ok >> 3 & 8u);
+		m = put_lanes(pos, m, i, ok);
+	}
+	return m;
+}
+
+int sh_ix_have_avx512(void)
+{
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") &&
+	       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+}
+
 int sh_ix_have_avx2(void)
 {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
@@ -115,6 +181,8 @@ int sh_ix_have_popcnt(void)
 sh_ix_scan_fn sh_ix_scan_pick(unsigned words)
 {
 	int avx2 = sh_ix_have_avx2();
+	if (sh_ix_have_avx512())
+		return words == 1 ? sh_ix_scan64_avx512 : sh_ix_scan128_avx512;
 	if (words == 1)
 		return avx2 ? sh_ix_scan64_avx2 : sh_ix_scan64_scalar;
 	return avx2 ? sh_ix_scan128_avx2 : sh_ix_scan128_scalar;
