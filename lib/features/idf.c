@@ -807,6 +807,11 @@ simhash_err simhash_idf_each(const simhash_idf *idf, simhash_idf_fn fn, void *ar
 	return SIMHASH_OK;
 }
 
+simhash_err sh_idf_reserve(simhash_idf *idf, size_t n_terms, size_t n_bytes)
+{
+	return idf_reserve(idf, n_terms, n_bytes);
+}
+
 double sh_idf_default(const simhash_idf *idf)
 {
 	return idf_default(idf);

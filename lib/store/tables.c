@@ -220,7 +220,9 @@ static simhash_err read_idf(simhash_store *st, MDB_txn *txn, simhash_idf **out, 
 	dflt_bits = sh_get_le64(p + 8);
 	if ((e = simhash_idf_new(&idf)) != SIMHASH_OK)
 		return e;
-	e = idf_entries(st, idf, p + 24, p + v.mv_size, n);
+	e = sh_idf_reserve(idf, (size_t)n, v.mv_size);
+	if (e == SIMHASH_OK)
+		e = idf_entries(st, idf, p + 24, p + v.mv_size, n);
 	if (e == SIMHASH_OK)
 		e = simhash_idf_finish(idf);
 	if (e == SIMHASH_OK) {
