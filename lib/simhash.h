@@ -387,6 +387,13 @@ SIMHASH_API simhash_err simhash_idf_save(const simhash_idf *idf, const char *pat
 /* A 64-bit digest of the table's contents, part of the scheme string. */
 SIMHASH_API uint64_t simhash_idf_digest(const simhash_idf *idf);
 
+/* Calls fn for every term that has a value, in ascending order of its bytes
+ * (memcmp, shorter first), with the exact value; fn returns nonzero to stop.
+ * The bytes are valid during the call only. SIMHASH_ENOMEM leaves fn
+ * uncalled. Thread safety: many readers. */
+typedef int (*simhash_idf_fn)(const char *term, size_t len, double value, void *arg);
+SIMHASH_API simhash_err simhash_idf_each(const simhash_idf *idf, simhash_idf_fn fn, void *arg);
+
 /* ---------------------------------------------------------------- stop words */
 
 SIMHASH_API simhash_err simhash_stopwords_new(simhash_stopwords **out);

@@ -120,6 +120,14 @@ void sh_idf_doc_begin(simhash_idf *idf);
 int sh_idf_doc_feature(const char *data, size_t len, uint32_t count, void *arg);
 simhash_err sh_idf_doc_commit(simhash_idf *idf);
 int sh_stopwords_has_key(const simhash_stopwords *sw, uint64_t key);
+/* For the store's tables (store/tables.c): the idf of unknown terms, and a
+ * stop-word set as its keys (a set keeps no words), sorted ascending, in a
+ * malloc'd array. */
+double sh_idf_default(const simhash_idf *idf);
+/* Room for n_terms new terms of n_bytes in all (one allocation, not many). */
+simhash_err sh_idf_reserve(simhash_idf *idf, size_t n_terms, size_t n_bytes);
+simhash_err sh_stopwords_keys(const simhash_stopwords *sw, uint64_t **out, size_t *n);
+simhash_err sh_stopwords_add_key(simhash_stopwords *sw, uint64_t key);
 
 
 

@@ -781,3 +781,38 @@ simhash_err simhash_idf_save(const simhash_idf *idf, const char *path)
 	freelocale(c_locale);
 	return err;
 }
+
+/* ---------------------------------------------------------------- each */
+
+/* Sorted by term bytes, so a table serialized through it (the store's "idf"
+ * record) is the same bytes whatever the order of adds or the table layout. */
+simhash_err simhash_idf_each(const simhash_idf *idf, simhash_idf_fn fn, void *arg)
+{
+	const struct idf_slot **v;
+	simhash_err err;
+	size_t n;
+
+	if (!idf || !fn)
+		return SIMHASH_EINVAL;
+	err = sorted_slots(idf, &v, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		const struct idf_term *t = slot_term(idf, v[i]);
+
+		if (fn(term_bytes(idf, t), t->len, v[i]->idf, arg))
+			break;
+	}
+	free(v);
+	return SIMHASH_OK;
+}
+
+simhash_err sh_idf_reserve(simhash_idf *idf, size_t n_terms, size_t n_bytes)
+{
+	return idf_reserve(idf, n_terms, n_bytes);
+}
+
+double sh_idf_default(const simhash_idf *idf)
+{
+	return idf_default(idf);
+}

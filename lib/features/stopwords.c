@@ -175,6 +175,38 @@ out_free_file:
 	return err;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The keys in ascending order (0 first where has_zero), so the bytes a
+ * store writes do not depend on the order of adds or the table layout. */
+simhash_err sh_stopwords_keys(const simhash_stopwords *sw, uint64_t **out, size_t *n)
+{
+	size_t k = 0;
+	uint64_t *v;
+
+	v = malloc((sw->n + 1) * sizeof *v);
+	if (!v)
+		return SIMHASH_ENOMEM;
+	if (sw->has_zero)
+		v[k++] = 0;
+	for (size_t i = 0; i < sw->cap; i++)
+		if (sw->keys[i])
+			v[k++] = sw->keys[i];
+	qsort(v, k, sizeof *v, cmp_u64);
+	*out = v;
+	*n = k;
+	return SIMHASH_OK;
+}
+
+simhash_err sh_stopwords_add_key(simhash_stopwords *sw, uint64_t key)
+{
+	return sw_add_key(sw, key);
+}
 
 /* Sums of the keys under two mixings: order-independent, no allocation. */
 uint64_t simhash_stopwords_digest(const simhash_stopwords *sw)

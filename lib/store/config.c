@@ -1,7 +1,9 @@
 /* config.c - the config record of a store: the fields of simhash_config that
  * change fingerprints, each a u32 little-endian, after a record version.
  * The scheme string is stored beside it, and open checks that the decoded
- * config still gives that scheme with this library. */
+ * config still gives that scheme with this library. The last two fields say
+ * whether the store holds a stop-word and an IDF table ("stopwords" and "idf"
+ * records, tables.c); the config's pointers to them are set by the caller. */
 #include <string.h>
 #include "store_int.h"
 
@@ -24,7 +26,7 @@ size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap)
 	return sizeof f;
 }
 
-simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg)
+simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg, unsigned *tables)
 {
 	uint32_t f[N_FIELDS];
 
@@ -32,8 +34,9 @@ simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg)
 		return SIMHASH_ECORRUPT;
 	for (size_t i = 0; i < N_FIELDS; i++)
 		f[i] = sh_get_le32(p + 4 * i);
-	if (f[0] != CONFIG_RECORD_VERSION || f[17] || f[18])
+	if (f[0] != CONFIG_RECORD_VERSION || f[17] > 1 || f[18] > 1)
 		return SIMHASH_ECORRUPT;
+	*tables = (f[17] ? SIMHASH_SCHEME_STOPWORDS : 0) | (f[18] ? SIMHASH_SCHEME_IDF : 0);
 	cfg->bits = f[1];
 	cfg->compat = (simhash_compat)f[2];
 	cfg->casefold = (int)f[3];
@@ -52,5 +55,9 @@ simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg)
 	cfg->tf_cap = f[16];
 	cfg->stopwords = NULL;
 	cfg->idf = NULL;
+	/* tf-idf is valid only with its table: a config naming one is checked
+	 * once the table is set (simhash_config_scheme() checks) */
+	if (*tables & SIMHASH_SCHEME_IDF)
+		return SIMHASH_OK;
 	return simhash_config_check(cfg) == SIMHASH_OK ? SIMHASH_OK : SIMHASH_ECORRUPT;
 }

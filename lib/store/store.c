@@ -165,6 +165,8 @@ void simhash_store_close(simhash_store *st)
 	if (st->lock_fd >= 0)
 		close(st->lock_fd);
 	sh_memidx_free(st->idx);
+	simhash_stopwords_free(st->own_sw);
+	simhash_idf_free(st->own_idf);
 	free(st->idx_path);
 	simhash_matches_free(&st->matches);
 	sh_buf_free(&st->pend);
@@ -277,13 +279,36 @@ static simhash_err write_meta(simhash_store *st)
 	    (e = put_meta(st, txn, "config", cfgrec, cfglen)) != SIMHASH_OK ||
 	    (e = put_meta(st, txn, "next", next, 8)) != SIMHASH_OK ||
 	    (e = put_meta(st, txn, "uuid", uuid, 8)) != SIMHASH_OK ||
-	    (e = put_meta(st, txn, "dseq", dseq, 8)) != SIMHASH_OK) {
+	    (e = put_meta(st, txn, "dseq", dseq, 8)) != SIMHASH_OK ||
+	    (e = sh_tables_put(st, txn, &st->cfg)) != SIMHASH_OK) {
 		mdb_txn_abort(txn);
 		return e;
 	}
 	if ((rc = mdb_txn_commit(txn)) != 0)
 		return sh_mdb_err(st, rc, "create");
 	return SIMHASH_OK;
+}
+
+/* After create: the store's config points at tables read back from its own
+ * records (the caller's are borrowed only for the create), so that what
+ * simhash_store_config() gives is what every later open gives. */
+static simhash_err own_tables(simhash_store *st)
+{
+	unsigned tables = (st->cfg.stopwords ? SIMHASH_SCHEME_STOPWORDS : 0) |
+			  (st->cfg.idf ? SIMHASH_SCHEME_IDF : 0);
+	simhash_err e;
+	MDB_txn *txn;
+	int rc;
+
+	if (!tables)
+		return SIMHASH_OK;
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0)
+		return sh_mdb_err(st, rc, "create");
+	e = sh_tables_read(st, txn, tables, st->scheme, &st->own_sw, &st->own_idf);
+	mdb_txn_abort(txn);
+	st->cfg.stopwords = st->own_sw;
+	st->cfg.idf = st->own_idf;
+	return e;
 }
 
 static void copy_err(const simhash_store *st, char *err, size_t cap)
@@ -304,11 +329,6 @@ simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
 		err[0] = 0;
 	if (!path || !cfg || !out || simhash_config_check(cfg) != SIMHASH_OK)
 		return SIMHASH_EINVAL;
-	if (cfg->idf || cfg->stopwords) {
-		if (err && err_cap)
-			snprintf(err, err_cap, "%s: stop words and IDF tables in a store are not supported yet", path);
-		return SIMHASH_EINVAL;
-	}
 	if (!(st = store_alloc()))
 		return SIMHASH_ENOMEM;
 	simhash_config_init(&st->cfg);
@@ -319,7 +339,8 @@ simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
 		goto out_close;
 	if ((e = lock_file(st, path, 1)) != SIMHASH_OK)
 		goto out_close;
-	if ((e = env_open(st, path, 1)) != SIMHASH_OK || (e = write_meta(st)) != SIMHASH_OK)
+	if ((e = env_open(st, path, 1)) != SIMHASH_OK || (e = write_meta(st)) != SIMHASH_OK ||
+	    (e = own_tables(st)) != SIMHASH_OK)
 		goto out_unlink;
 	/* the first checkpoint, of the empty store: every open from now on
 	 * maps one and replays (it replaces a file of an older store) */
@@ -358,6 +379,7 @@ static simhash_err get_meta(simhash_store *st, MDB_txn *txn, const char *key, MD
 static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 {
 	char scheme[SIMHASH_SCHEME_MAX];
+	unsigned tables;
 	simhash_err e;
 	MDB_val v;
 
@@ -378,7 +400,7 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 	if ((e = get_meta(st, txn, "config", &v)) != SIMHASH_OK)
 		return e;
 	simhash_config_init(&st->cfg);
-	if (sh_config_decode(v.mv_data, v.mv_size, &st->cfg) != SIMHASH_OK) {
+	if (sh_config_decode(v.mv_data, v.mv_size, &st->cfg, &tables) != SIMHASH_OK) {
 		sh_store_seterr(st, "%s: malformed config record", path);
 		return SIMHASH_ECORRUPT;
 	}
@@ -391,6 +413,17 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 	}
 	memcpy(st->scheme, v.mv_data, v.mv_size);
 	st->scheme[v.mv_size] = 0;
+	/* a store of version 2 from before the tables has none (tables == 0) */
+	if ((e = sh_tables_read(st, txn, tables, st->scheme, &st->own_sw, &st->own_idf)) !=
+	    SIMHASH_OK) {
+		char msg[SIMHASH_STORE_ERR_MAX];
+
+		snprintf(msg, sizeof msg, "%s", st->err);
+		sh_store_seterr(st, "%s: %s", path, msg);
+		return e;
+	}
+	st->cfg.stopwords = st->own_sw;
+	st->cfg.idf = st->own_idf;
 	if (simhash_config_scheme(&st->cfg, scheme, sizeof scheme) != SIMHASH_OK ||
 	    strcmp(scheme, st->scheme)) {
 		sh_store_seterr(st, "%s: store scheme %s, its config gives %s with this library",

@@ -8,7 +8,9 @@
  *           "next" -> u64, the next document number to hand out; "uuid" ->
  *           u64, random at create (stamps the saved index, memidx.h);
  *           "dseq" -> u64, the next deletion number; "ckpt" (optional) ->
- *           the stamp of the saved index that open may use (memidx.h).
+ *           the stamp of the saved index that open may use (memidx.h);
+ *           "stopwords", "idf" (where the config record says the store
+ *           holds them) -> the tables the fingerprints depend on (tables.c).
  *   "docs"  document number (u64 big-endian, so keys sort in insertion
  *           order) -> w0 u64, w1 u64, time i64, id_len u32, meta_len u32, id,
  *           meta. Integers in values are little-endian.
@@ -69,7 +71,9 @@ struct simhash_store {
 	int have_dlog;
 	int lock_fd;
 	unsigned flags;
-	simhash_config cfg;
+	simhash_config cfg; /* its stopwords and idf are own_sw, own_idf */
+	simhash_stopwords *own_sw;
+	simhash_idf *own_idf;
 	char scheme[SIMHASH_SCHEME_MAX];
 	unsigned bits;
 
@@ -198,7 +202,18 @@ simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc);
 
 /* config.c */
 size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap);
-simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg);
+/* *tables gets SIMHASH_SCHEME_STOPWORDS | SIMHASH_SCHEME_IDF for the tables
+ * the store holds; cfg->stopwords and cfg->idf are set to NULL. */
+simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg, unsigned *tables);
+
+/* tables.c: the store's stop-word and IDF tables, in the "stopwords" and
+ * "idf" meta records. put writes the records of cfg's tables in txn; read
+ * rebuilds the tables that `tables` says the store holds, checks them
+ * against their records' digests and the scheme's, and gives new tables the
+ * caller frees (NULL where the store holds none). */
+simhash_err sh_tables_put(simhash_store *st, MDB_txn *txn, const simhash_config *cfg);
+simhash_err sh_tables_read(simhash_store *st, MDB_txn *txn, unsigned tables, const char *scheme,
+			   simhash_stopwords **sw, simhash_idf **idf);
 
 /* checkpoint.c */
 /* The index of txn's state: the saved checkpoint named by "ckpt", mapped,

@@ -35,6 +35,41 @@ __attribute__((format(printf, 2, 3))) static void problem(struct vctx *v, const 
 		v->fn(buf, v->arg);
 }
 
+/* The table records read back as the tables the handle fingerprints with
+ * (and their digests match the scheme's, tables.c); cfg then points at the
+ * handle's tables, for the scheme check. */
+static simhash_err check_tables(struct vctx *v, unsigned tables, MDB_val scheme_rec,
+				simhash_config *cfg)
+{
+	char scheme[SIMHASH_SCHEME_MAX];
+	const simhash_config *own = &v->st->cfg;
+	simhash_stopwords *sw;
+	simhash_idf *idf;
+	simhash_err e;
+
+	if (scheme_rec.mv_size >= sizeof scheme)
+		return SIMHASH_OK; /* the scheme check reports it */
+	memcpy(scheme, scheme_rec.mv_data, scheme_rec.mv_size);
+	scheme[scheme_rec.mv_size] = 0;
+	e = sh_tables_read(v->st, v->txn, tables, scheme, &sw, &idf);
+	if (e == SIMHASH_ECORRUPT) {
+		problem(v, "%s", v->st->err);
+		return e;
+	}
+	if (e != SIMHASH_OK)
+		return SIMHASH_OK; /* out of memory: nothing known to be wrong */
+	if (simhash_stopwords_digest(sw) != simhash_stopwords_digest(own->stopwords) ||
+	    simhash_idf_digest(idf) != simhash_idf_digest(own->idf)) {
+		problem(v, "stored tables differ from those the handle opened with");
+		e = SIMHASH_ECORRUPT;
+	}
+	simhash_stopwords_free(sw);
+	simhash_idf_free(idf);
+	cfg->stopwords = own->stopwords;
+	cfg->idf = own->idf;
+	return e;
+}
+
 static void check_meta(struct vctx *v, uint64_t *next, uint64_t *dseq)
 {
 	static const char *const keys[] = { "magic", "version", "scheme", "config", "next", "uuid",
@@ -42,6 +77,7 @@ static void check_meta(struct vctx *v, uint64_t *next, uint64_t *dseq)
 	MDB_val d[7];
 	simhash_config cfg;
 	char scheme[SIMHASH_SCHEME_MAX];
+	unsigned tables = 0;
 
 	*next = UINT64_MAX;
 	*dseq = UINT64_MAX;
@@ -59,8 +95,10 @@ static void check_meta(struct vctx *v, uint64_t *next, uint64_t *dseq)
 	    (d[1].mv_size != 4 || sh_get_le32(d[1].mv_data) != SIMHASH_STORE_FORMAT_VERSION))
 		problem(v, "format version is not %d", SIMHASH_STORE_FORMAT_VERSION);
 	simhash_config_init(&cfg);
-	if (d[3].mv_data && sh_config_decode(d[3].mv_data, d[3].mv_size, &cfg) != SIMHASH_OK)
+	if (d[3].mv_data && sh_config_decode(d[3].mv_data, d[3].mv_size, &cfg, &tables) != SIMHASH_OK)
 		problem(v, "malformed config record");
+	else if (d[3].mv_data && d[2].mv_data && check_tables(v, tables, d[2], &cfg) != SIMHASH_OK)
+		; /* reported */
 	else if (d[3].mv_data && d[2].mv_data &&
 		 (simhash_config_scheme(&cfg, scheme, sizeof scheme) != SIMHASH_OK ||
 		  strlen(scheme) != d[2].mv_size || memcmp(scheme, d[2].mv_data, d[2].mv_size)))

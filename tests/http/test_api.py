@@ -309,6 +309,7 @@ def main():
     if has_store_command(BIN):
         import test_store
         test_store.run(BIN, tmp, T)
+        test_store.run_tables(BIN, tmp, T)
     else:
         print("http: no `simhash store` command: store routes skipped")
     test_metrics_and_shutdown(s)

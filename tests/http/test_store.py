@@ -199,3 +199,35 @@ def run(binary, tmp, T):
     st, b, _ = s.request("POST", "/v1/documents", {"id": "w", "text": "wide"})
     T.check(st == 201 and len(b["fingerprint"]) == 32, "a 128-bit store fingerprints with 128 bits", b)
     s.stop()
+
+
+def run_tables(binary, tmp, T):
+    """A store created with stop words and an IDF table: the server
+    fingerprints with the store's tables (the files are gone by then), as
+    `simhash fingerprint` does with the same options."""
+    folder = os.path.join(tmp, "store-tables")
+    os.makedirs(folder)
+    corpus = os.path.join(folder, "c.txt")
+    sw, idf = os.path.join(folder, "sw.txt"), os.path.join(folder, "idf.tsv")
+    with open(corpus, "w") as f:
+        f.write("".join(t + "\n" for t in TEXTS if t))
+    with open(sw, "w") as f:
+        f.write("the\na\nand\n")
+    subprocess.run([binary, "idf", "build", "--features", "word", "-o", idf, corpus], check=True)
+    opts = ["--features", "word", "--stopwords", sw, "--weight", "tfidf", "--idf", idf]
+    want = {t: cli_fingerprint(binary, t.encode(), *opts) for t in TEXTS}
+    path = make_store(binary, folder, *opts)
+    os.unlink(sw)
+    os.unlink(idf)
+    s = Server(binary, store=path)
+    for t in TEXTS:
+        st, b, _ = s.request("POST", "/v1/fingerprint", {"text": t})
+        T.check(st == 200 and b["fingerprint"] == want[t], "fingerprint with the store's tables",
+                "%r %r want %s" % (t[:20], b, want[t]))
+    st, b, _ = s.request("POST", "/v1/documents", {"id": "t0", "text": TEXTS[0]})
+    T.check(st == 201 and b["fingerprint"] == want[TEXTS[0]], "add with the store's tables", b)
+    st, b, _ = s.request("POST", "/v1/query", {"text": TEXTS[0], "k": 0})
+    T.check(st == 200 and [m["id"] for m in b["matches"]] == ["t0"], "query with the store's tables", b)
+    s.stop()
+    r = subprocess.run([binary, "store", "verify", path], capture_output=True)
+    T.check(r.returncode == 0, "store verify of a store with tables", r.stdout + r.stderr)

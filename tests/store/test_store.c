@@ -748,6 +748,188 @@ static void test_verify_reports_broken_invariants(void)
 	simhash_store_close(st);
 }
 
+/* ---- stop-word and IDF tables kept in the store */
+
+struct idf_entry {
+	char term[64];
+	size_t len;
+	double value;
+};
+
+struct idf_list {
+	struct idf_entry e[512];
+	size_t n;
+};
+
+static int collect_idf(const char *term, size_t len, double value, void *arg)
+{
+	struct idf_list *l = arg;
+
+	if (l->n == sizeof l->e / sizeof l->e[0] || len > sizeof l->e[0].term)
+		return 1;
+	memcpy(l->e[l->n].term, term, len);
+	l->e[l->n].len = len;
+	l->e[l->n++].value = value;
+	return 0;
+}
+
+/* A random term of 1-4 code points: ASCII, CJK (3 bytes), emoji (4 bytes). */
+static size_t random_term(char *buf)
+{
+	static const char *const parts[] = { "a", "b", "z", "\xe7\x8c\xab", "\xe7\x8b\x97",
+					     "\xf0\x9f\x98\x80", "\xf0\x9f\x90\x88", "q" };
+	size_t len = 0, n = 1 + rnd() % 4;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *p = parts[rnd() % 8];
+
+		memcpy(buf + len, p, strlen(p));
+		len += strlen(p);
+	}
+	return len;
+}
+
+static simhash_err fp_of(const simhash_config *cfg, const char *text, simhash_fp *fp)
+{
+	simhash_ctx *ctx;
+	simhash_err e = simhash_ctx_new(cfg, &ctx);
+
+	if (e == SIMHASH_OK)
+		e = simhash_fingerprint(ctx, text, strlen(text), fp);
+	simhash_ctx_free(ctx);
+	return e;
+}
+
+/* Create with both tables, close, reopen: the config's tables equal the
+ * originals term by term, value bit by bit and by digest, and texts
+ * fingerprinted through it equal the direct fingerprints. The original IDF
+ * table is left unfinished (its median stale), as set() leaves it. */
+static void test_tables_round_trip_through_the_store(void)
+{
+	static const char *const texts[] = {
+		"the cat sat on the mat", "a dog and a cat", "zz qq ab the end",
+		"\xe7\x8c\xab \xf0\x9f\x98\x80 the cat", "",
+	};
+	simhash_stopwords *sw;
+	simhash_idf *idf;
+	simhash_config cfg, got;
+	simhash_store *st = NULL;
+	char err[SIMHASH_STORE_ERR_MAX], term[64];
+	static struct idf_list a, b;
+
+	rng_state = SEED ^ 0x7ab1e5;
+	CHECK(simhash_stopwords_new(&sw) == SIMHASH_OK);
+	CHECK(simhash_idf_new(&idf) == SIMHASH_OK);
+	simhash_stopwords_add(sw, "the", 3);
+	simhash_stopwords_add(sw, "a", 1);
+	for (int i = 0; i < 300; i++) {
+		size_t len = random_term(term);
+		double v = (double)(rnd() >> 11) / 9007199254740992.0 * 12.0;
+
+		CHECK(simhash_idf_set(idf, term, len, v) == SIMHASH_OK);
+		if (i % 7 == 0)
+			simhash_stopwords_add(sw, term, len);
+	}
+	simhash_idf_set(idf, "cat", 3, 0.0);
+	simhash_config_init(&cfg);
+	cfg.features = SIMHASH_FEATURES_WORD;
+	cfg.weight = SIMHASH_WEIGHT_TFIDF;
+	cfg.idf = idf;
+	cfg.stopwords = sw;
+	fresh_path("tables");
+	CHECK(simhash_store_create(path, &cfg, &st, err, sizeof err) == SIMHASH_OK);
+	simhash_store_close(st);
+	st = NULL;
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, err, sizeof err) == SIMHASH_OK);
+	if (!st) {
+		fprintf(stderr, "open: %s (seed %llx)\n", err, (unsigned long long)SEED);
+		goto out;
+	}
+	simhash_config_init(&got);
+	CHECK(simhash_store_config(st, &got) == SIMHASH_OK);
+	CHECK(got.idf && got.idf != idf && got.stopwords && got.stopwords != sw);
+	CHECK_EQ_U64(simhash_idf_digest(got.idf), simhash_idf_digest(idf));
+	CHECK_EQ_U64(simhash_stopwords_digest(got.stopwords), simhash_stopwords_digest(sw));
+	a.n = b.n = 0;
+	CHECK(simhash_idf_each(idf, collect_idf, &a) == SIMHASH_OK);
+	CHECK(simhash_idf_each(got.idf, collect_idf, &b) == SIMHASH_OK);
+	CHECK_EQ_U64(a.n, simhash_idf_size(idf));
+	CHECK_EQ_U64(a.n, b.n);
+	for (size_t i = 0; i < a.n && i < b.n; i++) {
+		CHECK(a.e[i].len == b.e[i].len && !memcmp(a.e[i].term, b.e[i].term, a.e[i].len));
+		CHECK(memcmp(&a.e[i].value, &b.e[i].value, sizeof(double)) == 0);
+		if (i)
+			CHECK(memcmp(a.e[i - 1].term, a.e[i].term, a.e[i].len < a.e[i - 1].len ?
+								   a.e[i].len : a.e[i - 1].len) <= 0);
+	}
+	/* the default of unknown terms (the median) is the same */
+	CHECK(simhash_idf_get(got.idf, "\x01unknown", 8) == simhash_idf_get(idf, "\x01unknown", 8));
+	CHECK(simhash_stopwords_has(got.stopwords, "the", 3));
+	CHECK(!simhash_stopwords_has(got.stopwords, "cat", 3));
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		simhash_fp want, fp;
+
+		CHECK(fp_of(&cfg, texts[i], &want) == SIMHASH_OK);
+		CHECK(fp_of(&got, texts[i], &fp) == SIMHASH_OK);
+		CHECK_EQ_U64(fp.w[0], want.w[0]);
+	}
+	CHECK_EQ_U64(verify_problems(st), 0);
+	simhash_store_close(st);
+out:
+	simhash_idf_free(idf);
+	simhash_stopwords_free(sw);
+}
+
+/* A table record that no longer gives the digest the scheme names (one value
+ * changed behind the store's back), or that is missing, is refused. */
+static void test_tampered_tables_are_refused(void)
+{
+	simhash_stopwords *sw;
+	simhash_idf *idf;
+	simhash_config cfg;
+	simhash_store *st = NULL;
+	char err[SIMHASH_STORE_ERR_MAX];
+	uint8_t rec[24 + 4 + 3 + 8];
+	double v = 2.5;
+	uint64_t bits;
+
+	CHECK(simhash_stopwords_new(&sw) == SIMHASH_OK);
+	CHECK(simhash_idf_new(&idf) == SIMHASH_OK);
+	simhash_stopwords_add(sw, "the", 3);
+	simhash_idf_set(idf, "cat", 3, 2.0);
+	simhash_idf_finish(idf);
+	simhash_config_init(&cfg);
+	cfg.features = SIMHASH_FEATURES_WORD;
+	cfg.weight = SIMHASH_WEIGHT_TFIDF;
+	cfg.idf = idf;
+	cfg.stopwords = sw;
+	fresh_path("tampered");
+	CHECK(simhash_store_create(path, &cfg, &st, err, sizeof err) == SIMHASH_OK);
+	simhash_store_close(st);
+	/* a record of the same table with 2.5 for cat, its digest updated:
+	 * the scheme still names the old digest */
+	simhash_idf_set(idf, "cat", 3, v);
+	simhash_idf_finish(idf);
+	memcpy(&bits, &v, sizeof bits);
+	for (int i = 0; i < 8; i++) {
+		rec[i] = (uint8_t)(simhash_idf_digest(idf) >> (8 * i));
+		rec[8 + i] = (uint8_t)(bits >> (8 * i));
+		rec[16 + i] = (uint8_t)(i == 0);
+		rec[31 + i] = (uint8_t)(bits >> (8 * i));
+	}
+	memcpy(rec + 24, "\x03\0\0\0cat", 7);
+	raw_put_meta("idf", rec, sizeof rec);
+	st = NULL;
+	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
+	CHECK(st == NULL);
+	CHECK(strstr(err, "IDF table") && strstr(err, "the scheme names"));
+	raw_delete("meta", "stopwords", 9);
+	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
+	CHECK(strstr(err, "'stopwords' missing") != NULL);
+	simhash_idf_free(idf);
+	simhash_stopwords_free(sw);
+}
+
 static void cleanup(void)
 {
 	char cmd[128];
@@ -772,6 +954,8 @@ static const struct test_case cases[] = {
 	TEST(test_other_format_versions_are_refused),
 	TEST(test_open_reports_how_the_index_was_loaded),
 	TEST(test_open_removes_interrupted_checkpoints),
+	TEST(test_tables_round_trip_through_the_store),
+	TEST(test_tampered_tables_are_refused),
 };
 
 int main(void)
