@@ -5,8 +5,8 @@
 #include <string.h>
 #include "store_int.h"
 
-#define CONFIG_RECORD_VERSION 1
-#define N_FIELDS 19
+#define CONFIG_RECORD_VERSION 2
+#define N_FIELDS 20 /* 19 in version 1, whose stores knew only auto_char_votes = 1 */
 
 size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap)
 {
@@ -15,6 +15,7 @@ size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap)
 		(uint32_t)cfg->html, (uint32_t)cfg->t2s, cfg->space, cfg->punct, cfg->max_repeat,
 		cfg->utf8, cfg->features, cfg->ngram, cfg->ngram_cjk, cfg->tokenizer, cfg->hash,
 		cfg->weight, cfg->tf_cap, cfg->stopwords != NULL, cfg->idf != NULL,
+		(uint32_t)cfg->auto_char_votes,
 	};
 
 	if (cap < sizeof f)
@@ -27,12 +28,18 @@ size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap)
 simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg)
 {
 	uint32_t f[N_FIELDS];
+	size_t n = len / 4;
 
-	if (len != sizeof f)
+	if (len < 4 || len % 4)
 		return SIMHASH_ECORRUPT;
-	for (size_t i = 0; i < N_FIELDS; i++)
+	f[0] = sh_get_le32(p);
+	if (!((f[0] == 1 && n == 19) || (f[0] == CONFIG_RECORD_VERSION && n == N_FIELDS)))
+		return SIMHASH_ECORRUPT;
+	for (size_t i = 0; i < n; i++)
 		f[i] = sh_get_le32(p + 4 * i);
-	if (f[0] != CONFIG_RECORD_VERSION || f[17] || f[18])
+	if (f[0] == 1)
+		f[19] = 1;
+	if (f[17] || f[18] || f[19] > 1)
 		return SIMHASH_ECORRUPT;
 	cfg->bits = f[1];
 	cfg->compat = (simhash_compat)f[2];
@@ -52,5 +59,6 @@ simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg)
 	cfg->tf_cap = f[16];
 	cfg->stopwords = NULL;
 	cfg->idf = NULL;
+	cfg->auto_char_votes = (int)f[19];
 	return simhash_config_check(cfg) == SIMHASH_OK ? SIMHASH_OK : SIMHASH_ECORRUPT;
 }
