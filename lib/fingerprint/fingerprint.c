@@ -222,9 +222,36 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
 		      size_t from, size_t to, uint64_t mins[128])
 {
 	unsigned shift = sh_mh_shift(ctx->cfg.bits);
+	unsigned hi = ng > ngc ? ng : ngc;
+	size_t safe = t->n_chars >= hi ? t->n_chars - hi + 1 : 0;
+	size_t i = from;
 
-	/* a set: each occurrence only lowers its bin's minimum */
-	for (size_t i = from; i < to; i++)
+	/* a set: each occurrence only lowers its bin's minimum. As in
+	 * sh_ngram_votes(): windows starting before `safe` fit, and a run of
+	 * one-byte characters or of three-byte CJK bigrams takes a fixed-length
+	 * hash, eight at a time. */
+	if (safe > to)
+		safe = to;
+	while (i + 8 <= safe) {
+		uint64_t h[8];
+		if (ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng) {
+			const uint8_t *p = t->s + t->off[i];
+			for (unsigned k = 0; k < 8; k++)
+				h[k] = sh_key_1to3(p + k, ng);
+		} else if (ngc == 2 && t->off[i + 8] - t->off[i] == 24 &&
+			   t->off[i + 9] - t->off[i + 8] == 3 && all_cjk(t->cls + i)) {
+			const uint8_t *p = t->s + t->off[i];
+			for (unsigned k = 0; k < 8; k++)
+				h[k] = sh_key_4to8(p + 3 * k, 6);
+		} else {
+			for (unsigned k = 0; k < 8; k++)
+				h[k] = ngram_key(t, i + k, ng, ngc);
+		}
+		for (unsigned k = 0; k < 8; k++)
+			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(h[k], 0)));
+		i += 8;
+	}
+	for (; i < to; i++)
 		if (i + (t->cls[i] == SH_C_CJK ? ngc : ng) <= t->n_chars)
 			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(ngram_key(t, i, ng, ngc), 0)));
 }
