@@ -1,8 +1,11 @@
 /* auto.c - the length-adaptive features of the v2 default (SIMHASH_FEATURES_AUTO).
  *
- * Short texts are fingerprinted by character n-grams (tf, as "char" features),
- * long ones by a one-bit MinHash of their word 3-shingles, and texts in
- * between by both, by length: character n-grams find the near-duplicates of a
+ * Short texts are fingerprinted by a one-bit MinHash of the set of their
+ * character n-grams (scheme token "-cmh1", the default; fingerprint.c's
+ * char_minhash(), with sh_mh_*() here), or as v2 was first released
+ * (auto_char_votes, "-cen1") by the centered votes of the n-grams (tf, as
+ * "char" features) defined below; long ones by a one-bit MinHash of their
+ * word 3-shingles, and texts in between by both, by length: character n-grams find the near-duplicates of a
  * title or a message, where one edited word changes most shingles, while on
  * documents they are dominated by the few hundred n-grams every text of a
  * language shares (" th", "the", "ing"), which pulls unrelated fingerprints

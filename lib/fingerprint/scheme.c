@@ -7,7 +7,8 @@
  * compared. The version changes when the same options would give other
  * fingerprints: "v1" for char, word and shingle features and the Python
  * compatibility mode; "v2" for the length-adaptive default ("auto"), whose
- * char votes are centered by the built-in table of center_table.h where its
+ * short texts take a one-bit MinHash of their char n-grams ("-cmh1"), or, as
+ * first released (auto_char_votes), their char votes, centered by the built-in table of center_table.h where its
  * n-grams are those the table was made for ("-cen1") and whose documents are
  * fingerprinted by one-bit MinHash of their shingles ("-mh1"; auto.c).
  *
