@@ -38,6 +38,7 @@ enum {
 	C_PUNCT,
 	C_MAX_REPEAT,
 	C_UTF8,
+	C_CHAR_VOTES,
 	C_SCHEME,
 	C_COUNT
 };
@@ -92,6 +93,9 @@ static const struct cfg_opt cfg_opts[C_COUNT] = {
 	[C_MAX_REPEAT] = { { "max-repeat", 0, "N", "cut runs of a character to N (0: off)" }, NULL },
 	[C_UTF8] = { { "utf8", 0, "replace|reject", "invalid UTF-8: U+FFFD, or fail" },
 		     utf8_names },
+	[C_CHAR_VOTES] = { { "char-votes", 0, NULL,
+			     "auto: short texts by centered n-gram votes (v2 as first released)" },
+			   NULL },
 	[C_SCHEME] = { { "scheme", 0, "STRING",
 			 "the configuration a scheme string names (see `simhash scheme`)" },
 		       NULL },

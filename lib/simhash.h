@@ -97,9 +97,9 @@ typedef enum simhash_features {
 	SIMHASH_FEATURES_CHAR = 0,    /* overlapping n-grams of code points */
 	SIMHASH_FEATURES_WORD = 1,    /* words (see simhash_tokenizer) */
 	SIMHASH_FEATURES_SHINGLE = 2, /* n consecutive words, joined by a space */
-	/* The default (scheme v2): char n-grams (tf) for short texts, word
-	 * 3-shingles (1 + ln tf) for long ones, both blended by length in
-	 * between (docs/algorithms.md). Needs hash XXH3, weight TF, no tf cap;
+	/* The default (scheme v2): char n-grams (one-bit MinHash of their set)
+	 * for short texts, word 3-shingles (one-bit MinHash) for long ones, both
+	 * by share of the bits in between (docs/algorithms.md). Needs hash XXH3, weight TF, no tf cap;
 	 * ngram and ngram_cjk shape the char n-grams. */
 	SIMHASH_FEATURES_AUTO = 3,
 } simhash_features;
@@ -184,6 +184,11 @@ typedef struct simhash_config {
 	unsigned tf_cap;            /* 0: off; n: occurrences above n are ignored */
 	const simhash_stopwords *stopwords; /* NULL; borrowed, must outlive the ctx */
 	const simhash_idf *idf;     /* NULL; borrowed, required by TFIDF */
+	/* AUTO features only: 0 (default, scheme token "-cmh1"): the char
+	 * n-gram bits of a short text are a one-bit MinHash of its n-gram set;
+	 * 1: the signs of its centered n-gram votes, as v2 was first released
+	 * ("-cen1"; uncentered unless ngram 3, ngram_cjk 2). */
+	int auto_char_votes;
 } simhash_config;
 
 /* Fills *cfg with the defaults. size is the caller's sizeof *cfg (the macro

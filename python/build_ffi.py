@@ -65,6 +65,7 @@ typedef struct simhash_config {
     unsigned tf_cap;
     const simhash_stopwords *stopwords;
     const simhash_idf *idf;
+    int auto_char_votes;
     ...;
 } simhash_config;
 

@@ -1,8 +1,11 @@
 /* auto.c - the length-adaptive features of the v2 default (SIMHASH_FEATURES_AUTO).
  *
- * Short texts are fingerprinted by character n-grams (tf, as "char" features),
- * long ones by a one-bit MinHash of their word 3-shingles, and texts in
- * between by both, by length: character n-grams find the near-duplicates of a
+ * Short texts are fingerprinted by a one-bit MinHash of the set of their
+ * character n-grams (scheme token "-cmh1", the default; fingerprint.c's
+ * char_minhash(), with sh_mh_*() here), or as v2 was first released
+ * (auto_char_votes, "-cen1") by the centered votes of the n-grams (tf, as
+ * "char" features) defined below; long ones by a one-bit MinHash of their
+ * word 3-shingles, and texts in between by both, by length: character n-grams find the near-duplicates of a
  * title or a message, where one edited word changes most shingles, while on
  * documents they are dominated by the few hundred n-grams every text of a
  * language shares (" th", "the", "ing"), which pulls unrelated fingerprints
@@ -478,33 +481,17 @@ static inline uint64_t minhash_key(uint64_t key)
 	return sh_mix64(sh_exp_mix(key, 2) ^ 0x5851f42d4c957f2dull);
 }
 
-/* One-permutation MinHash of the distinct shingles, one bit per bin: bin j
- * of `bits` bins holds the least mixed key whose top bits are j; an empty bin
- * takes the next nonempty one to its right (circularly) at distance r; its
- * bit is the low bit of mix(min + r * golden). Two texts' bits agree with
- * probability about (1 + J) / 2, J the Jaccard index of their shingle sets.
- * The shingles are those of the table, or of the sorted arrays of a text
- * taken in windows: the same set either way. */
-static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
+void sh_mh_init(uint64_t mins[128], unsigned bits)
 {
-	uint64_t mins[128];
-	unsigned shift = bits == 128 ? 57 : bits == 64 ? 58 : 59;
-
 	for (unsigned j = 0; j < bits; j++)
 		mins[j] = UINT64_MAX;
-	if (a->sorted) {
-		for (size_t s = 0; s < a->n_sorted; s++) {
-			uint64_t h = minhash_key(a->skey[s]);
-			unsigned b = (unsigned)(h >> shift);
-			mins[b] = h < mins[b] ? h : mins[b];
-		}
-	} else {
-		for (size_t s = 1; s <= a->used; s++) {
-			uint64_t h = minhash_key(a->ent[s].key);
-			unsigned b = (unsigned)(h >> shift);
-			mins[b] = h < mins[b] ? h : mins[b];
-		}
-	}
+}
+
+/* The bits of a one-permutation MinHash from its bins: an empty bin takes
+ * the next nonempty one to its right (circularly) at distance r; its bit is
+ * the low bit of mix(min + r * golden). All bins empty: every bit 0. */
+void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2])
+{
 	out[0] = out[1] = 0;
 	for (unsigned j = 0; j < bits; j++) {
 		unsigned k = j, r = 0;
@@ -512,8 +499,36 @@ static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
 			k = (k + 1) % bits;
 			r++;
 		}
+		if (r == bits)
+			return;
 		out[j >> 6] |= (sh_mix64(mins[k] + r * 0x9e3779b97f4a7c15ull) & 1) << (j & 63);
 	}
+}
+
+/* One-permutation MinHash of the distinct shingles, one bit per bin: bin j
+ * of `bits` bins holds the least mixed key whose top bits are j (sh_mh_bits()
+ * fills the empty ones). Two texts' bits agree with probability about
+ * (1 + J) / 2, J the Jaccard index of their shingle sets. The shingles are
+ * those of the table, or of the sorted arrays of a text taken in windows:
+ * the same set either way. */
+static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
+{
+	uint64_t mins[128];
+	unsigned shift = sh_mh_shift(bits);
+
+	sh_mh_init(mins, bits);
+	if (a->sorted) {
+		for (size_t s = 0; s < a->n_sorted; s++)
+			sh_mh_add(mins, shift, minhash_key(a->skey[s]));
+	} else {
+		for (size_t s = 1; s <= a->used; s++)
+			sh_mh_add(mins, shift, minhash_key(a->ent[s].key));
+	}
+	if (a->sorted ? a->n_sorted == 0 : a->used == 0) {
+		out[0] = out[1] = 0;
+		return;
+	}
+	sh_mh_bits(mins, bits, out);
 }
 
 /* Empties the table and uses `want` slots (a power of two) to begin with. */
@@ -673,7 +688,7 @@ int64_t sh_auto_share(const sh_text *t)
 
 int sh_auto_centered(const simhash_config *cfg)
 {
-	return cfg->ngram == 3 && cfg->ngram_cjk == 2;
+	return cfg->auto_char_votes && cfg->ngram == 3 && cfg->ngram_cjk == 2;
 }
 
 void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const int64_t *vs,
@@ -696,6 +711,10 @@ void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const 
 		__int128 s, vc = 0;
 		if (j < n_mh) {
 			out->w[j >> 6] |= (mh[j >> 6] >> (j & 63) & 1) << (j & 63);
+			continue;
+		}
+		if (c->minhash) {
+			out->w[j >> 6] |= (c->mh[j >> 6] >> (j & 63) & 1) << (j & 63);
 			continue;
 		}
 		if (share > 0) {

@@ -63,7 +63,24 @@ typedef struct sh_auto_char {
 	const uint64_t *counts;
 	uint64_t n, n_cjk;
 	int centered; /* subtract the mean votes of center_table.h */
+	int minhash;  /* take the bits of mh instead of the votes */
+	uint64_t mh[2]; /* the one-bit MinHash of the char n-gram set */
 } sh_auto_char;
+
+/* One-permutation MinHash, one bit per bin, of `bits` bins (32, 64, 128):
+ * init empties the bins, add puts a mixed key h into bin h >> shift, bits
+ * gives the bits (empty bins densified from the right; all empty: 0). */
+static inline unsigned sh_mh_shift(unsigned bits)
+{
+	return bits == 128 ? 57 : bits == 64 ? 58 : 59;
+}
+static inline void sh_mh_add(uint64_t mins[128], unsigned shift, uint64_t h)
+{
+	unsigned b = (unsigned)(h >> shift);
+	mins[b] = h < mins[b] ? h : mins[b];
+}
+void sh_mh_init(uint64_t mins[128], unsigned bits);
+void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2]);
 
 /* The fingerprint from the char votes c, the shingle votes and the shingles'
  * MinHash bits mh, with the char share `share` (SH_AUTO_SPAN: char n-grams

@@ -15,7 +15,7 @@ enum kind { K_ENUM, K_UINT, K_FLAG };
 enum field {
 	F_BITS, F_COMPAT, F_FEATURES, F_NGRAM, F_NGRAM_CJK, F_TOKENIZER, F_HASH, F_WEIGHT,
 	F_TF_CAP, F_CASEFOLD, F_NO_CASEFOLD, F_HTML, F_NO_HTML, F_T2S, F_NO_T2S, F_SPACE,
-	F_PUNCT, F_MAX_REPEAT, F_UTF8
+	F_PUNCT, F_MAX_REPEAT, F_UTF8, F_CHAR_VOTES
 };
 
 static const char *const bits_names[] = { "32", "64", "128", NULL };
@@ -54,6 +54,7 @@ static const struct {
 	{ "punct", F_PUNCT, K_ENUM, punct_names, 0, 0 },
 	{ "max-repeat", F_MAX_REPEAT, K_UINT, NULL, 0, UINT_MAX },
 	{ "utf8", F_UTF8, K_ENUM, utf8_names, 0, 0 },
+	{ "char-votes", F_CHAR_VOTES, K_FLAG, NULL, 0, 0 },
 };
 
 /* Decimal digits only (no sign, no space), within [lo, hi]: 0 and *out, or -1. */
@@ -108,6 +109,7 @@ static void set_field(simhash_config *cfg, enum field f, int e, unsigned v)
 	case F_PUNCT: cfg->punct = (simhash_punct)e; break;
 	case F_MAX_REPEAT: cfg->max_repeat = v; break;
 	case F_UTF8: cfg->utf8 = (simhash_utf8)e; break;
+	case F_CHAR_VOTES: cfg->auto_char_votes = 1; break;
 	}
 }
 
@@ -138,6 +140,10 @@ simhash_err simhash_config_set(simhash_config *cfg, const char *name, const char
 			return SIMHASH_EINVAL;
 		break;
 	}
+	/* a field a caller's older struct does not have */
+	if (options[i].field == F_CHAR_VOTES &&
+	    cfg->size < offsetof(simhash_config, auto_char_votes) + sizeof cfg->auto_char_votes)
+		return SIMHASH_EINVAL;
 	set_field(cfg, options[i].field, e, v);
 	return SIMHASH_OK;
 }

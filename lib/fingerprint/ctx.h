@@ -37,6 +37,10 @@ struct sh_vote;
  * are no features. */
 void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc, size_t from,
 		    size_t to, struct sh_vote *v);
+/* Puts the char n-grams at positions [from, to) of t into the MinHash bins
+ * mins (auto.h's sh_mh_*): the key of an n-gram is XXH3-64 of its bytes. */
+void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc,
+		      size_t from, size_t to, uint64_t mins[128]);
 
 /* stream.c: texts given in pieces. From SH_STREAM_MIN bytes on,
  * simhash_fingerprint() streams a text whose config allows it

@@ -212,20 +212,91 @@ static uint64_t cjk_votes(const simhash_ctx *ctx, size_t n)
 	return k;
 }
 
+/* The MinHash value of a char n-gram of key h (sh_exp_mix()ed). */
+static inline uint64_t char_mh_key(uint64_t h)
+{
+	return sh_mix64(h ^ 0x2545f4914f6cdd1dull);
+}
+
+void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc,
+		      size_t from, size_t to, uint64_t mins[128])
+{
+	unsigned shift = sh_mh_shift(ctx->cfg.bits);
+	unsigned hi = ng > ngc ? ng : ngc;
+	size_t safe = t->n_chars >= hi ? t->n_chars - hi + 1 : 0;
+	size_t i = from;
+
+	/* a set: each occurrence only lowers its bin's minimum. As in
+	 * sh_ngram_votes(): windows starting before `safe` fit, and a run of
+	 * one-byte characters or of three-byte CJK bigrams takes a fixed-length
+	 * hash, eight at a time. */
+	if (safe > to)
+		safe = to;
+	while (i + 8 <= safe) {
+		uint64_t h[8];
+		if (ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng) {
+			const uint8_t *p = t->s + t->off[i];
+			for (unsigned k = 0; k < 8; k++)
+				h[k] = sh_key_1to3(p + k, ng);
+		} else if (ngc == 2 && t->off[i + 8] - t->off[i] == 24 &&
+			   t->off[i + 9] - t->off[i + 8] == 3 && all_cjk(t->cls + i)) {
+			const uint8_t *p = t->s + t->off[i];
+			for (unsigned k = 0; k < 8; k++)
+				h[k] = sh_key_4to8(p + 3 * k, 6);
+		} else {
+			for (unsigned k = 0; k < 8; k++)
+				h[k] = ngram_key(t, i + k, ng, ngc);
+		}
+		for (unsigned k = 0; k < 8; k++)
+			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(h[k], 0)));
+		i += 8;
+	}
+	for (; i < to; i++)
+		if (i + (t->cls[i] == SH_C_CJK ? ngc : ng) <= t->n_chars)
+			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(ngram_key(t, i, ng, ngc), 0)));
+}
+
+/* One-bit MinHash of the set of the n char features (auto.h's sh_mh_*): the
+ * key of a feature is XXH3-64 of its bytes. A text shorter than an n-gram
+ * has one feature, its whole text, and the empty text the empty feature
+ * (as for the votes): one bin filled, the others densified from it. */
+static void char_minhash(simhash_ctx *ctx, size_t n, uint64_t out[2])
+{
+	const sh_text *t;
+	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
+	uint64_t mins[128];
+
+	sh_mh_init(mins, ctx->cfg.bits);
+	if (ng) {
+		sh_ngram_minhash(ctx, t, ng, ngc, 0, n, mins);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *p;
+			size_t len;
+			if (sh_feats_get(ctx->feats, i, &p, &len))
+				sh_mh_add(mins, sh_mh_shift(ctx->cfg.bits),
+					  char_mh_key(sh_exp_mix(sh_key_inline(p, len), 0)));
+		}
+	}
+	sh_mh_bits(mins, ctx->cfg.bits, out);
+}
+
 /* The v2 default: char n-grams and word shingles blended by length (auto.c). */
 static simhash_err auto_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 {
 	const simhash_config *cfg = &ctx->cfg;
 	int64_t vs[128], ws = 0, share = sh_auto_share(&ctx->text);
 	uint64_t counts[128], mh[2] = {0, 0};
-	sh_auto_char c = {counts, 0, 0, sh_auto_centered(cfg)};
+	sh_auto_char c = {counts, 0, 0, sh_auto_centered(cfg), !cfg->auto_char_votes, {0, 0}};
 
 	if (share < SH_AUTO_SPAN) {
 		simhash_err err = sh_auto_shingles(ctx->autov, cfg->bits, &ctx->text, share > 0, vs, &ws, mh);
 		if (err)
 			return err;
 	}
-	if (share > 0 || ws == 0) {
+	if ((share > 0 || ws == 0) && c.minhash) {
+		char_minhash(ctx, n, c.mh);
+	} else if (share > 0 || ws == 0) {
 		c.n = unit_votes(ctx, n, NULL, counts);
 		c.n_cjk = c.centered ? cjk_votes(ctx, n) : 0;
 	}

@@ -7,7 +7,8 @@
  * compared. The version changes when the same options would give other
  * fingerprints: "v1" for char, word and shingle features and the Python
  * compatibility mode; "v2" for the length-adaptive default ("auto"), whose
- * char votes are centered by the built-in table of center_table.h where its
+ * short texts take a one-bit MinHash of their char n-grams ("-cmh1"), or, as
+ * first released (auto_char_votes), their char votes, centered by the built-in table of center_table.h where its
  * n-grams are those the table was made for ("-cen1") and whose documents are
  * fingerprinted by one-bit MinHash of their shingles ("-mh1"; auto.c).
  *
@@ -72,6 +73,8 @@ static simhash_err render(const simhash_config *cfg, const struct tables *t, cha
 		snprintf(feat, sizeof feat, "word-%s", tok_names[cfg->tokenizer]);
 	else
 		snprintf(feat, sizeof feat, "shingle%u-%s", cfg->ngram, tok_names[cfg->tokenizer]);
+	if (cfg->features == SIMHASH_FEATURES_AUTO && !cfg->auto_char_votes)
+		strcat(feat, "-cmh1");
 	if (cfg->features == SIMHASH_FEATURES_AUTO && sh_auto_centered(cfg))
 		strcat(feat, "-cen1");
 	if (cfg->features == SIMHASH_FEATURES_AUTO)
@@ -177,9 +180,9 @@ static int eat_name(const char **s, const char *const *names)
 	return best;
 }
 
-/* "char3-cjk2", "char3", "auto3-cjk2-cen1-mh1", "auto4-mh1", "word-icu",
- * "shingle3-simple". "-cen1" is checked by the re-rendering: it is there iff
- * auto votes are centered. */
+/* "char3-cjk2", "char3", "auto3-cjk2-cmh1-mh1", "auto3-cjk2-cen1-mh1",
+ * "auto4-mh1", "word-icu", "shingle3-simple". "-cen1" is checked by the
+ * re-rendering: it is there iff auto votes are centered. */
 static int parse_features(const char **s, simhash_config *cfg)
 {
 	int tok, is_auto = eat(s, "auto");
@@ -193,7 +196,11 @@ static int parse_features(const char **s, simhash_config *cfg)
 			return 0;
 		if (!is_auto)
 			return 1;
-		(void)eat(s, "-cen1");
+		/* "-cmh1": MinHash of the char n-grams; else their votes,
+		 * "-cen1" when centered */
+		cfg->auto_char_votes = !eat(s, "-cmh1");
+		if (cfg->auto_char_votes)
+			(void)eat(s, "-cen1");
 		return eat(s, "-mh1");
 	}
 	if (eat(s, "word-"))

@@ -76,6 +76,7 @@ struct sh_stream {
 	/* v2 default */
 	sh_auto_run ar;
 	uint64_t n_cjk;  /* char n-grams counted from a CJK character */
+	uint64_t mins[128]; /* auto: the MinHash bins of the char n-grams */
 	/* word features: the last ng - 1 words (shingles) and the count */
 	struct wspan carry[64];
 	unsigned n_carry;
@@ -273,7 +274,10 @@ static size_t open_word(const sh_text *t, size_t from)
 static simhash_err char_features(simhash_ctx *ctx, struct sh_stream *st, const sh_text *t,
 				 size_t to)
 {
-	if (sh_ctx_unit(&ctx->cfg) || ctx->cfg.features == SIMHASH_FEATURES_AUTO) {
+	if (ctx->cfg.features == SIMHASH_FEATURES_AUTO && !ctx->cfg.auto_char_votes) {
+		/* needed only if the text has fewer than three words */
+		sh_ngram_minhash(ctx, t, st->ng, st->ngc, st->cpos, to, st->mins);
+	} else if (sh_ctx_unit(&ctx->cfg) || ctx->cfg.features == SIMHASH_FEATURES_AUTO) {
 		sh_ngram_votes(ctx, t, st->ng, st->ngc, st->cpos, to, &st->v);
 		/* for centering: the n-grams from a CJK character that fit, as
 		 * cjk_votes() in fingerprint.c counts them */
@@ -448,6 +452,7 @@ static simhash_err start_drain(simhash_ctx *ctx, struct sh_stream *st)
 		       cfg->features == SIMHASH_FEATURES_AUTO;
 	memset(&st->ar, 0, sizeof st->ar);
 	st->n_cjk = 0;
+	sh_mh_init(st->mins, cfg->bits);
 	sh_vote_init(&st->v, cfg->bits);
 	if (cfg->features == SIMHASH_FEATURES_AUTO)
 		err = sh_auto_begin(ctx->autov);
@@ -559,12 +564,15 @@ static simhash_err finish(simhash_ctx *ctx, struct sh_stream *st, simhash_fp *ou
 		int64_t vs[128];
 		int64_t ws;
 		uint64_t counts[128], mh[2];
-		sh_auto_char c = { counts, 0, 0, sh_auto_centered(cfg) };
+		sh_auto_char c = { counts, 0, 0, sh_auto_centered(cfg), !cfg->auto_char_votes,
+				   { 0, 0 } };
 		err = sh_auto_end(ctx->autov);
 		if (err)
 			return err;
 		sh_auto_votes(ctx->autov, cfg->bits, st->ar.m, 0, vs, &ws, mh);
-		if (ws == 0) {
+		if (ws == 0 && c.minhash) {
+			sh_mh_bits(st->mins, cfg->bits, c.mh);
+		} else if (ws == 0) {
 			c.n = sh_vote_counts(&st->v, cfg->bits, counts);
 			c.n_cjk = c.centered ? st->n_cjk : 0;
 		}

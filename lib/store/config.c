@@ -1,14 +1,15 @@
 /* config.c - the config record of a store: the fields of simhash_config that
  * change fingerprints, each a u32 little-endian, after a record version.
  * The scheme string is stored beside it, and open checks that the decoded
- * config still gives that scheme with this library. The last two fields say
+ * config still gives that scheme with this library. Fields 17 and 18 say
  * whether the store holds a stop-word and an IDF table ("stopwords" and "idf"
- * records, tables.c); the config's pointers to them are set by the caller. */
+ * records, tables.c); the config's pointers to them are set by the caller.
+ * Field 19 (record version 2) is auto_char_votes. */
 #include <string.h>
 #include "store_int.h"
 
-#define CONFIG_RECORD_VERSION 1
-#define N_FIELDS 19
+#define CONFIG_RECORD_VERSION 2
+#define N_FIELDS 20 /* 19 in version 1, whose stores knew only auto_char_votes = 1 */
 
 size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap)
 {
@@ -17,6 +18,7 @@ size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap)
 		(uint32_t)cfg->html, (uint32_t)cfg->t2s, cfg->space, cfg->punct, cfg->max_repeat,
 		cfg->utf8, cfg->features, cfg->ngram, cfg->ngram_cjk, cfg->tokenizer, cfg->hash,
 		cfg->weight, cfg->tf_cap, cfg->stopwords != NULL, cfg->idf != NULL,
+		(uint32_t)cfg->auto_char_votes,
 	};
 
 	if (cap < sizeof f)
@@ -29,12 +31,18 @@ size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap)
 simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg, unsigned *tables)
 {
 	uint32_t f[N_FIELDS];
+	size_t n = len / 4;
 
-	if (len != sizeof f)
+	if (len < 4 || len % 4)
 		return SIMHASH_ECORRUPT;
-	for (size_t i = 0; i < N_FIELDS; i++)
+	f[0] = sh_get_le32(p);
+	if (!((f[0] == 1 && n == 19) || (f[0] == CONFIG_RECORD_VERSION && n == N_FIELDS)))
+		return SIMHASH_ECORRUPT;
+	for (size_t i = 0; i < n; i++)
 		f[i] = sh_get_le32(p + 4 * i);
-	if (f[0] != CONFIG_RECORD_VERSION || f[17] > 1 || f[18] > 1)
+	if (f[0] == 1)
+		f[19] = 1; /* version 1 records predate the char MinHash */
+	if (f[17] > 1 || f[18] > 1 || f[19] > 1)
 		return SIMHASH_ECORRUPT;
 	*tables = (f[17] ? SIMHASH_SCHEME_STOPWORDS : 0) | (f[18] ? SIMHASH_SCHEME_IDF : 0);
 	cfg->bits = f[1];
@@ -55,6 +63,7 @@ simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg, 
 	cfg->tf_cap = f[16];
 	cfg->stopwords = NULL;
 	cfg->idf = NULL;
+	cfg->auto_char_votes = (int)f[19];
 	/* tf-idf is valid only with its table: a config naming one is checked
 	 * once the table is set (simhash_config_scheme() checks) */
 	if (*tables & SIMHASH_SCHEME_IDF)

@@ -1,10 +1,12 @@
 /* test_auto.c - the length-adaptive features of the v2 default, against a
  * reference written from their definition in docs/algorithms.md (plain loops,
- * XXH3 from libxxhash): char 3-gram votes, word 3-shingle votes with 1 + ln tf in 16.16
- * fixed point, blended by length in 128-bit integers, the first bits taken from
- * a one-bit MinHash of the shingles in proportion to length, the char votes centered
- * by the committed table (every n-gram here starts at a non-CJK character:
- * row 0). Texts are lowercase ASCII words and single spaces, which
+ * XXH3 from libxxhash): the first bits taken from a one-bit MinHash of the word
+ * 3-shingles in proportion to length, the others from a one-bit MinHash of the
+ * set of char 3-grams ("-cmh1", the default); or, as v2 was first released
+ * ("-cen1", auto_char_votes), from char 3-gram votes centered by the committed
+ * table (every n-gram here starts at a non-CJK character: row 0) blended with
+ * word 3-shingle votes with 1 + ln tf in 16.16 fixed point, in 128-bit
+ * integers. Texts are lowercase ASCII words and single spaces, which
  * normalization leaves as they are. */
 #include <stdint.h>
 #include <xxhash.h>
@@ -60,8 +62,29 @@ static void char_hash(const char *p, size_t len, unsigned bits, uint64_t h[2])
 	}
 }
 
-static simhash_fp reference(const char *text, size_t len, unsigned bits)
+/* One-bit MinHash: bin = top bits of the mixed key; an empty bin takes the
+ * next nonempty one to its right at distance r, bit = low bit of
+ * mix(min + r * golden). */
+static void mh_bins(uint64_t mins[128], unsigned bits, uint64_t h)
 {
+	unsigned b = (unsigned)(h / ((uint64_t)1 << (64 - (bits == 128 ? 7 : bits == 64 ? 6 : 5))));
+	if (h < mins[b])
+		mins[b] = h;
+}
+
+static int mh_bit(const uint64_t mins[128], unsigned bits, unsigned j)
+{
+	unsigned k = j, r = 0;
+	while (mins[k] == UINT64_MAX) {
+		k = (k + 1) % bits;
+		r++;
+	}
+	return (int)(mix64(mins[k] + r * 0x9e3779b97f4a7c15ull) & 1);
+}
+
+static simhash_fp reference(const char *text, size_t len, unsigned bits, int votes)
+{
+	uint64_t cmins[128];
 	static uint64_t keys[4096], sh[4096];
 	static uint32_t cnt[4096];
 	size_t n_words = 0, n_sh = 0, start = 0;
@@ -115,26 +138,25 @@ static simhash_fp reference(const char *text, size_t len, unsigned bits)
 	share = len <= L0 ? L1 - L0 : len >= L1 ? 0 : (int64_t)(L1 - len);
 	if (ws == 0)
 		share = L1 - L0;
-	/* one-bit MinHash of the shingles: bin = top bits of the mixed key */
+	/* one-bit MinHash of the shingles */
 	for (unsigned j = 0; j < bits; j++)
-		mins[j] = UINT64_MAX;
-	for (size_t q = 0; q < n_sh; q++) {
-		uint64_t h = mix64(sh[q] ^ 0x5851f42d4c957f2dull);
-		unsigned b = (unsigned)(h / ((uint64_t)1 << (64 - (bits == 128 ? 7 : bits == 64 ? 6 : 5))));
-		if (h < mins[b])
-			mins[b] = h;
-	}
+		mins[j] = cmins[j] = UINT64_MAX;
+	for (size_t q = 0; q < n_sh; q++)
+		mh_bins(mins, bits, mix64(sh[q] ^ 0x5851f42d4c957f2dull));
+	/* one-bit MinHash of the char 3-gram set; a text shorter than 3 is one
+	 * feature, all of it */
+	for (size_t i = 0; i + 3 <= len; i++)
+		mh_bins(cmins, bits, mix64(XXH3_64bits(text + i, 3) ^ 0x2545f4914f6cdd1dull));
+	if (len < 3)
+		mh_bins(cmins, bits, mix64(XXH3_64bits(text, len) ^ 0x2545f4914f6cdd1dull));
 	n_mh = (unsigned)(bits * (uint64_t)(L1 - L0 - share) / (L1 - L0));
-	for (unsigned j = 0; j < n_mh; j++) {
-		unsigned k = j, r = 0;
-		while (mins[k] == UINT64_MAX) {
-			k = (k + 1) % bits;
-			r++;
-		}
-		if (mix64(mins[k] + r * 0x9e3779b97f4a7c15ull) & 1)
+	for (unsigned j = 0; j < n_mh; j++)
+		if (mh_bit(mins, bits, j))
 			fp.w[j >> 6] |= 1ull << (j & 63);
-	}
-	for (unsigned j = n_mh; j < bits; j++) {
+	for (unsigned j = n_mh; j < bits && !votes; j++)
+		if (mh_bit(cmins, bits, j))
+			fp.w[j >> 6] |= 1ull << (j & 63);
+	for (unsigned j = n_mh; j < bits && votes; j++) {
 		const int32_t *m = bits == 128 ? sh_center128[0] : sh_center64[0];
 		__int128 c = (__int128)vc[j] * ((__int128)1 << SH_CENTER_Q) -
 			     (__int128)(len - 2) * m[j];
@@ -166,7 +188,7 @@ static size_t random_text(char *buf, size_t target)
 	return k;
 }
 
-static simhash_fp fp_of(const char *text, size_t len, unsigned bits, int simd)
+static simhash_fp fp_of(const char *text, size_t len, unsigned bits, int simd, int votes)
 {
 	simhash_config cfg;
 	simhash_ctx *ctx = NULL;
@@ -174,6 +196,7 @@ static simhash_fp fp_of(const char *text, size_t len, unsigned bits, int simd)
 
 	simhash_config_init(&cfg);
 	cfg.bits = bits;
+	cfg.auto_char_votes = votes;
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
 	if (!ctx)
 		return fp;
@@ -203,17 +226,18 @@ static void test_auto_matches_reference(void)
 	static const unsigned widths[] = {32, 64, 128};
 	static const size_t lens[] = {5, 100, 256, 257, 300, 500, 767, 768, 1500, 3000};
 
-	for (int trial = 0; trial < 90; trial++) {
+	for (int trial = 0; trial < 180; trial++) {
 		unsigned bits = widths[trial % 3];
+		int votes = trial >= 90;
 		size_t len = random_text(buf, lens[(trial / 3) % 10] - (rnd() % 3 == 0));
-		simhash_fp want = reference(buf, len, bits);
+		simhash_fp want = reference(buf, len, bits, votes);
 		if (bits == 32)
 			want.w[0] &= 0xffffffffu;
 		for (int simd = 0; simd < 2; simd++) {
-			simhash_fp got = fp_of(buf, len, bits, simd);
+			simhash_fp got = fp_of(buf, len, bits, simd, votes);
 			if (!same(got, want)) {
-				fprintf(stderr, "trial %d: %u bits, %zu chars, simd %d: %016llx%016llx != %016llx%016llx\n",
-					trial, bits, len, simd, (unsigned long long)got.w[1],
+				fprintf(stderr, "trial %d: %u bits, %zu chars, simd %d, votes %d: %016llx%016llx != %016llx%016llx\n",
+					trial, bits, len, simd, votes, (unsigned long long)got.w[1],
 					(unsigned long long)got.w[0], (unsigned long long)want.w[1],
 					(unsigned long long)want.w[0]);
 				CHECK(0);
@@ -234,7 +258,7 @@ static void test_reused_ctx_matches_reference(void)
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
 	for (int i = 0; ctx && i < 300; i++) {
 		size_t len = random_text(buf, 1 + rnd() % (rnd() % 2 ? 3500 : 900));
-		simhash_fp got, want = reference(buf, len, 64);
+		simhash_fp got, want = reference(buf, len, 64, 0);
 		CHECK(simhash_fingerprint(ctx, buf, len, &got) == SIMHASH_OK);
 		if (!same(got, want)) {
 			fprintf(stderr, "text %d (%zu chars) differs\n", i, len);
@@ -245,9 +269,9 @@ static void test_reused_ctx_matches_reference(void)
 	simhash_ctx_free(ctx);
 }
 
-/* Up to L0 characters a v2 fingerprint whose n-grams are not the centering
- * table's (n = 4) is the v1 char fingerprint of the same n-grams: centering is
- * the only difference. */
+/* Up to L0 characters a fingerprint of the first v2 (auto_char_votes) whose
+ * n-grams are not the centering table's (n = 4) is the v1 char fingerprint of
+ * the same n-grams: centering is the only difference. */
 static void test_short_uncentered_texts_keep_their_char_fingerprint(void)
 {
 	static char buf[400];
@@ -256,6 +280,7 @@ static void test_short_uncentered_texts_keep_their_char_fingerprint(void)
 
 	simhash_config_init(&cfg);
 	cfg.ngram = 4;
+	cfg.auto_char_votes = 1;
 	CHECK(simhash_ctx_new(&cfg, &a) == SIMHASH_OK);
 	cfg.features = SIMHASH_FEATURES_CHAR;
 	CHECK(simhash_ctx_new(&cfg, &b) == SIMHASH_OK);
@@ -268,6 +293,61 @@ static void test_short_uncentered_texts_keep_their_char_fingerprint(void)
 	}
 	simhash_ctx_free(a);
 	simhash_ctx_free(b);
+}
+
+/* Texts with few n-grams or none: the empty text is the one feature "" and a
+ * text shorter than an n-gram the one feature of all its bytes (as for the
+ * votes); one bin gets a key and every other bin is densified from the
+ * nearest nonempty bin to its right, so the bits are a function of that key
+ * alone, the same on every path. */
+static simhash_fp ref_set(const char *const *feats, unsigned bits)
+{
+	uint64_t mins[128];
+	simhash_fp fp = {{0, 0}, bits};
+
+	for (unsigned j = 0; j < bits; j++)
+		mins[j] = UINT64_MAX;
+	for (; *feats; feats++)
+		mh_bins(mins, bits, mix64(XXH3_64bits(*feats, strlen(*feats)) ^ 0x2545f4914f6cdd1dull));
+	for (unsigned j = 0; j < bits; j++)
+		if (mh_bit(mins, bits, j))
+			fp.w[j >> 6] |= 1ull << (j & 63);
+	return fp;
+}
+
+static void test_few_ngrams_are_densified(void)
+{
+	/* a text, then its features */
+	static const char *const cases[][4] = {
+		{"", "", NULL},
+		{"a", "a", NULL},
+		{"ab", "ab", NULL},
+		{"abc", "abc", NULL},
+		{"abcd", "abc", "bcd", NULL},
+		{"\xe4\xb8\xad", "\xe4\xb8\xad", NULL},                     /* one Han character */
+		{"\xe4\xb8\xad\xe6\x96\x87", "\xe4\xb8\xad\xe6\x96\x87", NULL}, /* one bigram */
+		{"\xf0\xa0\xae\xb7", "\xf0\xa0\xae\xb7", NULL},             /* U+20BB7 */
+	};
+	static const unsigned widths[] = {32, 64, 128};
+
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+		for (int w = 0; w < 3; w++) {
+			simhash_fp want = ref_set(cases[i] + 1, widths[w]);
+			if (widths[w] == 32)
+				want.w[0] &= 0xffffffffu;
+			for (int simd = 0; simd < 2; simd++) {
+				simhash_fp got = fp_of(cases[i][0], strlen(cases[i][0]), widths[w], simd, 0);
+				if (!same(got, want)) {
+					fprintf(stderr, "case %zu, %u bits\n", i, widths[w]);
+					CHECK(0);
+				}
+			}
+		}
+	/* emoji only: punctuation and symbols are dropped, so it is the empty
+	 * text, which is not all zeros */
+	CHECK(same(fp_of("\xf0\x9f\x98\x80\xf0\x9f\x8e\x89", 8, 64, 0, 0),
+		   fp_of("", 0, 64, 0, 0)));
+	CHECK(fp_of("", 0, 64, 0, 0).w[0] != 0);
 }
 
 uint64_t sh_auto_shingle_key(const uint64_t k[3]);
@@ -297,5 +377,6 @@ TEST_MAIN("auto",
 	  TEST(test_shingle_key_is_xxh3_of_bytes),
 	  TEST(test_default_features_are_auto),
 	  TEST(test_auto_matches_reference),
+	  TEST(test_few_ngrams_are_densified),
 	  TEST(test_reused_ctx_matches_reference),
 	  TEST(test_short_uncentered_texts_keep_their_char_fingerprint))

@@ -88,7 +88,28 @@ static void test_bad_names_and_values_leave_config_untouched(void)
 	CHECK(simhash_config_option_takes_value("idf") == -1);
 }
 
+/* "char-votes" sets the last field, which a caller's struct from before it
+ * does not have: refused there, the struct untouched. */
+static void test_char_votes_needs_the_field(void)
+{
+	simhash_config c, d;
+	size_t old = offsetof(simhash_config, auto_char_votes);
+
+	simhash_config_init(&c);
+	CHECK(c.auto_char_votes == 0);
+	CHECK(simhash_config_set(&c, "char-votes", NULL) == SIMHASH_OK);
+	CHECK(c.auto_char_votes == 1);
+	CHECK(simhash_config_set(&c, "char-votes", "1") == SIMHASH_EINVAL);
+	memset(&c, 0x5a, sizeof c);
+	simhash_config_init_sized(&c, old);
+	CHECK(c.size == old);
+	d = c;
+	CHECK(simhash_config_set(&c, "char-votes", NULL) == SIMHASH_EINVAL);
+	CHECK(memcmp(&c, &d, sizeof c) == 0);
+}
+
 TEST_MAIN("config_set",
+	  TEST(test_char_votes_needs_the_field),
 	  TEST(test_enum_number_and_flag_options_set_their_fields),
 	  TEST(test_bad_names_and_values_leave_config_untouched),
 	  TEST(test_settle_features_switches_auto_only_when_needed))

@@ -488,7 +488,11 @@ static void test_scheme_strings(void)
 	char s[SIMHASH_SCHEME_MAX];
 	simhash_config_init(&cfg);
 	CHECK(simhash_config_scheme(&cfg, s, sizeof s) == SIMHASH_OK);
+	CHECK_STR(s, "v2/f64/auto3-cjk2-cmh1-mh1/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop");
+	cfg.auto_char_votes = 1;
+	CHECK(simhash_config_scheme(&cfg, s, sizeof s) == SIMHASH_OK);
 	CHECK_STR(s, "v2/f64/auto3-cjk2-cen1-mh1/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop");
+	cfg.auto_char_votes = 0;
 	cfg.features = SIMHASH_FEATURES_CHAR;
 	CHECK(simhash_config_scheme(&cfg, s, sizeof s) == SIMHASH_OK);
 	CHECK_STR(s, "v1/f64/char3-cjk2/xxh3/tf/nfkc-cf+t2s/sp-auto/pu-drop");

@@ -49,6 +49,10 @@ TEXTS = [
 OPTIONS = [
     "-", "--bits 32", "--bits 128", "--no-t2s", "--html", "--features auto --no-casefold",
     "--features auto -n 4",
+    # scheme v2 as first released (-cen1): centered char votes of short texts
+    "--char-votes", "--bits 32 --char-votes", "--bits 128 --char-votes", "--no-t2s --char-votes",
+    "--html --char-votes", "--features auto --no-casefold --char-votes",
+    "--features auto -n 4 --char-votes",
     "--features char", "--features char --bits 32", "--features char --bits 128",
     "--features char -n 4", "--features char --ngram-cjk 1", "--features char -n 2 --ngram-cjk 2",
     "--features word", "--features word --tokenizer icu", "--features shingle -n 2",
