@@ -82,6 +82,11 @@ struct sh_auto {
 	uint64_t *batch, *tmp; /* batch_cap keys each */
 	size_t n_batch, batch_cap;
 	size_t batch_test; /* sh_auto_set_batch(), or 0 */
+	/* Only the MinHash wanted (a whole text with no votes): count() lowers
+	 * the bins' minima instead of counting, since a minimum over the
+	 * occurrences is the minimum over the set. */
+	uint64_t *mh_mins; /* NULL when counting */
+	unsigned mh_shift;
 };
 
 enum { SH_AUTO_BATCH = 1 << 19 };
@@ -173,12 +178,23 @@ static simhash_err reslot(sh_auto *a, size_t slots)
  * table's fields in registers. */
 static simhash_err batch_add(sh_auto *a, const uint64_t *keys, size_t n);
 
+/* One mixed key of a shingle for its MinHash bin and value. */
+static inline uint64_t minhash_key(uint64_t key)
+{
+	return sh_mix64(sh_exp_mix(key, 2) ^ 0x5851f42d4c957f2dull);
+}
+
 static simhash_err count(sh_auto *a, const uint64_t *keys, size_t n)
 {
 	uint32_t *idx;
 	struct ent *ent;
 	size_t mask, used;
 
+	if (a->mh_mins) {
+		for (size_t i = 0; i < n; i++)
+			sh_mh_add(a->mh_mins, a->mh_shift, minhash_key(keys[i]));
+		return SIMHASH_OK;
+	}
 	if (a->sorted)
 		return batch_add(a, keys, n);
 	while (4 * (a->used + n) > a->load4 * (a->mask + 1)) {
@@ -475,12 +491,6 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 	return SIMHASH_OK;
 }
 
-/* One mixed key of a shingle for its MinHash bin and value. */
-static inline uint64_t minhash_key(uint64_t key)
-{
-	return sh_mix64(sh_exp_mix(key, 2) ^ 0x5851f42d4c957f2dull);
-}
-
 void sh_mh_init(uint64_t mins[128], unsigned bits)
 {
 	for (unsigned j = 0; j < bits; j++)
@@ -596,8 +606,32 @@ simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int vo
 			     int64_t vs[128], int64_t *ws, uint64_t mh[2])
 {
 	size_t m;
-	simhash_err err = collect(a, t, &m);
+	simhash_err err;
 
+	if (!votes) {
+		/* the bits alone: no table of distinct shingles (the same bits
+		 * as sh_auto_votes() gives from one) */
+		uint64_t mins[128];
+		sh_auto_run r = { { 0, 0, 0 }, 0 };
+		if (a->sorted)
+			sorted_free(a);
+		sh_mh_init(mins, bits);
+		a->mh_mins = mins;
+		a->mh_shift = sh_mh_shift(bits);
+		err = scan(a, t, 0, t->n_chars, &r);
+		a->mh_mins = NULL;
+		memset(vs, 0, 128 * sizeof *vs);
+		*ws = 0;
+		mh[0] = mh[1] = 0;
+		if (err)
+			return err;
+		if (r.m >= 3) {
+			sh_mh_bits(mins, bits, mh);
+			*ws = 1; /* shingles there, votes not needed */
+		}
+		return SIMHASH_OK;
+	}
+	err = collect(a, t, &m);
 	if (err)
 		return err;
 	sh_auto_votes(a, bits, m, votes, vs, ws, mh);
