@@ -67,9 +67,12 @@ count() {
 	failed=$((failed + f))
 }
 
-# The CLI cases take longest: queued first, they start first.
+# The CLI cases take longest: queued first, one run per case file, they
+# start first.
 if [ -f "$root/tests/cli/run.sh" ]; then
-	add "tests/cli/run.sh" sh "$root/tests/cli/run.sh" "$build/simhash"
+	for f in "$root"/tests/cli/*.txt; do
+		add "tests/cli/$(basename "$f")" sh "$root/tests/cli/run.sh" "$build/simhash" "$f"
+	done
 fi
 
 if [ -d "$build/tests" ]; then

@@ -4,6 +4,7 @@
 # output, exit status and standard error.
 #
 #   sh tests/cli/run.sh build/simhash      (from the repository root)
+#   sh tests/cli/run.sh build/simhash tests/cli/store.txt   (those files only)
 #
 # Case files hold cases separated by their "%%" lines; '#' lines outside a
 # case's output are comments:
@@ -108,7 +109,9 @@ err_ok() {
 	return 0
 }
 
-for file in "$here"/*.txt; do
+shift
+[ $# -gt 0 ] || set -- "$here"/*.txt
+for file in "$@"; do
 	name=
 	while IFS= read -r l || [ -n "$l" ]; do
 		case $l in
