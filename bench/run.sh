@@ -1,5 +1,7 @@
 #!/bin/sh
-# run.sh BUILD - `make bench`: the index (index.sh, generated data), the speed
+# run.sh BUILD - `make bench`: the index (index.sh, generated data), all pairs
+# and dedup (pairs.sh: generated data, then the corpus), the store (store.sh)
+# and the HTTP service under load (serve.sh, with wrk), the speed
 # figures (speed.sh), peak memory on one large document (memory.sh) and the
 # quality figures (quality.sh) on ../shared/corpus (or $SIMHASH_CORPUS), then the
 # PostgreSQL extension's index (pg.sh, generated data). Without the corpus or
@@ -9,6 +11,12 @@ set -eu
 BUILD=${1:-build}
 CORPUS=${SIMHASH_CORPUS:-../shared/corpus}
 sh bench/index.sh "$BUILD"
+echo
+sh bench/pairs.sh "$BUILD"
+echo
+sh bench/store.sh "$BUILD"
+echo
+sh bench/serve.sh "$BUILD"
 echo
 if [ ! -d "$CORPUS" ]; then
 	echo "bench: $CORPUS not found, skipped"
