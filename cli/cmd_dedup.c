@@ -767,6 +767,21 @@ static int write_clusters(struct outfile *out, const struct docs *d, const uint6
 	return ret;
 }
 
+/* Appends document i to b as `keep` and `drop` write it: its record byte for
+ * byte as read (rec is scratch space), or in files mode its path and a
+ * newline. Returns EXIT_OK or EXIT_FAIL (a read error is reported). */
+static int add_record(struct sbuf *b, const struct run *run, const struct input *ins,
+		      const struct docs *d, size_t i, struct sbuf *rec)
+{
+	if (run->mode == MODE_FILES)
+		return add_id(b, d, i) || sbuf_addc(b, '\n') ? EXIT_FAIL : EXIT_OK;
+	if (read_record(ins, d, i, rec)) {
+		cli_err("%s: %s", display_name(ins[d->src[i]].path), strerror(errno));
+		return EXIT_FAIL;
+	}
+	return sbuf_add(b, rec->p, rec->len) ? EXIT_FAIL : EXIT_OK;
+}
+
 /* The records to keep (the first of each cluster, and every single one) or
  * to drop (the others), byte for byte, in input order; files mode: paths. */
 static int write_records(struct outfile *out, const struct run *run, const struct input *ins,
@@ -779,15 +794,7 @@ static int write_records(struct outfile *out, const struct run *run, const struc
 	for (i = 0; i < d->n && ret == EXIT_OK; i++) {
 		if ((cl[i] == i) != keep)
 			continue;
-		if (run->mode == MODE_FILES) {
-			if (add_id(&b, d, i) || sbuf_addc(&b, '\n'))
-				ret = EXIT_FAIL;
-		} else if (read_record(ins, d, i, &rec)) {
-			cli_err("%s: %s", display_name(ins[d->src[i]].path), strerror(errno));
-			ret = EXIT_FAIL;
-		} else if (sbuf_add(&b, rec.p, rec.len)) {
-			ret = EXIT_FAIL;
-		}
+		ret = add_record(&b, run, ins, d, i, &rec);
 		if (ret == EXIT_OK && flush_out(out, &b, 0))
 			ret = EXIT_FAIL;
 	}
@@ -1003,15 +1010,7 @@ static int against_index(const char *path, const struct docs *d, unsigned k,
 					ret = EXIT_FAIL;
 			}
 		} else if ((m.n == 0) == (mode == OUT_KEEP)) {
-			if (run->mode == MODE_FILES) {
-				if (add_id(&b, d, i) || sbuf_addc(&b, '\n'))
-					ret = EXIT_FAIL;
-			} else if (read_record(ins, d, i, &rec)) {
-				cli_err("%s: %s", display_name(ins[d->src[i]].path), strerror(errno));
-				ret = EXIT_FAIL;
-			} else if (sbuf_add(&b, rec.p, rec.len)) {
-				ret = EXIT_FAIL;
-			}
+			ret = add_record(&b, run, ins, d, i, &rec);
 		}
 		if (ret == EXIT_OK && flush_out(out, &b, 0))
 			ret = EXIT_FAIL;
