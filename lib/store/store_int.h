@@ -214,6 +214,18 @@ simhash_err sh_config_decode(const uint8_t *p, size_t len, simhash_config *cfg, 
 simhash_err sh_tables_put(simhash_store *st, MDB_txn *txn, const simhash_config *cfg);
 simhash_err sh_tables_read(simhash_store *st, MDB_txn *txn, unsigned tables, const char *scheme,
 			   simhash_stopwords **sw, simhash_idf **idf);
+/* The records themselves, for the functions above and the fuzz target
+ * fuzz/store_records.c: *_record writes a table's record into b (grown as
+ * needed; *len its length), the same bytes for the same contents;
+ * *_record_parse rebuilds the table of a record (its digest unchecked), or
+ * gives SIMHASH_ECORRUPT with a static reason in *why (other errors leave
+ * it alone). A record that parses writes back byte for byte. */
+simhash_err sh_stopwords_record(const simhash_stopwords *sw, sh_buf *b, size_t *len);
+simhash_err sh_stopwords_record_parse(const uint8_t *p, size_t len, simhash_stopwords **out,
+				      uint64_t *digest, const char **why);
+simhash_err sh_idf_record(const simhash_idf *idf, sh_buf *b, size_t *len);
+simhash_err sh_idf_record_parse(const uint8_t *p, size_t len, simhash_idf **out, uint64_t *digest,
+				const char **why);
 
 /* checkpoint.c */
 /* The index of txn's state: the saved checkpoint named by "ckpt", mapped,

@@ -32,26 +32,36 @@ static simhash_err put(simhash_store *st, MDB_txn *txn, const char *key, const v
 	return rc ? sh_mdb_err(st, rc, "write meta") : SIMHASH_OK;
 }
 
-static simhash_err put_stopwords(simhash_store *st, MDB_txn *txn, const simhash_stopwords *sw)
+simhash_err sh_stopwords_record(const simhash_stopwords *sw, sh_buf *b, size_t *len)
 {
 	uint64_t *keys;
-	uint8_t *rec;
 	size_t n;
 	simhash_err e;
 
 	if ((e = sh_stopwords_keys(sw, &keys, &n)) != SIMHASH_OK)
 		return e;
-	if (!(rec = malloc(16 + n * 8))) {
+	if (n > (SIZE_MAX - 16) / 8 || (e = sh_buf_reserve(b, 16 + n * 8)) != SIMHASH_OK) {
 		free(keys);
 		return SIMHASH_ENOMEM;
 	}
-	sh_put_le64(rec, simhash_stopwords_digest(sw));
-	sh_put_le64(rec + 8, n);
+	sh_put_le64(b->p, simhash_stopwords_digest(sw));
+	sh_put_le64((uint8_t *)b->p + 8, n);
 	for (size_t i = 0; i < n; i++)
-		sh_put_le64(rec + 16 + 8 * i, keys[i]);
-	e = put(st, txn, "stopwords", rec, 16 + n * 8);
-	free(rec);
+		sh_put_le64((uint8_t *)b->p + 16 + 8 * i, keys[i]);
+	*len = 16 + n * 8;
 	free(keys);
+	return SIMHASH_OK;
+}
+
+static simhash_err put_stopwords(simhash_store *st, MDB_txn *txn, const simhash_stopwords *sw)
+{
+	sh_buf b = { NULL, 0 };
+	size_t len;
+	simhash_err e = sh_stopwords_record(sw, &b, &len);
+
+	if (e == SIMHASH_OK)
+		e = put(st, txn, "stopwords", b.p, len);
+	sh_buf_free(&b);
 	return e;
 }
 
@@ -82,7 +92,7 @@ static int idf_rec_add(const char *term, size_t len, double value, void *arg)
 	return 0;
 }
 
-static simhash_err put_idf(simhash_store *st, MDB_txn *txn, const simhash_idf *idf)
+simhash_err sh_idf_record(const simhash_idf *idf, sh_buf *b, size_t *len)
 {
 	struct idf_rec r = { { NULL, 0 }, 24, 0, SIMHASH_OK };
 	double dflt = sh_idf_default(idf);
@@ -93,14 +103,29 @@ static simhash_err put_idf(simhash_store *st, MDB_txn *txn, const simhash_idf *i
 		return e;
 	if ((e = simhash_idf_each(idf, idf_rec_add, &r)) == SIMHASH_OK)
 		e = r.err;
-	if (e == SIMHASH_OK) {
-		memcpy(&bits, &dflt, sizeof bits);
-		sh_put_le64(r.b.p, simhash_idf_digest(idf));
-		sh_put_le64((uint8_t *)r.b.p + 8, bits);
-		sh_put_le64((uint8_t *)r.b.p + 16, r.n);
-		e = put(st, txn, "idf", r.b.p, r.len);
+	if (e != SIMHASH_OK) {
+		sh_buf_free(&r.b);
+		return e;
 	}
-	sh_buf_free(&r.b);
+	memcpy(&bits, &dflt, sizeof bits);
+	sh_put_le64(r.b.p, simhash_idf_digest(idf));
+	sh_put_le64((uint8_t *)r.b.p + 8, bits);
+	sh_put_le64((uint8_t *)r.b.p + 16, r.n);
+	sh_buf_free(b);
+	*b = r.b;
+	*len = r.len;
+	return SIMHASH_OK;
+}
+
+static simhash_err put_idf(simhash_store *st, MDB_txn *txn, const simhash_idf *idf)
+{
+	sh_buf b = { NULL, 0 };
+	size_t len;
+	simhash_err e = sh_idf_record(idf, &b, &len);
+
+	if (e == SIMHASH_OK)
+		e = put(st, txn, "idf", b.p, len);
+	sh_buf_free(&b);
 	return e;
 }
 
@@ -135,21 +160,22 @@ static simhash_err bad(simhash_store *st, const char *what)
 	return SIMHASH_ECORRUPT;
 }
 
-static simhash_err read_stopwords(simhash_store *st, MDB_txn *txn, simhash_stopwords **out,
-				  uint64_t *digest)
+/* A parse's SIMHASH_ECORRUPT with its reason. */
+static simhash_err malformed(const char **why, const char *what)
 {
-	const uint8_t *p;
+	*why = what;
+	return SIMHASH_ECORRUPT;
+}
+
+simhash_err sh_stopwords_record_parse(const uint8_t *p, size_t len, simhash_stopwords **out,
+				      uint64_t *digest, const char **why)
+{
 	simhash_stopwords *sw;
 	uint64_t n;
 	simhash_err e;
-	MDB_val v;
 
-	if ((e = get(st, txn, "stopwords", &v)) != SIMHASH_OK)
-		return e;
-	p = v.mv_data;
-	if (v.mv_size < 16 || (n = sh_get_le64(p + 8)) != (v.mv_size - 16) / 8 ||
-	    (v.mv_size - 16) % 8)
-		return bad(st, "malformed stopwords record");
+	if (len < 16 || (n = sh_get_le64(p + 8)) != (len - 16) / 8 || (len - 16) % 8)
+		return malformed(why, "malformed stopwords record");
 	*digest = sh_get_le64(p);
 	if ((e = simhash_stopwords_new(&sw)) != SIMHASH_OK)
 		return e;
@@ -157,7 +183,7 @@ static simhash_err read_stopwords(simhash_store *st, MDB_txn *txn, simhash_stopw
 		uint64_t key = sh_get_le64(p + 16 + 8 * i);
 
 		if (i && key <= sh_get_le64(p + 8 + 8 * i))
-			e = bad(st, "malformed stopwords record (keys out of order)");
+			e = malformed(why, "malformed stopwords record (keys out of order)");
 		else
 			e = sh_stopwords_add_key(sw, key);
 	}
@@ -170,8 +196,8 @@ static simhash_err read_stopwords(simhash_store *st, MDB_txn *txn, simhash_stopw
 }
 
 /* Entries of an idf record into idf; p and end bound them. */
-static simhash_err idf_entries(simhash_store *st, simhash_idf *idf, const uint8_t *p,
-			       const uint8_t *end, uint64_t n)
+static simhash_err idf_entries(simhash_idf *idf, const uint8_t *p, const uint8_t *end, uint64_t n,
+			       const char **why)
 {
 	const uint8_t *prev = NULL;
 	uint32_t prev_len = 0;
@@ -184,52 +210,48 @@ static simhash_err idf_entries(simhash_store *st, simhash_idf *idf, const uint8_
 		int c;
 
 		if (end - p < 4 || (size_t)(end - p - 4) < (size_t)sh_get_le32(p) + 8)
-			return bad(st, "malformed idf record (truncated)");
+			return malformed(why, "malformed idf record (truncated)");
 		len = sh_get_le32(p);
 		c = prev ? memcmp(prev, p + 4, prev_len < len ? prev_len : len) : -1;
 		if (c > 0 || (prev && c == 0 && prev_len >= len))
-			return bad(st, "malformed idf record (terms out of order)");
+			return malformed(why, "malformed idf record (terms out of order)");
 		bits = sh_get_le64(p + 4 + len);
 		memcpy(&value, &bits, sizeof value);
 		if (!isfinite(value) || value < 0)
-			return bad(st, "malformed idf record (bad value)");
+			return malformed(why, "malformed idf record (bad value)");
 		if ((e = simhash_idf_set(idf, (const char *)p + 4, len, value)) != SIMHASH_OK)
 			return e;
 		prev = p + 4;
 		prev_len = len;
 		p += 12 + (size_t)len;
 	}
-	return p == end ? SIMHASH_OK : bad(st, "malformed idf record (trailing bytes)");
+	return p == end ? SIMHASH_OK : malformed(why, "malformed idf record (trailing bytes)");
 }
 
-static simhash_err read_idf(simhash_store *st, MDB_txn *txn, simhash_idf **out, uint64_t *digest)
+simhash_err sh_idf_record_parse(const uint8_t *p, size_t len, simhash_idf **out, uint64_t *digest,
+				const char **why)
 {
-	const uint8_t *p;
 	simhash_idf *idf;
 	uint64_t n, dflt_bits, bits;
 	double dflt;
 	simhash_err e;
-	MDB_val v;
 
-	if ((e = get(st, txn, "idf", &v)) != SIMHASH_OK)
-		return e;
-	p = v.mv_data;
-	if (v.mv_size < 24 || (n = sh_get_le64(p + 16)) > (v.mv_size - 24) / 12)
-		return bad(st, "malformed idf record");
+	if (len < 24 || (n = sh_get_le64(p + 16)) > (len - 24) / 12)
+		return malformed(why, "malformed idf record");
 	*digest = sh_get_le64(p);
 	dflt_bits = sh_get_le64(p + 8);
 	if ((e = simhash_idf_new(&idf)) != SIMHASH_OK)
 		return e;
-	e = sh_idf_reserve(idf, (size_t)n, v.mv_size);
+	e = sh_idf_reserve(idf, (size_t)n, len);
 	if (e == SIMHASH_OK)
-		e = idf_entries(st, idf, p + 24, p + v.mv_size, n);
+		e = idf_entries(idf, p + 24, p + len, n, why);
 	if (e == SIMHASH_OK)
 		e = simhash_idf_finish(idf);
 	if (e == SIMHASH_OK) {
 		dflt = sh_idf_default(idf);
 		memcpy(&bits, &dflt, sizeof bits);
 		if (bits != dflt_bits)
-			e = bad(st, "idf record: the table's default idf differs from the recorded one");
+			e = malformed(why, "idf record: the table's default idf differs from the recorded one");
 	}
 	if (e != SIMHASH_OK) {
 		simhash_idf_free(idf);
@@ -237,6 +259,31 @@ static simhash_err read_idf(simhash_store *st, MDB_txn *txn, simhash_idf **out, 
 	}
 	*out = idf;
 	return SIMHASH_OK;
+}
+
+static simhash_err read_stopwords(simhash_store *st, MDB_txn *txn, simhash_stopwords **out,
+				  uint64_t *digest)
+{
+	const char *why = NULL;
+	simhash_err e;
+	MDB_val v;
+
+	if ((e = get(st, txn, "stopwords", &v)) != SIMHASH_OK)
+		return e;
+	e = sh_stopwords_record_parse(v.mv_data, v.mv_size, out, digest, &why);
+	return e == SIMHASH_ECORRUPT && why ? bad(st, why) : e;
+}
+
+static simhash_err read_idf(simhash_store *st, MDB_txn *txn, simhash_idf **out, uint64_t *digest)
+{
+	const char *why = NULL;
+	simhash_err e;
+	MDB_val v;
+
+	if ((e = get(st, txn, "idf", &v)) != SIMHASH_OK)
+		return e;
+	e = sh_idf_record_parse(v.mv_data, v.mv_size, out, digest, &why);
+	return e == SIMHASH_ECORRUPT && why ? bad(st, why) : e;
 }
 
 /* The digest of a table read back against its record's and the scheme's. */
