@@ -43,62 +43,40 @@ enum {
 	C_COUNT
 };
 
-/* Names of enum values, indexed by the enum's value. */
-static const char *const bits_names[] = { "32", "64", "128", NULL };
-static const char *const compat_names[] = { "none", "python-simhash", NULL };
-static const char *const features_names[] = { "char", "word", "shingle", "auto", NULL };
-static const char *const tokenizer_names[] = { "simple", "icu", NULL };
-static const char *const hash_names[] = { "xxh3", "fnv1", "fnv1a", "md5", NULL };
-static const char *const weight_names[] = { "tf", "binary", "logtf", "tfidf", NULL };
-static const char *const space_names[] = { "auto", "collapse", "drop", NULL };
-static const char *const punct_names[] = { "drop", "keep", NULL };
-static const char *const utf8_names[] = { "replace", "reject", NULL };
-
 struct cfg_opt {
 	struct cli_opt o;
-	const char *const *names; /* allowed values of an enum option */
 };
 
 static const struct cfg_opt cfg_opts[C_COUNT] = {
-	[C_BITS] = { { "bits", 0, "32|64|128", "fingerprint width" }, bits_names },
+	[C_BITS] = { { "bits", 0, "32|64|128", "fingerprint width" } },
 	[C_COMPAT] = { { "compat", 0, "python-simhash",
-			 "match Python's simhash 2.1.2 (ignores feature flags)" },
-		       compat_names },
+			 "match Python's simhash 2.1.2 (ignores feature flags)" } },
 	[C_FEATURES] = { { "features", 0, "auto|char|word|shingle",
-			   "what a feature is (auto: char n-grams, word shingles for long texts)" },
-			 features_names },
-	[C_NGRAM] = { { "ngram", 'n', "N", "n of char n-grams and word shingles" }, NULL },
+			   "what a feature is (auto: char n-grams, word shingles for long texts)" } },
+	[C_NGRAM] = { { "ngram", 'n', "N", "n of char n-grams and word shingles" } },
 	[C_NGRAM_CJK] = { { "ngram-cjk", 0, "N",
-			    "n of char n-grams starting at a CJK character (0: as --ngram)" },
-			  NULL },
-	[C_TOKENIZER] = { { "tokenizer", 0, "simple|icu", "how words are found" }, tokenizer_names },
-	[C_HASH] = { { "hash", 0, "xxh3|fnv1|fnv1a|md5", "feature hash" }, hash_names },
-	[C_WEIGHT] = { { "weight", 0, "tf|binary|logtf|tfidf", "feature weight (tfidf needs --idf)" },
-		       weight_names },
-	[C_TF_CAP] = { { "tf-cap", 0, "N", "count a feature at most N times, 0: all" }, NULL },
-	[C_STOPWORDS] = { { "stopwords", 0, "FILE", "drop the words listed in FILE, one a line" }, NULL },
+			    "n of char n-grams starting at a CJK character (0: as --ngram)" } },
+	[C_TOKENIZER] = { { "tokenizer", 0, "simple|icu", "how words are found" } },
+	[C_HASH] = { { "hash", 0, "xxh3|fnv1|fnv1a|md5", "feature hash" } },
+	[C_WEIGHT] = { { "weight", 0, "tf|binary|logtf|tfidf", "feature weight (tfidf needs --idf)" } },
+	[C_TF_CAP] = { { "tf-cap", 0, "N", "count a feature at most N times, 0: all" } },
+	[C_STOPWORDS] = { { "stopwords", 0, "FILE", "drop the words listed in FILE, one a line" } },
 	[C_IDF] = { { "idf", 0, "FILE|jieba",
-		      "IDF table; 'jieba': python3-jieba's idf.txt" },
-		    NULL },
-	[C_CASEFOLD] = { { "casefold", 0, NULL, "NFKC and case folding" }, NULL },
-	[C_NO_CASEFOLD] = { { "no-casefold", 0, NULL, "keep case and compatibility forms" }, NULL },
-	[C_HTML] = { { "html", 0, NULL, "strip HTML markup, decode entities" },
-		     NULL },
-	[C_NO_HTML] = { { "no-html", 0, NULL, "do not strip HTML" }, NULL },
-	[C_T2S] = { { "t2s", 0, NULL, "fold traditional Chinese to simplified" }, NULL },
-	[C_NO_T2S] = { { "no-t2s", 0, NULL, "keep traditional Chinese" }, NULL },
-	[C_SPACE] = { { "space", 0, "auto|collapse|drop", "what runs of white space become" }, space_names },
-	[C_PUNCT] = { { "punct", 0, "drop|keep", "drop punctuation, or keep it" },
-		      punct_names },
-	[C_MAX_REPEAT] = { { "max-repeat", 0, "N", "cut runs of a character to N (0: off)" }, NULL },
-	[C_UTF8] = { { "utf8", 0, "replace|reject", "invalid UTF-8: U+FFFD, or fail" },
-		     utf8_names },
+		      "IDF table; 'jieba': python3-jieba's idf.txt" } },
+	[C_CASEFOLD] = { { "casefold", 0, NULL, "NFKC and case folding" } },
+	[C_NO_CASEFOLD] = { { "no-casefold", 0, NULL, "keep case and compatibility forms" } },
+	[C_HTML] = { { "html", 0, NULL, "strip HTML markup, decode entities" } },
+	[C_NO_HTML] = { { "no-html", 0, NULL, "do not strip HTML" } },
+	[C_T2S] = { { "t2s", 0, NULL, "fold traditional Chinese to simplified" } },
+	[C_NO_T2S] = { { "no-t2s", 0, NULL, "keep traditional Chinese" } },
+	[C_SPACE] = { { "space", 0, "auto|collapse|drop", "what runs of white space become" } },
+	[C_PUNCT] = { { "punct", 0, "drop|keep", "drop punctuation, or keep it" } },
+	[C_MAX_REPEAT] = { { "max-repeat", 0, "N", "cut runs of a character to N (0: off)" } },
+	[C_UTF8] = { { "utf8", 0, "replace|reject", "invalid UTF-8: U+FFFD, or fail" } },
 	[C_CHAR_VOTES] = { { "char-votes", 0, NULL,
-			     "auto: short texts by centered n-gram votes (v2 as first released)" },
-			   NULL },
+			     "auto: short texts by centered n-gram votes (v2 as first released)" } },
 	[C_SCHEME] = { { "scheme", 0, "STRING",
-			 "the configuration a scheme string names (see `simhash scheme`)" },
-		       NULL },
+			 "the configuration a scheme string names (see `simhash scheme`)" } },
 };
 
 #define VAL_CMD 256  /* getopt value of the command's option i: VAL_CMD + i */
@@ -122,7 +100,7 @@ static int bad_value(const struct cli_parse *p, int id, const char *arg)
 {
 	const struct cfg_opt *c = &cfg_opts[id];
 
-	if (c->names)
+	if (simhash_config_value_name(c->o.name, 0))
 		cli_err("%s: invalid --%s '%s' (expected %s)", p->cmd, c->o.name, arg, c->o.arg);
 	else
 		cli_err("%s: invalid --%s '%s' (expected a number)", p->cmd, c->o.name, arg);
@@ -376,15 +354,13 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 	return EXIT_OK;
 }
 
-/* names[v], or "?" for a value the table does not know (a newer library). */
-static const char *name_of(const char *const *names, unsigned v)
+/* The name of value v of enum option id, or "?" for one the library does
+ * not name. */
+static const char *name_of(int id, unsigned v)
 {
-	unsigned i;
+	const char *name = simhash_config_value_name(cfg_opts[id].o.name, v);
 
-	for (i = 0; names[i]; i++)
-		if (i == v)
-			return names[i];
-	return "?";
+	return name ? name : "?";
 }
 
 /* Marks the flag of an on/off pair that is the default: "--no-html (default:
@@ -396,12 +372,12 @@ static const char *default_of(int id, const simhash_config *d, char *buf, size_t
 {
 	switch (id) {
 	case C_BITS: snprintf(buf, cap, "%u", d->bits); return buf;
-	case C_FEATURES: return name_of(features_names, d->features);
+	case C_FEATURES: return name_of(C_FEATURES, d->features);
 	case C_NGRAM: snprintf(buf, cap, "%u", d->ngram); return buf;
 	case C_NGRAM_CJK: snprintf(buf, cap, "%u", d->ngram_cjk); return buf;
-	case C_TOKENIZER: return name_of(tokenizer_names, d->tokenizer);
-	case C_HASH: return name_of(hash_names, d->hash);
-	case C_WEIGHT: return name_of(weight_names, d->weight);
+	case C_TOKENIZER: return name_of(C_TOKENIZER, d->tokenizer);
+	case C_HASH: return name_of(C_HASH, d->hash);
+	case C_WEIGHT: return name_of(C_WEIGHT, d->weight);
 	case C_TF_CAP: snprintf(buf, cap, "%u", d->tf_cap); return buf;
 	case C_CASEFOLD: return d->casefold ? THE_DEFAULT : NULL;
 	case C_NO_CASEFOLD: return d->casefold ? NULL : THE_DEFAULT;
@@ -409,10 +385,10 @@ static const char *default_of(int id, const simhash_config *d, char *buf, size_t
 	case C_NO_HTML: return d->html ? NULL : THE_DEFAULT;
 	case C_T2S: return d->t2s ? THE_DEFAULT : NULL;
 	case C_NO_T2S: return d->t2s ? NULL : THE_DEFAULT;
-	case C_SPACE: return name_of(space_names, d->space);
-	case C_PUNCT: return name_of(punct_names, d->punct);
+	case C_SPACE: return name_of(C_SPACE, d->space);
+	case C_PUNCT: return name_of(C_PUNCT, d->punct);
 	case C_MAX_REPEAT: snprintf(buf, cap, "%u", d->max_repeat); return buf;
-	case C_UTF8: return name_of(utf8_names, d->utf8);
+	case C_UTF8: return name_of(C_UTF8, d->utf8);
 	}
 	return NULL;
 }

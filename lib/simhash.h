@@ -217,6 +217,13 @@ SIMHASH_API simhash_err simhash_config_set(simhash_config *cfg, const char *name
  * does not know it. Thread safety: safe. */
 SIMHASH_API int simhash_config_option_takes_value(const char *name);
 
+/* The i-th value simhash_config_set() takes for option name when the option
+ * is one of named values, in the order of its enum (so for "features",
+ * simhash_config_value_name("features", SIMHASH_FEATURES_WORD) is "word";
+ * for "bits": "32", "64", "128"); NULL past the last value, for an option of
+ * another kind or an unknown name. Thread safety: safe. */
+SIMHASH_API const char *simhash_config_value_name(const char *name, unsigned i);
+
 /* The default features (SIMHASH_FEATURES_AUTO, scheme v2) take tf weights, no
  * tf cap and XXH3 only. A caller that sets the weight, tf cap or hash but not
  * the features means the char n-grams of scheme v1: given features_named = 0,

@@ -158,6 +158,21 @@ int simhash_config_option_takes_value(const char *name)
 	return -1;
 }
 
+const char *simhash_config_value_name(const char *name, unsigned i)
+{
+	for (size_t o = 0; name && o < sizeof options / sizeof options[0]; o++) {
+		if (strcmp(options[o].name, name))
+			continue;
+		if (options[o].kind != K_ENUM)
+			return NULL;
+		for (unsigned j = 0; options[o].names[j]; j++)
+			if (j == i)
+				return options[o].names[j];
+		return NULL;
+	}
+	return NULL;
+}
+
 void simhash_config_settle_features(simhash_config *cfg, int features_named)
 {
 	if (!cfg || features_named || cfg->features != SIMHASH_FEATURES_AUTO)

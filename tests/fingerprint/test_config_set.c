@@ -108,7 +108,49 @@ static void test_char_votes_needs_the_field(void)
 	CHECK(memcmp(&c, &d, sizeof c) == 0);
 }
 
+/* Every value name simhash_config_value_name gives is one simhash_config_set
+ * takes, and sets the field to its index (bits: 32 << index). */
+static void test_value_names_are_what_set_takes(void)
+{
+	static const char *const enums[] = { "bits", "compat", "features", "tokenizer", "hash",
+					     "weight", "space", "punct", "utf8" };
+	simhash_config c;
+
+	for (size_t o = 0; o < sizeof enums / sizeof enums[0]; o++) {
+		unsigned i = 0;
+		const char *name;
+
+		for (; (name = simhash_config_value_name(enums[o], i)) != NULL; i++) {
+			unsigned got;
+
+			simhash_config_init(&c);
+			CHECK(simhash_config_set(&c, enums[o], name) == SIMHASH_OK);
+			switch (o) {
+			case 0: got = c.bits == 32u << i ? i : ~0u; break;
+			case 1: got = (unsigned)c.compat; break;
+			case 2: got = (unsigned)c.features; break;
+			case 3: got = (unsigned)c.tokenizer; break;
+			case 4: got = (unsigned)c.hash; break;
+			case 5: got = (unsigned)c.weight; break;
+			case 6: got = (unsigned)c.space; break;
+			case 7: got = (unsigned)c.punct; break;
+			default: got = (unsigned)c.utf8; break;
+			}
+			CHECK(got == i);
+		}
+		CHECK(i >= 2);
+	}
+	CHECK(strcmp(simhash_config_value_name("features", SIMHASH_FEATURES_WORD), "word") == 0);
+	CHECK(strcmp(simhash_config_value_name("bits", 2), "128") == 0);
+	CHECK(simhash_config_value_name("bits", 3) == NULL);
+	CHECK(simhash_config_value_name("ngram", 0) == NULL);
+	CHECK(simhash_config_value_name("no-html", 0) == NULL);
+	CHECK(simhash_config_value_name("idf", 0) == NULL);
+	CHECK(simhash_config_value_name(NULL, 0) == NULL);
+}
+
 TEST_MAIN("config_set",
+	  TEST(test_value_names_are_what_set_takes),
 	  TEST(test_char_votes_needs_the_field),
 	  TEST(test_enum_number_and_flag_options_set_their_fields),
 	  TEST(test_bad_names_and_values_leave_config_untouched),
