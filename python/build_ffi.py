@@ -76,6 +76,7 @@ const char *simhash_strerror(simhash_err err);
 void simhash_config_init(simhash_config *cfg);
 simhash_err simhash_config_check(const simhash_config *cfg);
 void simhash_config_settle_features(simhash_config *cfg, int features_named);
+const char *simhash_config_value_name(const char *name, unsigned i);
 simhash_err simhash_config_scheme(const simhash_config *cfg, char *buf, size_t cap);
 
 simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out);

@@ -81,20 +81,19 @@ def _enc(text, what="text"):
     raise TypeError("%s must be str or bytes, not %s" % (what, type(text).__name__))
 
 
-_ENUMS = {
-    "compat": {"none": lib.SIMHASH_COMPAT_NONE, "python-simhash": lib.SIMHASH_COMPAT_PYTHON_SIMHASH},
-    "features": {"auto": lib.SIMHASH_FEATURES_AUTO, "char": lib.SIMHASH_FEATURES_CHAR, "word": lib.SIMHASH_FEATURES_WORD,
-                 "shingle": lib.SIMHASH_FEATURES_SHINGLE},
-    "tokenizer": {"simple": lib.SIMHASH_TOKENIZER_SIMPLE, "icu": lib.SIMHASH_TOKENIZER_ICU},
-    "hash": {"xxh3": lib.SIMHASH_HASH_XXH3, "fnv1": lib.SIMHASH_HASH_FNV1,
-             "fnv1a": lib.SIMHASH_HASH_FNV1A, "md5": lib.SIMHASH_HASH_MD5},
-    "weight": {"tf": lib.SIMHASH_WEIGHT_TF, "binary": lib.SIMHASH_WEIGHT_BINARY,
-               "logtf": lib.SIMHASH_WEIGHT_LOGTF, "tfidf": lib.SIMHASH_WEIGHT_TFIDF},
-    "space": {"auto": lib.SIMHASH_SPACE_AUTO, "collapse": lib.SIMHASH_SPACE_COLLAPSE,
-              "drop": lib.SIMHASH_SPACE_DROP},
-    "punct": {"drop": lib.SIMHASH_PUNCT_DROP, "keep": lib.SIMHASH_PUNCT_KEEP},
-    "utf8": {"replace": lib.SIMHASH_UTF8_REPLACE, "reject": lib.SIMHASH_UTF8_REJECT},
-}
+def _value_names(option):
+    """{name: value} of an option of named values, from the library's table."""
+    names, i = {}, 0
+    while True:
+        p = lib.simhash_config_value_name(option.encode(), i)
+        if p == ffi.NULL:
+            return names
+        names[ffi.string(p).decode()] = i
+        i += 1
+
+
+_ENUMS = {o: _value_names(o) for o in
+          ("compat", "features", "tokenizer", "hash", "weight", "space", "punct", "utf8")}
 _UINTS = {"ngram": (1, 64), "ngram_cjk": (0, 64), "tf_cap": (0, 2**32 - 1),
           "max_repeat": (0, 2**32 - 1)}
 _BOOLS = ("casefold", "html", "t2s")
