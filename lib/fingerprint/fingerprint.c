@@ -102,6 +102,33 @@ static inline int all_cjk(const uint8_t *c)
 	return w == 0x0101010101010101ull * SH_C_CJK;
 }
 
+/* The keys of the eight windows from i, all starting before the text's last
+ * full window: a run of one-byte characters (one_byte: the caller's test)
+ * or of three-byte CJK bigrams takes a fixed-length hash, any other window
+ * ngram_key(). */
+static inline __attribute__((always_inline)) void ngram_keys8(const sh_text *t, size_t i, unsigned ng,
+							      unsigned ngc, int one_byte, uint64_t h[8])
+{
+	if (one_byte) {
+		/* eight windows of one-byte characters */
+		const uint8_t *p = t->s + t->off[i];
+		for (unsigned k = 0; k < 8; k++)
+			h[k] = sh_key_1to3(p + k, ng);
+	} else if (ngc == 2 && t->off[i + 8] - t->off[i] == 24 && t->off[i + 9] - t->off[i + 8] == 3 &&
+		   all_cjk(t->cls + i)) {
+		/* eight bigrams of nine three-byte characters: a CJK character
+		 * has at least three bytes, so eight of them in 24 bytes have
+		 * three each; the ninth is checked on its own (27 bytes in all
+		 * also fit a four-byte Han character and a two-byte ninth) */
+		const uint8_t *p = t->s + t->off[i];
+		for (unsigned k = 0; k < 8; k++)
+			h[k] = sh_key_4to8(p + 3 * k, 6);
+	} else {
+		for (unsigned k = 0; k < 8; k++)
+			h[k] = ngram_key(t, i + k, ng, ngc);
+	}
+}
+
 void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc, size_t from,
 		    size_t to, sh_vote *v)
 {
@@ -124,25 +151,7 @@ void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ng
 				i = sh_votes_ascii_avx512(v, t, i, safe, ng);
 				continue;
 			}
-			if (one_byte) {
-				/* eight windows of one-byte characters */
-				const uint8_t *p = t->s + t->off[i];
-				for (unsigned k = 0; k < 8; k++)
-					h[k] = sh_key_1to3(p + k, ng);
-			} else if (ngc == 2 && t->off[i + 8] - t->off[i] == 24 &&
-				   t->off[i + 9] - t->off[i + 8] == 3 && all_cjk(t->cls + i)) {
-				/* eight bigrams of nine three-byte characters: a CJK
-				 * character has at least three bytes, so eight of them
-				 * in 24 bytes have three each; the ninth is checked on
-				 * its own (27 bytes in all also fit a four-byte Han
-				 * character and a two-byte ninth) */
-				const uint8_t *p = t->s + t->off[i];
-				for (unsigned k = 0; k < 8; k++)
-					h[k] = sh_key_4to8(p + 3 * k, 6);
-			} else {
-				for (unsigned k = 0; k < 8; k++)
-					h[k] = ngram_key(t, i + k, ng, ngc);
-			}
+			ngram_keys8(t, i, ng, ngc, one_byte, h);
 			if (SH_EXP_SEED)
 				for (unsigned k = 0; k < 8; k++)
 					h[k] = sh_exp_mix(h[k], 0);
@@ -234,19 +243,7 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
 		safe = to;
 	while (i + 8 <= safe) {
 		uint64_t h[8];
-		if (ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng) {
-			const uint8_t *p = t->s + t->off[i];
-			for (unsigned k = 0; k < 8; k++)
-				h[k] = sh_key_1to3(p + k, ng);
-		} else if (ngc == 2 && t->off[i + 8] - t->off[i] == 24 &&
-			   t->off[i + 9] - t->off[i + 8] == 3 && all_cjk(t->cls + i)) {
-			const uint8_t *p = t->s + t->off[i];
-			for (unsigned k = 0; k < 8; k++)
-				h[k] = sh_key_4to8(p + 3 * k, 6);
-		} else {
-			for (unsigned k = 0; k < 8; k++)
-				h[k] = ngram_key(t, i + k, ng, ngc);
-		}
+		ngram_keys8(t, i, ng, ngc, ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng, h);
 		for (unsigned k = 0; k < 8; k++)
 			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(h[k], 0)));
 		i += 8;
