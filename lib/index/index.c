@@ -453,8 +453,20 @@ static simhash_err query_locked(const simhash_index *ix, const simhash_fp *q, un
 		if (err)
 			return err;
 	}
-	if (out->n > 1)
+	if (out->n > 32) {
 		qsort(out->v, out->n, sizeof *out->v, cmp_match);
+	} else {
+		/* most answers are short: insertion sort, no calls */
+		for (size_t i = 1; i < out->n; i++) {
+			simhash_match m = out->v[i];
+			size_t j = i;
+			for (; j > 0 && (out->v[j - 1].dist > m.dist ||
+					 (out->v[j - 1].dist == m.dist && out->v[j - 1].id > m.id));
+			     j--)
+				out->v[j] = out->v[j - 1];
+			out->v[j] = m;
+		}
+	}
 	return SIMHASH_OK;
 }
 
