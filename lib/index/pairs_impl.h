@@ -317,8 +317,28 @@ static void SFX(compare_all)(struct SFX(walk) *wk, const SFX(el) *a, size_t m,
 	}
 }
 
+/* Whether the runs of a[0..m) (sorted on the bits from lo up) hold more
+ * than a quarter of all the pairs. A level's plan expects runs of about
+ * m / 2^p; on concentrated data (many equal or nearly equal fingerprints)
+ * every table keeps most of the run together, and each further level would
+ * multiply the work by its tables instead of dividing it. */
+static int SFX(concentrated)(const SFX(el) *a, size_t m, unsigned lo)
+{
+	double pairs = 0;
+	size_t s, e;
+
+	for (s = 0; s < m; s = e) {
+		WORD key = SFX(shr)(a[s].fp, lo);
+		for (e = s + 1; e < m && SFX(shr)(a[e].fp, lo) == key; e++)
+			;
+		pairs += (double)(e - s) * (double)(e - s - 1) / 2;
+	}
+	return pairs > (double)m * (double)(m - 1) / 8;
+}
+
 /* Splits a run of m elements (equal on every bit >= r) by a level of its own
- * when that is cheaper than comparing all pairs. */
+ * when that is cheaper than comparing all pairs: when table 0 of the level
+ * leaves the run concentrated, all pairs are compared once instead. */
 static void SFX(run)(struct SFX(walk) *wk, SFX(el) *a, size_t m, unsigned r, const WORD *checks,
 		     unsigned n_checks)
 {
@@ -355,6 +375,14 @@ static void SFX(run)(struct SFX(walk) *wk, SFX(el) *a, size_t m, unsigned r, con
 			buf[i].idx = a[i].idx;
 		}
 		SFX(sort_bits)(buf, tmp, m, r - p, r);
+		if (t == 0 && SFX(concentrated)(buf, m, r - p)) {
+			/* nothing reported at this level yet: compare once */
+			wk->depth--;
+			free(buf);
+			free(sub_checks);
+			SFX(compare_all)(wk, a, m, checks, n_checks);
+			return;
+		}
 		for (s = 0; s < m; s = e) {
 			WORD key = SFX(shr)(buf[s].fp, r - p);
 			for (e = s + 1; e < m && SFX(shr)(buf[e].fp, r - p) == key; e++)

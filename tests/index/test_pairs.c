@@ -163,6 +163,43 @@ static void test_self_join_equals_brute_force(void)
 			}
 }
 
+/* Most of the set one fingerprint, the rest one or two bits from it or
+ * random: every table of every level keeps the bulk together. The join once
+ * recursed into each table's copy of the bulk, a level deeper each time,
+ * and ran for hours on 840 such 128-bit fingerprints at k = 3. */
+static void test_concentrated_sets(void)
+{
+	static const unsigned widths[] = { 64, 128 }, ks[] = { 1, 3, 6, 10 };
+	const size_t n = 900;
+
+	for (size_t wi = 0; wi < 2; wi++)
+		for (size_t ki = 0; ki < 4; ki++) {
+			unsigned bits = widths[wi], k = ks[ki], nw = bits / 64;
+			uint64_t *fps = malloc(n * nw * sizeof(*fps)), base[2];
+			simhash_pair *want, *got = NULL;
+			size_t n_want, n_got = 0;
+
+			rng_state = seed + 555 + bits * 31 + k;
+			base[0] = rnd();
+			base[1] = rnd();
+			for (size_t i = 0; i < n; i++) {
+				uint64_t r = rnd() % 10;
+				memcpy(&fps[i * nw], base, nw * sizeof(*fps));
+				if (r >= 7 && r < 9)
+					flip(&fps[i * nw], bits, 1 + (unsigned)(r - 7));
+				else if (r == 9)
+					for (unsigned w = 0; w < nw; w++)
+						fps[i * nw + w] = rnd();
+			}
+			want = brute(fps, n, NULL, 0, bits, k, &n_want);
+			CHECK(sh_pairs_self_path(fps, n, bits, k, 2, 1, &got, &n_got) == SIMHASH_OK);
+			CHECK(got && same(want, n_want, got, n_got));
+			simhash_pairs_free(got);
+			free(want);
+			free(fps);
+		}
+}
+
 static void test_join_equals_brute_force(void)
 {
 	static const unsigned widths[] = { 64, 128 };
@@ -264,6 +301,7 @@ int main(int argc, char **argv)
 	static const struct test_case cases[] = {
 		TEST(test_self_join_equals_brute_force),
 		TEST(test_join_equals_brute_force),
+		TEST(test_concentrated_sets),
 		TEST(test_limits),
 		TEST(test_clusters_are_components_led_by_first_member),
 		TEST(test_clusters_match_label_propagation),
