@@ -19,7 +19,11 @@
  *     split the same way over its free bits (a level of its own), with the
  *     same k: the pigeonhole argument holds again. Recursion ends when all
  *     pairs are compared, which always happens for small runs, for runs of
- *     equal fingerprints (no free bits left) and at MAX_DEPTH.
+ *     equal fingerprints (no free bits left), at MAX_DEPTH, and for a run
+ *     that stays concentrated under a level's first table (its sub-runs
+ *     hold over a quarter of the pairs: the level would multiply the work
+ *     by its tables instead of dividing it; the run is compared pair by
+ *     pair once, before the level reports anything).
  *  2. Each pair once. A pair is reported only by the first table (in the
  *     fixed order of the choices) on whose prefix it agrees, at every level:
  *     at table t the masks of the choices before t are kept (permuted along
