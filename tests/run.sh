@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh BUILD - runs everything `make check` tests in one build folder:
-#   1. tests/cli/run.sh BUILD/simhash, if it exists ("cli: N passed, N failed");
+#   1. tests/cli/run.sh BUILD/simhash, if it exists ("cli: N passed, N failed"),
+#      and tests/cli/brute_force.py BUILD/simhash where python3 is;
 #   2. each executable under BUILD/tests (sorted), which prints "NAME: N passed, N failed";
 #   3. tests/layers.sh BUILD (no layer of lib/ calls a later one);
 #   4. each BUILD/fuzz/<name> on fuzz/corpus/<name> ("fuzz NAME: N passed, 0 failed").
@@ -73,6 +74,12 @@ if [ -f "$root/tests/cli/run.sh" ]; then
 	for f in "$root"/tests/cli/*.txt; do
 		add "tests/cli/$(basename "$f")" sh "$root/tests/cli/run.sh" "$build/simhash" "$f"
 	done
+fi
+
+# The command's answers against a brute-force scan in Python (pairs, join,
+# index build/add/delete/query on random sets of five shapes).
+if command -v python3 >/dev/null 2>&1; then
+	add "tests/cli/brute_force.py" python3 "$root/tests/cli/brute_force.py" "$build/simhash"
 fi
 
 if [ -d "$build/tests" ]; then
