@@ -53,18 +53,6 @@ simhash_err sh_stopwords_record(const simhash_stopwords *sw, sh_buf *b, size_t *
 	return SIMHASH_OK;
 }
 
-static simhash_err put_stopwords(simhash_store *st, MDB_txn *txn, const simhash_stopwords *sw)
-{
-	sh_buf b = { NULL, 0 };
-	size_t len;
-	simhash_err e = sh_stopwords_record(sw, &b, &len);
-
-	if (e == SIMHASH_OK)
-		e = put(st, txn, "stopwords", b.p, len);
-	sh_buf_free(&b);
-	return e;
-}
-
 struct idf_rec {
 	sh_buf b;
 	size_t len;
@@ -117,26 +105,17 @@ simhash_err sh_idf_record(const simhash_idf *idf, sh_buf *b, size_t *len)
 	return SIMHASH_OK;
 }
 
-static simhash_err put_idf(simhash_store *st, MDB_txn *txn, const simhash_idf *idf)
+simhash_err sh_tables_put(simhash_store *st, MDB_txn *txn, const simhash_config *cfg)
 {
 	sh_buf b = { NULL, 0 };
 	size_t len;
-	simhash_err e = sh_idf_record(idf, &b, &len);
-
-	if (e == SIMHASH_OK)
-		e = put(st, txn, "idf", b.p, len);
-	sh_buf_free(&b);
-	return e;
-}
-
-simhash_err sh_tables_put(simhash_store *st, MDB_txn *txn, const simhash_config *cfg)
-{
 	simhash_err e = SIMHASH_OK;
 
-	if (cfg->stopwords)
-		e = put_stopwords(st, txn, cfg->stopwords);
-	if (e == SIMHASH_OK && cfg->idf)
-		e = put_idf(st, txn, cfg->idf);
+	if (cfg->stopwords && (e = sh_stopwords_record(cfg->stopwords, &b, &len)) == SIMHASH_OK)
+		e = put(st, txn, "stopwords", b.p, len);
+	if (e == SIMHASH_OK && cfg->idf && (e = sh_idf_record(cfg->idf, &b, &len)) == SIMHASH_OK)
+		e = put(st, txn, "idf", b.p, len);
+	sh_buf_free(&b);
 	return e;
 }
 
