@@ -43,40 +43,36 @@ enum {
 	C_COUNT
 };
 
-struct cfg_opt {
-	struct cli_opt o;
-};
-
-static const struct cfg_opt cfg_opts[C_COUNT] = {
-	[C_BITS] = { { "bits", 0, "32|64|128", "fingerprint width" } },
-	[C_COMPAT] = { { "compat", 0, "python-simhash",
-			 "match Python's simhash 2.1.2 (ignores feature flags)" } },
-	[C_FEATURES] = { { "features", 0, "auto|char|word|shingle",
-			   "what a feature is (auto: char n-grams, word shingles for long texts)" } },
-	[C_NGRAM] = { { "ngram", 'n', "N", "n of char n-grams and word shingles" } },
-	[C_NGRAM_CJK] = { { "ngram-cjk", 0, "N",
-			    "n of char n-grams starting at a CJK character (0: as --ngram)" } },
-	[C_TOKENIZER] = { { "tokenizer", 0, "simple|icu", "how words are found" } },
-	[C_HASH] = { { "hash", 0, "xxh3|fnv1|fnv1a|md5", "feature hash" } },
-	[C_WEIGHT] = { { "weight", 0, "tf|binary|logtf|tfidf", "feature weight (tfidf needs --idf)" } },
-	[C_TF_CAP] = { { "tf-cap", 0, "N", "count a feature at most N times, 0: all" } },
-	[C_STOPWORDS] = { { "stopwords", 0, "FILE", "drop the words listed in FILE, one a line" } },
-	[C_IDF] = { { "idf", 0, "FILE|jieba",
-		      "IDF table; 'jieba': python3-jieba's idf.txt" } },
-	[C_CASEFOLD] = { { "casefold", 0, NULL, "NFKC and case folding" } },
-	[C_NO_CASEFOLD] = { { "no-casefold", 0, NULL, "keep case and compatibility forms" } },
-	[C_HTML] = { { "html", 0, NULL, "strip HTML markup, decode entities" } },
-	[C_NO_HTML] = { { "no-html", 0, NULL, "do not strip HTML" } },
-	[C_T2S] = { { "t2s", 0, NULL, "fold traditional Chinese to simplified" } },
-	[C_NO_T2S] = { { "no-t2s", 0, NULL, "keep traditional Chinese" } },
-	[C_SPACE] = { { "space", 0, "auto|collapse|drop", "what runs of white space become" } },
-	[C_PUNCT] = { { "punct", 0, "drop|keep", "drop punctuation, or keep it" } },
-	[C_MAX_REPEAT] = { { "max-repeat", 0, "N", "cut runs of a character to N (0: off)" } },
-	[C_UTF8] = { { "utf8", 0, "replace|reject", "invalid UTF-8: U+FFFD, or fail" } },
-	[C_CHAR_VOTES] = { { "char-votes", 0, NULL,
-			     "auto: short texts by centered n-gram votes (v2 as first released)" } },
-	[C_SCHEME] = { { "scheme", 0, "STRING",
-			 "the configuration a scheme string names (see `simhash scheme`)" } },
+static const struct cli_opt cfg_opts[C_COUNT] = {
+	[C_BITS] = { "bits", 0, "32|64|128", "fingerprint width" },
+	[C_COMPAT] = { "compat", 0, "python-simhash",
+		       "match Python's simhash 2.1.2 (ignores feature flags)" },
+	[C_FEATURES] = { "features", 0, "auto|char|word|shingle",
+			 "what a feature is (auto: char n-grams, word shingles for long texts)" },
+	[C_NGRAM] = { "ngram", 'n', "N", "n of char n-grams and word shingles" },
+	[C_NGRAM_CJK] = { "ngram-cjk", 0, "N",
+			  "n of char n-grams starting at a CJK character (0: as --ngram)" },
+	[C_TOKENIZER] = { "tokenizer", 0, "simple|icu", "how words are found" },
+	[C_HASH] = { "hash", 0, "xxh3|fnv1|fnv1a|md5", "feature hash" },
+	[C_WEIGHT] = { "weight", 0, "tf|binary|logtf|tfidf", "feature weight (tfidf needs --idf)" },
+	[C_TF_CAP] = { "tf-cap", 0, "N", "count a feature at most N times, 0: all" },
+	[C_STOPWORDS] = { "stopwords", 0, "FILE", "drop the words listed in FILE, one a line" },
+	[C_IDF] = { "idf", 0, "FILE|jieba",
+		    "IDF table; 'jieba': python3-jieba's idf.txt" },
+	[C_CASEFOLD] = { "casefold", 0, NULL, "NFKC and case folding" },
+	[C_NO_CASEFOLD] = { "no-casefold", 0, NULL, "keep case and compatibility forms" },
+	[C_HTML] = { "html", 0, NULL, "strip HTML markup, decode entities" },
+	[C_NO_HTML] = { "no-html", 0, NULL, "do not strip HTML" },
+	[C_T2S] = { "t2s", 0, NULL, "fold traditional Chinese to simplified" },
+	[C_NO_T2S] = { "no-t2s", 0, NULL, "keep traditional Chinese" },
+	[C_SPACE] = { "space", 0, "auto|collapse|drop", "what runs of white space become" },
+	[C_PUNCT] = { "punct", 0, "drop|keep", "drop punctuation, or keep it" },
+	[C_MAX_REPEAT] = { "max-repeat", 0, "N", "cut runs of a character to N (0: off)" },
+	[C_UTF8] = { "utf8", 0, "replace|reject", "invalid UTF-8: U+FFFD, or fail" },
+	[C_CHAR_VOTES] = { "char-votes", 0, NULL,
+			   "auto: short texts by centered n-gram votes (v2 as first released)" },
+	[C_SCHEME] = { "scheme", 0, "STRING",
+		       "the configuration a scheme string names (see `simhash scheme`)" },
 };
 
 #define VAL_CMD 256  /* getopt value of the command's option i: VAL_CMD + i */
@@ -98,12 +94,12 @@ void cli_config_free(struct cli_config *cc)
 
 static int bad_value(const struct cli_parse *p, int id, const char *arg)
 {
-	const struct cfg_opt *c = &cfg_opts[id];
+	const struct cli_opt *c = &cfg_opts[id];
 
-	if (simhash_config_value_name(c->o.name, 0))
-		cli_err("%s: invalid --%s '%s' (expected %s)", p->cmd, c->o.name, arg, c->o.arg);
+	if (simhash_config_value_name(c->name, 0))
+		cli_err("%s: invalid --%s '%s' (expected %s)", p->cmd, c->name, arg, c->arg);
 	else
-		cli_err("%s: invalid --%s '%s' (expected a number)", p->cmd, c->o.name, arg);
+		cli_err("%s: invalid --%s '%s' (expected a number)", p->cmd, c->name, arg);
 	return CLI_BAD;
 }
 
@@ -119,7 +115,7 @@ static int apply(struct cli_parse *p, int id, const char *arg)
 	case C_IDF: p->cc->idf_path = strcmp(arg, "jieba") ? arg : JIEBA_IDF_PATH; return 0;
 	case C_SCHEME: p->cc->scheme = arg; return 0;
 	}
-	if (simhash_config_set(&p->cc->cfg, cfg_opts[id].o.name, arg) != SIMHASH_OK)
+	if (simhash_config_set(&p->cc->cfg, cfg_opts[id].name, arg) != SIMHASH_OK)
 		return bad_value(p, id, arg);
 	return 0;
 }
@@ -142,7 +138,7 @@ void cli_parse_begin(struct cli_parse *p, const char *cmd, const struct cli_opt 
 	/* ':' first: a missing argument is told apart from an unknown option. */
 	p->shortopts[0] = ':';
 	for (i = 0; i < n_cmd + (cc ? C_COUNT : 0); i++) {
-		const struct cli_opt *o = i < n_cmd ? &opts[i] : &cfg_opts[i - n_cmd].o;
+		const struct cli_opt *o = i < n_cmd ? &opts[i] : &cfg_opts[i - n_cmd];
 
 		lo[n].name = o->name;
 		lo[n].has_arg = o->arg ? required_argument : no_argument;
@@ -178,7 +174,7 @@ static int short_val(const struct cli_parse *p, int c)
 		if (p->opts[i].short_name == c)
 			return VAL_CMD + i;
 	for (i = 0; p->cc && i < C_COUNT; i++)
-		if (cfg_opts[i].o.short_name == c)
+		if (cfg_opts[i].short_name == c)
 			return VAL_CFG + i;
 	return -1;
 }
@@ -260,7 +256,7 @@ static int apply_scheme(struct cli_config *cc, const char *cmd)
 
 	for (i = 0; i < C_COUNT; i++)
 		if ((cc->set & ~keep) & (1ul << i)) {
-			cli_err("%s: --scheme cannot be combined with --%s", cmd, cfg_opts[i].o.name);
+			cli_err("%s: --scheme cannot be combined with --%s", cmd, cfg_opts[i].name);
 			return EXIT_USAGE;
 		}
 	if (simhash_scheme_tables(cc->scheme, &which, &idf_d, &stop_d) != SIMHASH_OK) {
@@ -358,7 +354,7 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
  * not name. */
 static const char *name_of(int id, unsigned v)
 {
-	const char *name = simhash_config_value_name(cfg_opts[id].o.name, v);
+	const char *name = simhash_config_value_name(cfg_opts[id].name, v);
 
 	return name ? name : "?";
 }
@@ -430,5 +426,5 @@ void cli_opts_help(FILE *f, const struct cli_opt *opts, int config)
 	simhash_config_init(&d);
 	fputs("\nFingerprint configuration (see `simhash scheme`):\n", f);
 	for (i = 0; i < C_COUNT; i++)
-		help_line(f, &cfg_opts[i].o, default_of(i, &d, buf, sizeof(buf)));
+		help_line(f, &cfg_opts[i], default_of(i, &d, buf, sizeof(buf)));
 }
