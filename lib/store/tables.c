@@ -54,7 +54,7 @@ simhash_err sh_stopwords_record(const simhash_stopwords *sw, sh_buf *b, size_t *
 }
 
 struct idf_rec {
-	sh_buf b;
+	sh_buf *b;
 	size_t len;
 	size_t n;
 	simhash_err err;
@@ -63,18 +63,20 @@ struct idf_rec {
 static int idf_rec_add(const char *term, size_t len, double value, void *arg)
 {
 	struct idf_rec *r = arg;
+	uint8_t *p;
 	uint64_t bits;
 
 	if (len > UINT32_MAX || len > SIZE_MAX - 12 - r->len ||
-	    (r->err = sh_buf_reserve(&r->b, r->len + 12 + len)) != SIMHASH_OK) {
+	    sh_buf_reserve(r->b, r->len + 12 + len) != SIMHASH_OK) {
 		r->err = SIMHASH_ENOMEM;
 		return 1;
 	}
+	p = (uint8_t *)r->b->p + r->len;
 	memcpy(&bits, &value, sizeof bits);
-	sh_put_le32((uint8_t *)r->b.p + r->len, (uint32_t)len);
+	sh_put_le32(p, (uint32_t)len);
 	if (len)
-		memcpy((uint8_t *)r->b.p + r->len + 4, term, len);
-	sh_put_le64((uint8_t *)r->b.p + r->len + 4 + len, bits);
+		memcpy(p + 4, term, len);
+	sh_put_le64(p + 4 + len, bits);
 	r->len += 12 + len;
 	r->n++;
 	return 0;
@@ -82,25 +84,21 @@ static int idf_rec_add(const char *term, size_t len, double value, void *arg)
 
 simhash_err sh_idf_record(const simhash_idf *idf, sh_buf *b, size_t *len)
 {
-	struct idf_rec r = { { NULL, 0 }, 24, 0, SIMHASH_OK };
+	struct idf_rec r = { b, 24, 0, SIMHASH_OK };
 	double dflt = sh_idf_default(idf);
 	uint64_t bits;
 	simhash_err e;
 
-	if ((e = sh_buf_reserve(&r.b, 24 + simhash_idf_size(idf) * 20)) != SIMHASH_OK)
+	if ((e = sh_buf_reserve(b, 24 + simhash_idf_size(idf) * 20)) != SIMHASH_OK)
 		return e;
 	if ((e = simhash_idf_each(idf, idf_rec_add, &r)) == SIMHASH_OK)
 		e = r.err;
-	if (e != SIMHASH_OK) {
-		sh_buf_free(&r.b);
+	if (e != SIMHASH_OK)
 		return e;
-	}
 	memcpy(&bits, &dflt, sizeof bits);
-	sh_put_le64(r.b.p, simhash_idf_digest(idf));
-	sh_put_le64((uint8_t *)r.b.p + 8, bits);
-	sh_put_le64((uint8_t *)r.b.p + 16, r.n);
-	sh_buf_free(b);
-	*b = r.b;
+	sh_put_le64(b->p, simhash_idf_digest(idf));
+	sh_put_le64((uint8_t *)b->p + 8, bits);
+	sh_put_le64((uint8_t *)b->p + 16, r.n);
 	*len = r.len;
 	return SIMHASH_OK;
 }
@@ -240,31 +238,6 @@ simhash_err sh_idf_record_parse(const uint8_t *p, size_t len, simhash_idf **out,
 	return SIMHASH_OK;
 }
 
-static simhash_err read_stopwords(simhash_store *st, MDB_txn *txn, simhash_stopwords **out,
-				  uint64_t *digest)
-{
-	const char *why = NULL;
-	simhash_err e;
-	MDB_val v;
-
-	if ((e = get(st, txn, "stopwords", &v)) != SIMHASH_OK)
-		return e;
-	e = sh_stopwords_record_parse(v.mv_data, v.mv_size, out, digest, &why);
-	return e == SIMHASH_ECORRUPT && why ? bad(st, why) : e;
-}
-
-static simhash_err read_idf(simhash_store *st, MDB_txn *txn, simhash_idf **out, uint64_t *digest)
-{
-	const char *why = NULL;
-	simhash_err e;
-	MDB_val v;
-
-	if ((e = get(st, txn, "idf", &v)) != SIMHASH_OK)
-		return e;
-	e = sh_idf_record_parse(v.mv_data, v.mv_size, out, digest, &why);
-	return e == SIMHASH_ECORRUPT && why ? bad(st, why) : e;
-}
-
 /* The digest of a table read back against its record's and the scheme's. */
 static simhash_err check_digest(simhash_store *st, const char *what, uint64_t got,
 				uint64_t recorded, int in_scheme, uint64_t scheme_digest)
@@ -287,7 +260,9 @@ simhash_err sh_tables_read(simhash_store *st, MDB_txn *txn, unsigned tables, con
 {
 	uint64_t s_idf = 0, s_sw = 0, rec;
 	unsigned which = 0;
+	const char *why = NULL;
 	simhash_err e = SIMHASH_OK;
+	MDB_val v;
 
 	*sw = NULL;
 	*idf = NULL;
@@ -297,18 +272,18 @@ simhash_err sh_tables_read(simhash_store *st, MDB_txn *txn, unsigned tables, con
 		return bad(st, "the scheme names an IDF table the store does not hold");
 	if ((which & SIMHASH_SCHEME_STOPWORDS) && !(tables & SIMHASH_SCHEME_STOPWORDS))
 		return bad(st, "the scheme names a stop-word table the store does not hold");
-	if (tables & SIMHASH_SCHEME_STOPWORDS) {
-		e = read_stopwords(st, txn, sw, &rec);
-		if (e == SIMHASH_OK)
-			e = check_digest(st, "stop-word", simhash_stopwords_digest(*sw), rec,
-					 (which & SIMHASH_SCHEME_STOPWORDS) != 0, s_sw);
-	}
-	if (e == SIMHASH_OK && (tables & SIMHASH_SCHEME_IDF)) {
-		e = read_idf(st, txn, idf, &rec);
-		if (e == SIMHASH_OK)
-			e = check_digest(st, "IDF", simhash_idf_digest(*idf), rec,
-					 (which & SIMHASH_SCHEME_IDF) != 0, s_idf);
-	}
+	if ((tables & SIMHASH_SCHEME_STOPWORDS) &&
+	    (e = get(st, txn, "stopwords", &v)) == SIMHASH_OK &&
+	    (e = sh_stopwords_record_parse(v.mv_data, v.mv_size, sw, &rec, &why)) == SIMHASH_OK)
+		e = check_digest(st, "stop-word", simhash_stopwords_digest(*sw), rec,
+				 (which & SIMHASH_SCHEME_STOPWORDS) != 0, s_sw);
+	if (e == SIMHASH_OK && (tables & SIMHASH_SCHEME_IDF) &&
+	    (e = get(st, txn, "idf", &v)) == SIMHASH_OK &&
+	    (e = sh_idf_record_parse(v.mv_data, v.mv_size, idf, &rec, &why)) == SIMHASH_OK)
+		e = check_digest(st, "IDF", simhash_idf_digest(*idf), rec,
+				 (which & SIMHASH_SCHEME_IDF) != 0, s_idf);
+	if (e == SIMHASH_ECORRUPT && why) /* a record that did not parse */
+		e = bad(st, why);
 	if (e != SIMHASH_OK) {
 		simhash_stopwords_free(*sw);
 		simhash_idf_free(*idf);

@@ -881,7 +881,8 @@ out:
 }
 
 /* A table record that no longer gives the digest the scheme names (one value
- * changed behind the store's back), or that is missing, is refused. */
+ * changed behind the store's back), that does not parse, or that is
+ * missing, is refused with its reason. */
 static void test_tampered_tables_are_refused(void)
 {
 	simhash_stopwords *sw;
@@ -923,6 +924,11 @@ static void test_tampered_tables_are_refused(void)
 	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
 	CHECK(st == NULL);
 	CHECK(strstr(err, "IDF table") && strstr(err, "the scheme names"));
+	/* a record cut short: the parser's reason reaches the caller */
+	raw_put_meta("idf", rec, 20);
+	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
+	CHECK(st == NULL);
+	CHECK(strstr(err, "malformed idf record") != NULL);
 	raw_delete("meta", "stopwords", 9);
 	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
 	CHECK(strstr(err, "'stopwords' missing") != NULL);
