@@ -164,6 +164,14 @@ typedef struct sh_text {
 	size_t n_chars;
 } sh_text;
 
+/* Whether the eight char n-grams of ng (<= 3) characters from character i
+ * (all within t) are all of one-byte characters: their fixed-length hash
+ * applies. */
+static inline int sh_text_one_byte8(const sh_text *t, size_t i, unsigned ng)
+{
+	return ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng;
+}
+
 typedef struct sh_norm sh_norm;
 simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out);
 void sh_norm_free(sh_norm *n);

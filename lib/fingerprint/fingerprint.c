@@ -102,6 +102,17 @@ static inline int all_cjk(const uint8_t *c)
 	return w == 0x0101010101010101ull * SH_C_CJK;
 }
 
+/* The end of the windows from `to` down that fit whole in t (n-grams of ng
+ * characters, ngc from a CJK character): every window starting before it
+ * fits, so the eight-at-a-time loops need no check. */
+static inline size_t windows_fit(const sh_text *t, unsigned ng, unsigned ngc, size_t to)
+{
+	unsigned hi = ng > ngc ? ng : ngc;
+	size_t safe = t->n_chars >= hi ? t->n_chars - hi + 1 : 0;
+
+	return safe < to ? safe : to;
+}
+
 /* The keys of the eight windows from i, all starting before the text's last
  * full window: a run of one-byte characters (one_byte: the caller's test)
  * or of three-byte CJK bigrams takes a fixed-length hash, any other window
@@ -138,14 +149,10 @@ void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ng
 		/* The hot loop: n-grams read in place, XXH3 inlined, eight
 		 * hashes at a time into the carry-save adders. Every window
 		 * starting before `safe` fits; the rest are checked. */
-		unsigned hi = ng > ngc ? ng : ngc;
-		size_t safe = t->n_chars >= hi ? t->n_chars - hi + 1 : 0;
-		size_t i = from;
-		if (safe > to)
-			safe = to;
+		size_t safe = windows_fit(t, ng, ngc, to), i = from;
 		while (i + 8 <= safe) {
 			uint64_t h[8];
-			int one_byte = ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng;
+			int one_byte = sh_text_one_byte8(t, i, ng);
 			if (one_byte && ctx->simd && safe - i >= 64) {
 				/* a run of one-byte windows, eight per vector */
 				i = sh_votes_ascii_avx512(v, t, i, safe, ng);
@@ -231,19 +238,15 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
 		      size_t from, size_t to, uint64_t mins[128])
 {
 	unsigned shift = sh_mh_shift(ctx->cfg.bits);
-	unsigned hi = ng > ngc ? ng : ngc;
-	size_t safe = t->n_chars >= hi ? t->n_chars - hi + 1 : 0;
-	size_t i = from;
+	size_t safe = windows_fit(t, ng, ngc, to), i = from;
 
 	/* a set: each occurrence only lowers its bin's minimum. As in
 	 * sh_ngram_votes(): windows starting before `safe` fit, and a run of
 	 * one-byte characters or of three-byte CJK bigrams takes a fixed-length
 	 * hash, eight at a time. */
-	if (safe > to)
-		safe = to;
 	while (i + 8 <= safe) {
 		uint64_t h[8];
-		ngram_keys8(t, i, ng, ngc, ng <= 3 && t->off[i + 7 + ng] - t->off[i] == 7 + ng, h);
+		ngram_keys8(t, i, ng, ngc, sh_text_one_byte8(t, i, ng), h);
 		for (unsigned k = 0; k < 8; k++)
 			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(h[k], 0)));
 		i += 8;

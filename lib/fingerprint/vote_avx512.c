@@ -89,7 +89,7 @@ SH_AVX512 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, s
 	ones = _mm512_loadu_si512(v->vplane[0]);
 	twos = _mm512_loadu_si512(v->vplane[1]);
 	fours = _mm512_loadu_si512(v->vplane[2]);
-	while (i + 8 <= safe && t->off[i + 7 + ng] - t->off[i] == 7 + ng) {
+	while (i + 8 <= safe && sh_text_one_byte8(t, i, ng)) {
 		d[nd++] = hash8(t->s + t->off[i], ng, key, p2, p3);
 		i += 8;
 		v->n += 8;
