@@ -11,23 +11,12 @@
 #include <xxhash.h>
 #include "readall.h"
 
+static uint64_t xxh3(const unsigned char *s, size_t len)
+{
+	return XXH3_64bits(s, len);
+}
+
 int main(int argc, char **argv)
 {
-	size_t cap = 1 << 20, len;
-	unsigned char *buf = malloc(cap);
-	unsigned long long total = 0;
-	XXH64_hash_t acc = 0;
-	int i;
-
-	if (!buf)
-		return 1;
-	for (i = 1; i < argc; i++) {
-		if (read_all(argv[i], &buf, &cap, &len))
-			return 1;
-		acc ^= XXH3_64bits(buf, len);
-		total += len;
-	}
-	printf("%llu %016llx\n", total, (unsigned long long)acc);
-	free(buf);
-	return 0;
+	return each_file(argc, argv, xxh3);
 }

@@ -60,22 +60,6 @@ static uint64_t fingerprint(const unsigned char *s, size_t len)
 
 int main(int argc, char **argv)
 {
-	size_t cap = 1 << 20, len;
-	unsigned char *buf = malloc(cap);
-	unsigned long long total = 0;
-	uint64_t acc = 0;
-	int i;
-
-	if (!buf)
-		return 1;
 	spread_init();
-	for (i = 1; i < argc; i++) {
-		if (read_all(argv[i], &buf, &cap, &len))
-			return 1;
-		acc ^= fingerprint(buf, len);
-		total += len;
-	}
-	printf("%llu %016llx\n", total, (unsigned long long)acc);
-	free(buf);
-	return 0;
+	return each_file(argc, argv, fingerprint);
 }
