@@ -460,9 +460,7 @@ static simhash_err query_locked(const simhash_index *ix, const simhash_fp *q, un
 		for (size_t i = 1; i < out->n; i++) {
 			simhash_match m = out->v[i];
 			size_t j = i;
-			for (; j > 0 && (out->v[j - 1].dist > m.dist ||
-					 (out->v[j - 1].dist == m.dist && out->v[j - 1].id > m.id));
-			     j--)
+			for (; j > 0 && cmp_match(&out->v[j - 1], &m) > 0; j--)
 				out->v[j] = out->v[j - 1];
 			out->v[j] = m;
 		}

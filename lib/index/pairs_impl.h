@@ -317,6 +317,18 @@ static void SFX(compare_all)(struct SFX(walk) *wk, const SFX(el) *a, size_t m,
 	}
 }
 
+/* The end of the run of a[0..m) (sorted on the bits from lo up) that starts
+ * at s: the first element whose bits from lo up differ from a[s]'s. */
+static inline size_t SFX(run_end)(const SFX(el) *a, size_t m, size_t s, unsigned lo)
+{
+	WORD key = SFX(shr)(a[s].fp, lo);
+	size_t e = s + 1;
+
+	while (e < m && SFX(shr)(a[e].fp, lo) == key)
+		e++;
+	return e;
+}
+
 /* Whether the runs of a[0..m) (sorted on the bits from lo up) hold more
  * than a quarter of all the pairs. A level's plan expects runs of about
  * m / 2^p; on concentrated data (many equal or nearly equal fingerprints)
@@ -328,9 +340,7 @@ static int SFX(concentrated)(const SFX(el) *a, size_t m, unsigned lo)
 	size_t s, e;
 
 	for (s = 0; s < m; s = e) {
-		WORD key = SFX(shr)(a[s].fp, lo);
-		for (e = s + 1; e < m && SFX(shr)(a[e].fp, lo) == key; e++)
-			;
+		e = SFX(run_end)(a, m, s, lo);
 		pairs += (double)(e - s) * (double)(e - s - 1) / 2;
 	}
 	return pairs > (double)m * (double)(m - 1) / 8;
@@ -384,9 +394,7 @@ static void SFX(run)(struct SFX(walk) *wk, SFX(el) *a, size_t m, unsigned r, con
 			return;
 		}
 		for (s = 0; s < m; s = e) {
-			WORD key = SFX(shr)(buf[s].fp, r - p);
-			for (e = s + 1; e < m && SFX(shr)(buf[e].fp, r - p) == key; e++)
-				;
+			e = SFX(run_end)(buf, m, s, r - p);
 			SFX(run)(wk, buf + s, e - s, r - p, sub_checks, n_checks + t);
 		}
 	}
@@ -508,9 +516,7 @@ static void *SFX(thread)(void *argp)
 				}
 				SFX(sort_bits)(a, w->tmp, m, r - p, r - d1);
 				for (rs = 0; rs < m; rs = re) {
-					WORD key = SFX(shr)(a[rs].fp, r - p);
-					for (re = rs + 1; re < m && SFX(shr)(a[re].fp, r - p) == key; re++)
-						;
+					re = SFX(run_end)(a, m, rs, r - p);
 					SFX(run)(&wk, a + rs, re - rs, r - p, sh->checks, sh->t);
 				}
 			}
