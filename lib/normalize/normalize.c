@@ -26,6 +26,7 @@
 #include <unicode/uscript.h>
 #include <unicode/utf16.h>
 #include "../common/internal.h"
+#include "reorder.h"
 
 #define NORM_SLICE ((size_t)16 << 20)
 
@@ -37,11 +38,13 @@ struct sh_norm {
 	sh_buf u16in, u16out;
 	sh_buf s, off, cls; /* the output arrays */
 	sh_buf cps;   /* decoded code points, for the compat mode */
+	sh_reorder_bufs reorder; /* a segment with long combining runs, reordered */
 	uint32_t *bmp;     /* BMP code point -> SH_INERT | class << 24 | output */
 	uint8_t amap[128]; /* ASCII byte -> output byte (' ' for a separator) */
 	uint8_t pack[256][8]; /* ascii_bulk(): mask -> shuffle packing its bytes */
 	int simd;          /* ascii_bulk() may run */
 	size_t slice;      /* bytes of a non-ASCII run handled at once */
+	int no_reorder;    /* tests only: leave long combining runs to ICU */
 	uint8_t acls[128]; /* output byte -> class */
 	/* state of one run */
 	uint8_t *o;
@@ -144,6 +147,7 @@ void sh_norm_free(sh_norm *n)
 	sh_buf_free(&n->off);
 	sh_buf_free(&n->cls);
 	sh_buf_free(&n->cps);
+	sh_reorder_free(&n->reorder);
 	free(n);
 }
 
@@ -197,10 +201,12 @@ static int classify(uint32_t c)
 /* Entries of n->bmp. */
 #define SH_INERT (1u << 30) /* NFKC_Casefold leaves it and its neighbours alone */
 #define SH_DROP (1u << 29)  /* a format character: vanishes */
+#define SH_KNOWN (1u << 28) /* class and output are set (every code point but surrogates) */
 
 
-/* Fills n->bmp: for every BMP code point whether it is inert, and if so its
- * class and output (after t2s). About 10 ms per context. */
+/* Fills n->bmp: for every BMP code point its class and output (after t2s),
+ * and whether it is inert; the class serves the characters ICU outputs too.
+ * About 10 ms per context. */
 static simhash_err build_bmp(sh_norm *n)
 {
 	uint32_t *t = malloc(0x10000 * sizeof *t);
@@ -208,18 +214,18 @@ static simhash_err build_bmp(sh_norm *n)
 	if (!t)
 		return SIMHASH_ENOMEM;
 	for (uint32_t c = 0; c < 0x10000; c++) {
+		uint32_t inert;
 		int cls;
 		t[c] = 0;
 		if (c >= 0xD800 && c <= 0xDFFF)
 			continue;
-		if (n->cfg.casefold && !unorm2_isInert(n->nfkc_cf, (UChar32)c))
-			continue;
+		inert = !n->cfg.casefold || unorm2_isInert(n->nfkc_cf, (UChar32)c) ? SH_INERT : 0;
 		cls = c < 0x80 ? ascii_class[c] : classify(c);
 		if (cls < 0) {
-			t[c] = SH_INERT | SH_DROP;
+			t[c] = SH_KNOWN | inert | SH_DROP;
 			continue;
 		}
-		t[c] = SH_INERT | (uint32_t)cls << 24 |
+		t[c] = SH_KNOWN | inert | (uint32_t)cls << 24 |
 		       (cls == SH_C_CJK && n->t2s ? sh_t2s_map(n->t2s, c) : c);
 	}
 	n->bmp = t;
@@ -300,6 +306,13 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 	simhash_err err;
 
 	if (n->cfg.casefold) {
+		/* Long combining runs would cost ICU quadratic time (reorder.c). */
+		if (m > 32 && !n->no_reorder && sh_reorder_needed(n->nfkc_cf, &n->reorder, u, m)) {
+			err = sh_reorder(n->nfkc_cf, u, m, &n->reorder, &m);
+			if (err)
+				return err;
+			u = n->reorder.u16.p;
+		}
 		if (sh_buf_reserve(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64))
 			return SIMHASH_ENOMEM;
 		len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
@@ -323,6 +336,12 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 		UChar32 c;
 		int cls;
 		U16_NEXT(src, k, len, c);
+		if (c < 0x10000 && n->bmp && (n->bmp[c] & SH_KNOWN)) {
+			uint32_t e = n->bmp[c];
+			if (!(e & SH_DROP))
+				emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
+			continue;
+		}
 		if (c < 0x80) {
 			emit(n, n->cfg.casefold ? fold_ascii((uint32_t)c) : (uint32_t)c,
 			     ascii_class[c]);
@@ -605,6 +624,11 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 void sh_norm_set_slice(sh_norm *n, size_t bytes)
 {
 	n->slice = bytes ? bytes : NORM_SLICE;
+}
+
+void sh_norm_set_reorder(sh_norm *n, int on)
+{
+	n->no_reorder = !on;
 }
 
 /* Resets the state of one run: the output is empty. */

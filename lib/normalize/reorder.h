@@ -1,0 +1,38 @@
+/* reorder.h - canonical ordering of long combining runs ahead of ICU (reorder.c). */
+#ifndef SH_REORDER_H
+#define SH_REORDER_H
+
+#include <unicode/unorm2.h>
+#include "../common/internal.h"
+
+#define SH_REORDER_CACHE 1024
+
+/* What reordering needs to know of a code point: its class, and of its full
+ * decomposition under the normalizer, the non-starters before the first
+ * starter (n_lead), whether it holds a starter, and the non-starters after
+ * the last one (n_trail). An empty decomposition (a default ignorable) has
+ * n_lead 0 and no starter: it neither extends nor ends a run. */
+typedef struct sh_reorder_entry {
+	int32_t cp1; /* code point + 1; 0: empty slot */
+	uint8_t ccc, decomposes, starter, n_lead, n_trail;
+} sh_reorder_entry;
+
+/* Scratch space of sh_reorder(), kept by the caller between calls. Zeroed
+ * before first use. */
+typedef struct sh_reorder_bufs {
+	sh_buf cps, ccs, tmp, u16;
+	sh_reorder_entry cache[SH_REORDER_CACHE]; /* direct-mapped by code point */
+} sh_reorder_bufs;
+
+/* Whether u[0..m) holds a run of characters without a normalization boundary
+ * long enough for ICU's reordering to cost more than linear time. */
+int sh_reorder_needed(const UNormalizer2 *nf, sh_reorder_bufs *b, const UChar *u, int32_t m);
+
+/* Writes to b->u16 (*out_m units) a text that nf normalizes exactly as u[0..m),
+ * fully decomposed, with its long runs of non-starters in canonical order. */
+simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reorder_bufs *b,
+		       int32_t *out_m);
+
+void sh_reorder_free(sh_reorder_bufs *b);
+
+#endif
