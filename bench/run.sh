@@ -2,7 +2,8 @@
 # run.sh BUILD - `make bench`: the index (index.sh, generated data), all pairs
 # and dedup (pairs.sh: generated data, then the corpus), the store (store.sh)
 # and the HTTP service under load (serve.sh, with wrk), the speed
-# figures (speed.sh), peak memory on one large document (memory.sh) and the
+# figures (speed.sh), peak memory on one large document (memory.sh), the cost
+# of adversarial Unicode (adversarial.sh) and the
 # quality figures (quality.sh) on ../shared/corpus (or $SIMHASH_CORPUS), then the
 # PostgreSQL extension's index (pg.sh, generated data). Without the corpus or
 # PostgreSQL each part says so and succeeds: the benchmark is optional, the tests
@@ -24,6 +25,8 @@ else
 	sh bench/speed.sh "$BUILD"
 	echo
 	sh bench/memory.sh "$BUILD"
+	echo
+	sh bench/adversarial.sh "$BUILD"
 	echo
 	sh bench/quality.sh "$BUILD"
 fi

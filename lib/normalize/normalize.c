@@ -506,11 +506,16 @@ static void ascii_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
 	n->last_cp = prev;
 }
 
-/* Decodes the code point at in[i] (i < j): valid 3-byte sequences, the
- * bulk of CJK text, inline; the rest through sh_utf8_next(). */
+/* Decodes the code point at in[i] (i < j): valid 2- and 3-byte sequences,
+ * the bulk of accented, Cyrillic and CJK text, inline; the rest through
+ * sh_utf8_next(). */
 static inline size_t decode(const uint8_t *in, size_t j, size_t i, uint32_t *cp)
 {
 	int bad;
+	if (in[i] >= 0xC2 && in[i] < 0xE0 && i + 1 < j && (in[i + 1] & 0xC0) == 0x80) {
+		*cp = (uint32_t)(in[i] & 0x1F) << 6 | (in[i + 1] & 0x3F);
+		return 2;
+	}
 	if ((in[i] & 0xF0) == 0xE0 && i + 2 < j && (in[i + 1] & 0xC0) == 0x80 &&
 	    (in[i + 2] & 0xC0) == 0x80) {
 		uint32_t c = (uint32_t)(in[i] & 0x0F) << 12 | (uint32_t)(in[i + 1] & 0x3F) << 6 |

@@ -35,18 +35,14 @@
  * room to spare. */
 #define SH_DECOMP_MAX 32
 
-/* The cache entry of c, filled from ICU on a miss (an adversarial text
- * repeats a few marks millions of times, and each ICU lookup goes through the
- * instance getters). */
-static const sh_reorder_entry *lookup(const UNormalizer2 *nf, sh_reorder_bufs *b, UChar32 c)
+/* Fills the cache entry e with what ICU says of c. */
+static __attribute__((noinline)) const sh_reorder_entry *fill(const UNormalizer2 *nf,
+							     sh_reorder_entry *e, UChar32 c)
 {
-	sh_reorder_entry *e = &b->cache[(uint32_t)c & (SH_REORDER_CACHE - 1)];
 	UChar dec[SH_DECOMP_MAX];
 	UErrorCode st = U_ZERO_ERROR;
 	int32_t len, j = 0;
 
-	if (e->cp1 == c + 1)
-		return e;
 	memset(e, 0, sizeof *e);
 	e->cp1 = c + 1;
 	e->ccc = u_getCombiningClass(c);
@@ -70,6 +66,17 @@ static const sh_reorder_entry *lookup(const UNormalizer2 *nf, sh_reorder_bufs *b
 		}
 	}
 	return e;
+}
+
+/* The cache entry of c, filled from ICU on a miss (an adversarial text
+ * repeats a few marks millions of times, and each ICU lookup goes through the
+ * instance getters). */
+static inline const sh_reorder_entry *lookup(const UNormalizer2 *nf, sh_reorder_bufs *b,
+					     UChar32 c)
+{
+	sh_reorder_entry *e = &b->cache[(uint32_t)c & (SH_REORDER_CACHE - 1)];
+
+	return SH_LIKELY(e->cp1 == c + 1) ? e : fill(nf, e, c);
 }
 
 int sh_reorder_needed(const UNormalizer2 *nf, sh_reorder_bufs *b, const UChar *u, int32_t m)
@@ -97,8 +104,10 @@ int sh_reorder_needed(const UNormalizer2 *nf, sh_reorder_bufs *b, const UChar *u
 	return 0;
 }
 
-/* Sorts d[0..n) by class cc[] (stable), through tmp[0..n). */
-static void sort_run(UChar32 *d, const uint8_t *cc, UChar32 *tmp, size_t n)
+/* Sorts the UTF-16 units d[0..n) by their class cc[] (stable), through
+ * tmp[0..n). The units of one code point share its class, so they stay
+ * together and in order. */
+static void sort_run(UChar *d, const uint8_t *cc, UChar *tmp, size_t n)
 {
 	size_t count[257] = {0};
 
@@ -111,16 +120,28 @@ static void sort_run(UChar32 *d, const uint8_t *cc, UChar32 *tmp, size_t n)
 	memcpy(d, tmp, n * sizeof *d);
 }
 
-/* Makes room for SH_DECOMP_MAX more code points after n in the buffers. */
-static simhash_err room(sh_buf *cps, sh_buf *ccs, size_t n)
+/* Makes room for n UTF-16 units and their classes. */
+static simhash_err room(sh_reorder_bufs *b, size_t n)
 {
-	if (sh_buf_reserve(cps, (n + SH_DECOMP_MAX) * sizeof(UChar32)) ||
-	    sh_buf_reserve(ccs, n + SH_DECOMP_MAX))
+	if (sh_buf_reserve(&b->u16, n * sizeof(UChar)) || sh_buf_reserve(&b->ccs, n))
 		return SIMHASH_ENOMEM;
 	return SIMHASH_OK;
 }
 
-/* Decomposes u[0..m) into code points with their classes. */
+/* Appends c with class ccc at o[*k], cc[*k]. */
+static inline void put(UChar *o, uint8_t *cc, size_t *k, UChar32 c, uint8_t ccc)
+{
+	if (c < 0x10000) {
+		cc[*k] = ccc;
+		o[(*k)++] = (UChar)c;
+		return;
+	}
+	cc[*k] = cc[*k + 1] = ccc;
+	o[(*k)++] = U16_LEAD(c);
+	o[(*k)++] = U16_TRAIL(c);
+}
+
+/* Decomposes u[0..m) into b->u16, with each unit's class in b->ccs. */
 static simhash_err decompose(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reorder_bufs *b,
 			     size_t *n_out)
 {
@@ -130,22 +151,18 @@ static simhash_err decompose(const UNormalizer2 *nf, const UChar *u, int32_t m, 
 	while (k < m) {
 		UChar dec[SH_DECOMP_MAX];
 		UErrorCode st = U_ZERO_ERROR;
-		UChar32 c, *d;
-		uint8_t *cc;
 		const sh_reorder_entry *e;
 		int32_t len, j = 0;
+		UChar32 c;
 
-		if (SH_UNLIKELY((n + SH_DECOMP_MAX) * sizeof(UChar32) > b->cps.cap ||
+		if (SH_UNLIKELY((n + SH_DECOMP_MAX) * sizeof(UChar) > b->u16.cap ||
 				n + SH_DECOMP_MAX > b->ccs.cap) &&
-		    room(&b->cps, &b->ccs, n + (size_t)(m - k)))
+		    room(b, n + SH_DECOMP_MAX + (size_t)(m - k)))
 			return SIMHASH_ENOMEM;
-		d = b->cps.p;
-		cc = b->ccs.p;
 		U16_NEXT(u, k, m, c);
 		e = lookup(nf, b, c);
 		if (!e->decomposes) {
-			d[n] = c;
-			cc[n++] = e->ccc;
+			put(b->u16.p, b->ccs.p, &n, c, e->ccc);
 			continue;
 		}
 		len = unorm2_getDecomposition(nf, c, dec, SH_DECOMP_MAX, &st);
@@ -154,8 +171,7 @@ static simhash_err decompose(const UNormalizer2 *nf, const UChar *u, int32_t m, 
 		while (j < len) {
 			UChar32 x;
 			U16_NEXT(dec, j, len, x);
-			d[n] = x;
-			cc[n++] = lookup(nf, b, x)->ccc;
+			put(b->u16.p, b->ccs.p, &n, x, lookup(nf, b, x)->ccc);
 		}
 	}
 	*n_out = n;
@@ -165,40 +181,34 @@ static simhash_err decompose(const UNormalizer2 *nf, const UChar *u, int32_t m, 
 simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reorder_bufs *b,
 		       int32_t *out_m)
 {
-	UChar32 *d, *tmp;
-	uint8_t *cc;
-	UChar *o;
-	size_t n, i = 0, k = 0;
+	size_t n, i = 0;
 	simhash_err err = decompose(nf, u, m, b, &n);
+	const uint8_t *cc = b->ccs.p;
+	UChar *d = b->u16.p;
 
 	if (err)
 		return err;
-	if (sh_buf_reserve(&b->tmp, (n + 1) * sizeof(UChar32)) ||
-	    sh_buf_reserve(&b->u16, (2 * n + 1) * sizeof(UChar)))
-		return SIMHASH_ENOMEM;
-	if (2 * n > INT32_MAX)
+	if (n > INT32_MAX)
 		return SIMHASH_EINVAL;
-	d = b->cps.p;
-	cc = b->ccs.p;
-	tmp = b->tmp.p;
 	while (i < n) {
 		size_t j = i;
 		while (j < n && cc[j] != 0)
 			j++;
-		if (j - i > SH_REORDER_RUN)
-			sort_run(d + i, cc + i, tmp, j - i);
+		/* a run of more than SH_REORDER_RUN characters: of that many units
+		 * at least (a 4-byte mark is two units) */
+		if (j - i > SH_REORDER_RUN) {
+			if (sh_buf_reserve(&b->tmp, (j - i) * sizeof(UChar)))
+				return SIMHASH_ENOMEM;
+			sort_run(d + i, cc + i, b->tmp.p, j - i);
+		}
 		i = j + 1;
 	}
-	o = b->u16.p;
-	for (i = 0; i < n; i++)
-		U16_APPEND_UNSAFE(o, k, d[i]);
-	*out_m = (int32_t)k;
+	*out_m = (int32_t)n;
 	return SIMHASH_OK;
 }
 
 void sh_reorder_free(sh_reorder_bufs *b)
 {
-	sh_buf_free(&b->cps);
 	sh_buf_free(&b->ccs);
 	sh_buf_free(&b->tmp);
 	sh_buf_free(&b->u16);

@@ -20,7 +20,7 @@ typedef struct sh_reorder_entry {
 /* Scratch space of sh_reorder(), kept by the caller between calls. Zeroed
  * before first use. */
 typedef struct sh_reorder_bufs {
-	sh_buf cps, ccs, tmp, u16;
+	sh_buf u16, ccs, tmp; /* the decomposed text, its units' classes, sort space */
 	sh_reorder_entry cache[SH_REORDER_CACHE]; /* direct-mapped by code point */
 } sh_reorder_bufs;
 
