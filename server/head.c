@@ -20,13 +20,16 @@
  *     head in one block, from the method to the empty line
  *     (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE bytes), and points the method,
  *     url, version, each header's name and value and each query argument
- *     into it, writing NULs only over the separators it consumed (spaces,
- *     colons, line ends, '?', '&', '='). Every byte of the block not inside
- *     one of those strings must then be a NUL, a space or a tab: any other
- *     byte is text that follows a NUL the client sent, and that libmicrohttpd
- *     dropped. A folded line fails this too, as its continuation is copied
- *     elsewhere. (A NUL followed only by blanks up to the line end drops
- *     nothing but blanks, and is let pass.)
+ *     into it, writing a NUL only over the one separator that ends each of
+ *     those strings (a space, a colon, '?', '&', '=', a line end's CR or
+ *     LF), over the LF of a value's or the version's CRLF, and over the
+ *     empty line's CR LF at the block's end. So every byte of the block
+ *     outside those strings must be a space, a tab, or a NUL at one of those
+ *     places: any other byte is text after a NUL the client sent, that
+ *     libmicrohttpd cut off, and any other NUL is one the client sent. A
+ *     folded line fails this too, as its continuation is copied elsewhere.
+ *     (One corner passes: a NUL at the very end of the last header when the
+ *     lines end in a bare LF; it cuts off nothing but itself.)
  * A request that fails any of these is answered (400, 421 or 501) and its
  * connection closed: what follows in the stream cannot be trusted.
  */
@@ -141,7 +144,7 @@ int sh_hosts_allowed(const struct sh_hosts *h, const char *host, size_t len)
 struct head_scan {
 	const char *block; /* the head as libmicrohttpd keeps it (invariant 4) */
 	size_t size;
-	unsigned char *covered; /* per byte of block: inside a string we were given */
+	unsigned char *covered; /* per byte of block: IN_STRING, NUL_OK */
 	unsigned n_host, n_length, n_te;
 	const char *host;
 	size_t host_len;
@@ -149,11 +152,21 @@ struct head_scan {
 	int bad_name;
 };
 
-static void cover(struct head_scan *s, const char *p, size_t len)
+#define IN_STRING 1 /* inside a string libmicrohttpd gave us */
+#define NUL_OK 2    /* a separator it may have overwritten with a NUL */
+
+/* Marks a string of the head, and the separators after it: one, or two
+ * for a line that may end in CR LF (invariant 4). */
+static void cover(struct head_scan *s, const char *p, size_t len, int line_end)
 {
+	size_t at, i;
+
 	if (!s->covered || !p || p < s->block || p + len > s->block + s->size)
 		return;
-	memset(s->covered + (p - s->block), 1, len);
+	at = (size_t)(p - s->block);
+	memset(s->covered + at, IN_STRING, len);
+	for (i = at + len; i < s->size && i <= at + len + (line_end ? 1 : 0); i++)
+		s->covered[i] |= NUL_OK;
 }
 
 static int is_token_char(unsigned char ch)
@@ -172,8 +185,8 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 	struct head_scan *s = cls;
 	size_t i;
 
-	cover(s, key, key_size);
-	cover(s, value, value_size);
+	cover(s, key, key_size, 0);
+	cover(s, value, value_size, kind == MHD_HEADER_KIND);
 	if (kind != MHD_HEADER_KIND)
 		return MHD_YES;
 	for (i = 0; i < key_size; i++)
@@ -195,8 +208,8 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
-/* 1 if a byte of the head lies outside every string and is not one of the
- * separators libmicrohttpd wrote or skipped (invariant 4). */
+/* 1 if a byte of the head outside every string is neither a blank nor a
+ * NUL where libmicrohttpd writes one (invariant 4). */
 static int dropped_text(const struct head_scan *s)
 {
 	size_t i;
@@ -204,7 +217,9 @@ static int dropped_text(const struct head_scan *s)
 	for (i = 0; i < s->size; i++) {
 		char ch = s->block[i];
 
-		if (!s->covered[i] && ch != '\0' && ch != ' ' && ch != '\t')
+		if (s->covered[i] & IN_STRING || ch == ' ' || ch == '\t')
+			continue;
+		if (ch != '\0' || !(s->covered[i] & NUL_OK || i + 2 >= s->size))
 			return 1;
 	}
 	return 0;
@@ -227,9 +242,9 @@ int sh_head_check(struct MHD_Connection *c, const struct sh_hosts *hosts, const 
 		if (!s.covered)
 			return api_error(r, 503, "server_busy", "out of memory");
 	}
-	cover(&s, method, strlen(method));
-	cover(&s, url, strlen(url));
-	cover(&s, version, strlen(version));
+	cover(&s, method, strlen(method), 0);
+	cover(&s, url, strlen(url), 0);
+	cover(&s, version, strlen(version), 1);
 	MHD_get_connection_values_n(c, MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND, scan_header, &s);
 	nul = s.covered && dropped_text(&s);
 	free(s.covered);

@@ -15,16 +15,17 @@
  *     413 before any byte of the body is read; a chunked body is counted and
  *     dropped once over the limit, then answered 413. All bodies held at once
  *     stay under a budget of 16 x max_body (`buffered`, counting the memory
- *     held, which grows with the bytes received, never past the declared
- *     length). Each body may take its share, max_body / 16, out of the whole
- *     budget; beyond its share a body grows only while a quarter of the
- *     budget stays free. So clients that declare large bodies and stall
- *     half way hold three quarters at most, and every body up to its share
- *     still finds room (with 16 MiB bodies: 16 clients stalled at 8 MiB
- *     hold half; 24 fill the three quarters, and the rest still serves
- *     every body up to 1 MiB, and larger ones as room frees). A body that
- *     finds no room is dropped as it arrives and answered 503, with its
- *     connection closed.
+ *     held, which stays within 25% of the bytes received and never passes
+ *     the declared length). Each body may take its share, max_body / 16, out
+ *     of the whole budget; beyond its share a body grows only while a
+ *     quarter of the budget stays free. So clients that declare large
+ *     bodies and stall half way hold three quarters at most, and every body
+ *     up to its share still finds room. With 16 MiB bodies: 16 clients
+ *     stalled at 8 MiB hold at most 160 of the 256 MiB, and a full 16 MiB
+ *     body from another client still fits; more stalled clients fill the
+ *     three quarters, and the last quarter still serves every body up to
+ *     1 MiB. A body that finds no room is dropped as it arrives and answered
+ *     503, with its connection closed.
  *  3. `in_flight` counts requests from their first callback to their
  *     completion notice; shutdown quiesces the listening socket, answers
  *     503 to requests that start after it, and waits for in_flight to reach
@@ -291,14 +292,15 @@ static void drop_body(struct req *rq)
 	rq->over_budget = 1;
 }
 
-/* The capacity to hold n more bytes: doubled, never past the declared
- * length nor max_body, so the budget counts about what was received. */
+/* The capacity to hold n more bytes: grown by a quarter at a time, never
+ * past the declared length nor max_body, so that what the budget counts
+ * stays within 25% of what was received. */
 static size_t next_cap(const struct req *rq, size_t n, size_t max)
 {
 	size_t cap = rq->cap ? rq->cap : 4096;
 
 	while (cap - rq->len < n)
-		cap *= 2;
+		cap += cap / 4;
 	if (rq->declared && cap > rq->declared)
 		cap = rq->declared > rq->len + n ? rq->declared : rq->len + n;
 	return cap > max ? max : cap;
