@@ -91,6 +91,12 @@ def json_of(reply):
         return None
 
 
+def stopped(s, what):
+    """SIGTERM: exit status 0 (under the sanitizers, no error at exit)."""
+    code = s.stop()
+    T.check(code == 0, "the server %s exits 0 on SIGTERM" % what, code)
+
+
 def healthy(s, what):
     st, b, _ = s.request("GET", "/healthz")
     T.check(st == 200 and b.get("status") == "ok", "serving %s" % what, "%r %r" % (st, b))
@@ -246,7 +252,7 @@ def test_nul(tmp):
             and b["fingerprint"] != cli_fingerprint(BIN, b"ab"),
             "a text holding \\u0000 is fingerprinted whole", b)
     healthy(s, "after the NUL requests")
-    s.stop()
+    stopped(s, "of the NUL tests")
 
 
 # ---------------------------------------------------------------- Host, token, CORS
@@ -294,11 +300,11 @@ def test_hosts(tmp):
     st, b, _ = s.request("POST", "/v1/fingerprint", '{"text":"a"}',
                          headers={"Content-Type": "text/plain", "Origin": "http://evil.example"})
     T.check(st == 415, "a cross-site form post (text/plain) is 415", st)
-    s.stop()
+    stopped(s, "of the Host tests")
 
     s = Server(BIN, ["--allow-host", "*"])
     T.check(host_status(s.port, b"anything.example") == 200, "--allow-host '*' accepts any Host")
-    s.stop()
+    stopped(s, "with --allow-host '*'")
 
     # IPv6 loopback: the literal in brackets, with and without the port.
     try:
@@ -426,7 +432,7 @@ def test_slow_heads():
             "an idle kept-alive connection is closed after --header-timeout",
             time.time() - t0)
     c.close()
-    s.stop()
+    stopped(s, "of the 200 slow heads")
 
     # Every slot taken: 48 tricklers on 40 connection slots, reopening as
     # they are cut. A normal request waits in the listen queue for at most
@@ -440,7 +446,7 @@ def test_slow_heads():
             "served while tricklers hold every connection slot",
             ["%s in %.1f s" % r for r in results])
     healthy(s, "after the slots were taken")
-    s.stop()
+    stopped(s, "with every slot taken")
 
 
 # ---------------------------------------------------------------- the body budget
@@ -503,14 +509,14 @@ def test_body_budget():
             "stalled bodies beyond the budget get 503, the others 200", codes)
     healthy(s, "after the stalled bodies")
     T.check(post_size(s, 60000) == 200, "a 60 KB POST once they are gone")
-    s.stop()
+    stopped(s, "of the body budget")
 
 
 def main():
     tmp = tempfile.mkdtemp(prefix="simhash-attacks-")
     s = Server(BIN)
     test_smuggling(s)
-    s.stop()
+    stopped(s, "of the smuggling tests")
     test_nul(tmp)
     test_hosts(tmp)
     test_slow_heads()
