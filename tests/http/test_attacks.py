@@ -18,7 +18,9 @@ and after it:
   taken by tricklers, a normal request is still served within the deadline;
 - the body budget: 16 clients declaring large bodies and stalling half way
   leave room for another client's body, and with more of them every body
-  up to its share is still served.
+  up to its share is still served;
+- SIGTERM while writers write and heads trickle: exit 0, and every
+  acknowledged write is there after a restart.
 
 Prints "attacks: N passed, N failed"."""
 import http.client
@@ -512,6 +514,50 @@ def test_body_budget():
     stopped(s, "of the body budget")
 
 
+def test_sigterm_under_attack(tmp):
+    """SIGTERM while 8 writers write and 50 heads trickle: exit 0, and every
+    acknowledged write is there after a restart."""
+    folder = os.path.join(tmp, "term")
+    os.makedirs(folder)
+    path = make_store(BIN, folder)
+    s = Server(BIN, ["--header-timeout", "5"], store=path)
+    tr = Trickler(s.port, 50, 0.5, reopen=True)
+    acked, stop = [], threading.Event()
+    lock = threading.Lock()
+
+    def writer(w):
+        i = 0
+        while not stop.is_set():
+            id_ = "w%d-%d" % (w, i)
+            try:
+                st, _, _ = s.request("POST", "/v1/documents", {"id": id_, "text": "t %s" % id_})
+            except (OSError, http.client.HTTPException):
+                return
+            if st == 201:
+                with lock:
+                    acked.append(id_)
+            i += 1
+
+    ws = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(8)]
+    for w in ws:
+        w.start()
+    time.sleep(1.5)
+    t0 = time.time()
+    code = s.stop()
+    took = time.time() - t0
+    stop.set()
+    for w in ws:
+        w.join(timeout=30)
+    tr.end()
+    T.check(code == 0 and took < 25, "SIGTERM under writes and slow heads: exit 0",
+            "%r in %.1f s" % (code, took))
+    s = Server(BIN, store=path)
+    missing = [i for i in acked if s.request("GET", "/v1/documents/" + i)[0] != 200]
+    T.check(acked and not missing, "every acknowledged write is there after SIGTERM",
+            "%d acknowledged, missing %r" % (len(acked), missing[:5]))
+    stopped(s, "restarted after SIGTERM")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="simhash-attacks-")
     s = Server(BIN)
@@ -521,6 +567,7 @@ def main():
     test_hosts(tmp)
     test_slow_heads()
     test_body_budget()
+    test_sigterm_under_attack(tmp)
     subprocess.run(["rm", "-rf", tmp])
     T.done()
 
