@@ -424,11 +424,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq->start_us = now_us();
 		*con_cls = rq;
 		__atomic_fetch_add(&srv->in_flight, 1, __ATOMIC_RELAXED);
+		sh_deadline_disarm(srv->deadline, conn_of(c)); /* the head is in */
 		if (__atomic_load_n(&srv->draining, __ATOMIC_ACQUIRE)) {
 			api_error(&rq->reply, 503, "shutting_down", "the server is shutting down");
 			return send_reply(rq);
 		}
-		sh_deadline_disarm(srv->deadline, conn_of(c));
 		st = check_headers(rq, method, url, version);
 		if (st)
 			return send_reply(rq);
