@@ -35,8 +35,9 @@
  *     authenticated: framing headers, NUL bytes, Host; a head that fails is
  *     answered and its connection closed.
  *  5. A request head must arrive within header_timeout of the connection's
- *     start or of its previous request's end (deadline.c), so slow heads
- *     cannot hold the connection slots.
+ *     start or of its previous request's end, 1 s while 9/10 of the
+ *     connection slots are taken (deadline.c), so slow heads cannot hold
+ *     the connection slots.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -513,9 +514,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		}
 		sc->fd = info->connect_fd;
 		*socket_context = sc;
-		sh_deadline_arm(srv->deadline, sc);
+		sh_deadline_open(srv->deadline, sc);
 	} else if (sc) {
-		sh_deadline_disarm(srv->deadline, sc);
+		sh_deadline_close(srv->deadline, sc);
 		free(sc);
 		*socket_context = NULL;
 	}
@@ -656,7 +657,7 @@ static int setup_guards(struct server *srv, const char *host, const struct socka
 		snprintf(err, err_len, "out of memory");
 		return -1;
 	}
-	if (sh_deadline_start(&srv->deadline, o->header_timeout)) {
+	if (sh_deadline_start(&srv->deadline, o->header_timeout, o->max_connections)) {
 		sh_hosts_free(&srv->hosts);
 		snprintf(err, err_len, "cannot start the header deadline thread");
 		return -1;

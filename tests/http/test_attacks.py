@@ -437,16 +437,19 @@ def test_slow_heads():
     stopped(s, "of the 200 slow heads")
 
     # Every slot taken: 48 tricklers on 40 connection slots, reopening as
-    # they are cut. A normal request waits in the listen queue for at most
-    # one deadline; without one it would wait for ever.
-    s = Server(BIN, ["--header-timeout", "2", "--max-connections", "40", "--threads", "1"])
+    # they are cut. Past 9/10 of the slots a first head has 1 s, not
+    # --header-timeout (30 s here): a normal request waits in the listen
+    # queue about a second, not 30 (nor for ever without a deadline).
+    s = Server(BIN, ["--header-timeout", "30", "--max-connections", "40", "--threads", "1"])
     tr = Trickler(s.port, 48, 0.5, reopen=True)
     time.sleep(1)
-    results = [timed_health(s, 20) for _ in range(3)]
+    results = [timed_health(s, 25) for _ in range(3)]
     tr.end()
-    T.check(all(st == 200 for st, _ in results),
-            "served while tricklers hold every connection slot",
+    T.check(all(st == 200 and took < 12 for st, took in results),
+            "served while tricklers hold every connection slot, well before 30 s",
             ["%s in %.1f s" % r for r in results])
+    T.check(tr.lasted and max(tr.lasted) < 12, "tricklers cut after about 1 s under pressure",
+            "%.1f..%.1f s" % (min(tr.lasted or [0]), max(tr.lasted or [0])))
     healthy(s, "after the slots were taken")
     stopped(s, "with every slot taken")
 
