@@ -163,7 +163,8 @@ def test_smuggling(s):
             ("bare LF line ends", b"GET /healthz HTTP/1.1\nHost: 127.0.0.1\nX-A: b\n\n"),
             ("an empty header value", head([b"GET /healthz HTTP/1.1", H, b"X-Empty:"])),
             ("blanks around a value", head([b"GET /healthz HTTP/1.1", H, b"X-A: \t b \t"])),
-            ("a query string", head([b"GET /healthz?a=1&b=&c HTTP/1.1", H])),
+            ("a query string", head([b"GET /healthz?a=1&b=&c&d=x+y%20z HTTP/1.1", H])),
+            ("cookies", head([b"GET /healthz HTTP/1.1", H, b"Cookie: a=1; b=\"x y\"; c"])),
             ("many headers", head([b"GET /healthz HTTP/1.1", H] +
                                   [b"X-H%d: v%d" % (i, i) for i in range(50)])),
             ("a header without a blank after the colon", head([b"GET /healthz HTTP/1.1",
