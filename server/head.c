@@ -14,6 +14,8 @@
  *     address (DNS rebinding), as the browser still sends its name.
  *  2. At most one Content-Length; none with a Transfer-Encoding; a
  *     Transfer-Encoding (once) only as "chunked" (RFC 9112, 6.1 and 6.3).
+ *     At most one Authorization, so that no two parts of a chain can
+ *     check different ones.
  *  3. Header names are tokens: no space or tab before the colon, and no
  *     line folded onto the previous one (RFC 9112, 5.1 and 5.2).
  *  4. No NUL byte in the request line or a header. libmicrohttpd keeps the
@@ -145,7 +147,7 @@ struct head_scan {
 	const char *block; /* the head as libmicrohttpd keeps it (invariant 4) */
 	size_t size;
 	unsigned char *covered; /* per byte of block: IN_STRING, NUL_OK */
-	unsigned n_host, n_length, n_te;
+	unsigned n_host, n_length, n_te, n_auth;
 	const char *host;
 	size_t host_len;
 	int te_not_chunked;
@@ -198,6 +200,8 @@ static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const cha
 		s->n_host++;
 		s->host = value;
 		s->host_len = value_size;
+	} else if (name_is(key, key_size, "Authorization")) {
+		s->n_auth++;
 	} else if (name_is(key, key_size, "Content-Length")) {
 		s->n_length++;
 	} else if (name_is(key, key_size, "Transfer-Encoding")) {
@@ -265,6 +269,9 @@ int sh_head_check(struct MHD_Connection *c, const struct sh_hosts *hosts, const 
 	if (s.n_te > 1 || s.te_not_chunked)
 		return api_error(r, 501, "not_implemented",
 				 "the only Transfer-Encoding understood is a single \"chunked\"");
+	if (s.n_auth > 1)
+		return api_error(r, 400, "bad_request", "the request has %u Authorization headers",
+				 s.n_auth);
 	if (s.n_host != 1)
 		return api_error(r, 400, "bad_host", "the request needs one Host header, it has %u",
 				 s.n_host);

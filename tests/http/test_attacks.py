@@ -196,6 +196,23 @@ def test_nul(tmp):
     st, b, _ = s.request("GET", "/v1/documents/t1")
     T.error(st, b, 404, "not_found", "no write went through with a NUL in the token")
 
+    # What held before must hold: no bypass of the token.
+    for value in (b"Bearer  s3cret", b"Bearer s3cret ", b"Bearer s3cre", b"Bearer s3cretX",
+                  b"Basic czNjcmV0", b"Bearer", b"s3cret", b"Bearer \ts3cret"):
+        doc = b'{"id":"t2","text":"x"}'
+        reply, _ = raw(s.port, head([b"POST /v1/documents HTTP/1.1", H, J,
+                                     b"Authorization: " + value,
+                                     b"Content-Length: %d" % len(doc)], doc), stop_after=1)
+        T.check(status_of(reply) in (400, 401), "Authorization %r is refused" % value,
+                reply[:200])
+    reply, closed = raw(s.port, head([b"DELETE /v1/documents/t2 HTTP/1.1", H,
+                                      b"Authorization: Bearer wrong",
+                                      b"Authorization: Bearer s3cret"]))
+    T.check(status_of(reply) == 400 and closed, "two Authorization headers: 400, closed",
+            reply[:200])
+    st, b, _ = s.request("GET", "/v1/documents/t2")
+    T.check(st == 404, "no write went through with a bad Authorization", st)
+
     st, b, _ = s.request("POST", "/v1/documents", {"id": "x1", "text": "x"}, headers=auth)
     T.check(st == 201, "the right token writes", b)
     for path in (b"/v1/documents/x1\0junk", b"/v1/documents/x1\0", b"/v1/documents/x1%00junk",
@@ -256,6 +273,25 @@ def test_nul(tmp):
             "a text holding \\u0000 is fingerprinted whole", b)
     healthy(s, "after the NUL requests")
     stopped(s, "of the NUL tests")
+
+
+# ---------------------------------------------------------------- what held
+
+def test_held(s):
+    """Deep JSON and path traversal, answered as before."""
+    for body in (b"[" * 100000, b'{"text":' + b"[" * 5000 + b"]" * 5000 + b"}",
+                 b'{"a":' * 3000 + b"1" + b"}" * 3000):
+        st, b, _ = s.request("POST", "/v1/fingerprint", body)
+        T.check(st in (400, 422) and isinstance(b, dict) and "error" in b,
+                "deep JSON (%d bytes) is refused" % len(body), st)
+    for path in (b"/../../../etc/passwd", b"/%2e%2e/%2e%2e/etc/passwd", b"/web/../README.md",
+                 b"//etc/passwd", b"/app.js/../../etc/passwd", b"/..%2f..%2fetc%2fpasswd",
+                 b"/v1/documents/..%2f..%2fetc%2fpasswd"):
+        reply, _ = raw(s.port, head([b"GET " + path + b" HTTP/1.1",
+                                     b"Host: 127.0.0.1:%d" % s.port]), stop_after=1)
+        T.check(status_of(reply) in (400, 404, 503) and b"root:" not in reply,
+                "path %r reads no file" % path, reply[:200])
+    healthy(s, "after deep JSON and traversal attempts")
 
 
 # ---------------------------------------------------------------- Host, token, CORS
@@ -566,6 +602,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="simhash-attacks-")
     s = Server(BIN)
     test_smuggling(s)
+    test_held(s)
     stopped(s, "of the smuggling tests")
     test_nul(tmp)
     test_hosts(tmp)
