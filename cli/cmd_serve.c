@@ -29,6 +29,9 @@ enum {
 	OPT_MAX_BATCH,
 	OPT_IDLE,
 	OPT_REQ_TIMEOUT,
+	OPT_HEADER_TIMEOUT,
+	OPT_ALLOW_HOST,
+	OPT_NO_TOKEN,
 };
 
 static const struct cli_opt opts[] = {
@@ -45,6 +48,12 @@ static const struct cli_opt opts[] = {
 	[OPT_IDLE] = { "idle-timeout", 0, "SECONDS", "close silent connections (default 30)" },
 	[OPT_REQ_TIMEOUT] = { "request-timeout", 0, "SECONDS",
 			      "close a client whose request takes longer (default 60)" },
+	[OPT_HEADER_TIMEOUT] = { "header-timeout", 0, "SECONDS",
+				 "close a client whose request head takes longer (default 10)" },
+	[OPT_ALLOW_HOST] = { "allow-host", 0, "NAME",
+			     "answer requests with Host NAME too (repeatable; '*' for any)" },
+	[OPT_NO_TOKEN] = { "no-token", 0, NULL,
+			   "allow writes without a token on a non-loopback address" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -95,12 +104,17 @@ int cmd_serve(int argc, char **argv)
 	struct cli_config cc;
 	struct cli_parse p;
 	struct api api;
-	const char *store_path = NULL, *token_file = NULL;
+	const char *store_path = NULL, *token_file = NULL, **hosts;
 	char *token = NULL, err[512];
 	unsigned long v;
 	int o, ret = EXIT_USAGE;
 
 	memset(&api, 0, sizeof(api));
+	hosts = calloc((size_t)argc + 1, sizeof(*hosts)); /* --allow-host NAMEs */
+	if (!hosts) {
+		cli_err("serve: out of memory");
+		return EXIT_FAIL;
+	}
 	api_limits_init(&api.limits);
 	sh_serve_opts_init(&so);
 	cli_config_init(&cc);
@@ -149,12 +163,29 @@ int cmd_serve(int argc, char **argv)
 			if (num("request-timeout", p.arg, 1, 86400, &v)) goto out;
 			so.request_timeout = (unsigned)v;
 			break;
+		case OPT_HEADER_TIMEOUT:
+			if (num("header-timeout", p.arg, 1, 86400, &v)) goto out;
+			so.header_timeout = (unsigned)v;
+			break;
+		case OPT_ALLOW_HOST:
+			if (!p.arg[0]) {
+				cli_err("serve: --allow-host: expected a host name, got ''");
+				goto out;
+			}
+			hosts[so.n_allow_hosts++] = p.arg;
+			break;
+		case OPT_NO_TOKEN: so.no_token = 1; break;
 		}
 	}
 	if (p.optind < argc) {
 		cli_err("serve: unexpected argument '%s'", argv[p.optind]);
 		goto out;
 	}
+	if (so.no_token && token_file) {
+		cli_err("serve: --no-token and --token-file exclude each other");
+		goto out;
+	}
+	so.allow_hosts = hosts;
 	if ((ret = cli_config_finish(&cc, "serve")))
 		goto out;
 	ret = EXIT_FAIL;
@@ -189,6 +220,7 @@ out_store:
 		ret = EXIT_FAIL;
 	}
 out:
+	free(hosts);
 	free(token);
 	cli_parse_end(&p);
 	cli_config_free(&cc);

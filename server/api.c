@@ -385,7 +385,10 @@ int api_get_probe(struct api *api, simhash_ctx *ctx, json_t *obj, simhash_fp *fp
 				 "give exactly one of \"text\" and \"fingerprint\"");
 	if (text)
 		return api_text_fp(api, ctx, text, len, fp, r);
-	if (scheme && strcmp(scheme, api->scheme))
+	/* By length: "SCHEME\u0000junk" is not SCHEME. */
+	if (scheme && memchr(scheme, '\0', scheme_len))
+		return api_error(r, 422, "wrong_scheme", "field \"scheme\" holds a NUL character");
+	if (scheme && (scheme_len != strlen(api->scheme) || memcmp(scheme, api->scheme, scheme_len)))
 		return api_error(r, 422, "wrong_scheme",
 				 "the fingerprint's scheme \"%.100s\" is not the store's \"%s\"",
 				 scheme, api->scheme);

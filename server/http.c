@@ -14,12 +14,30 @@
  *  2. A request's body is bounded by max_body: a larger Content-Length gets
  *     413 before any byte of the body is read; a chunked body is counted and
  *     dropped once over the limit, then answered 413. All bodies held at once
- *     stay under 16 x max_body (`buffered`): past it a connection is closed.
+ *     stay under a budget of 16 x max_body (`buffered`, counting the memory
+ *     held, which stays within 25% of the bytes received and never passes
+ *     the declared length). Each body may take its share, max_body / 16, out
+ *     of the whole budget; beyond its share a body grows only while a
+ *     quarter of the budget stays free. So clients that declare large
+ *     bodies and stall half way hold three quarters at most, and every body
+ *     up to its share still finds room. With 16 MiB bodies: 16 clients
+ *     stalled at 8 MiB hold at most 160 of the 256 MiB, and a full 16 MiB
+ *     body from another client still fits; more stalled clients fill the
+ *     three quarters, and the last quarter still serves every body up to
+ *     1 MiB. A body that finds no room is dropped as it arrives and answered
+ *     503, with its connection closed.
  *  3. `in_flight` counts requests from their first callback to their
  *     completion notice; shutdown quiesces the listening socket, answers
  *     503 to requests that start after it, and waits for in_flight to reach
  *     0 (up to shutdown_timeout), and for `suspended` to reach 0 whatever
  *     the time: libmicrohttpd must not stop with a suspended connection.
+ *  4. Every request head is checked (head.c) before it is routed or
+ *     authenticated: framing headers, NUL bytes, Host; a head that fails is
+ *     answered and its connection closed.
+ *  5. A request head must arrive within header_timeout of the connection's
+ *     start or of its previous request's end, 1 s while 9/10 of the
+ *     connection slots are taken (deadline.c), so slow heads cannot hold
+ *     the connection slots.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,6 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "api_internal.h"
+#include "deadline.h"
+#include "head.h"
 #include "http.h"
 #include "metrics.h"
 
@@ -49,6 +69,9 @@ struct req {
 	size_t len, cap;
 	uint64_t start_us;
 	int over_limit;  /* the body passed max_body: drop the rest, answer 413 */
+	int over_budget; /* no room for the body (invariant 2): drop it, answer 503 */
+	int close;       /* close the connection after the answer */
+	size_t declared; /* the Content-Length, 0 if none */
 	int queued;      /* handed to a writer; reply set when done */
 	int done;
 	int status;      /* the status answered, for metrics */
@@ -65,6 +88,8 @@ struct server {
 	long suspended;   /* requests handed to writers and not yet resumed */
 	size_t buffered;  /* bytes of request bodies held, all requests together */
 	int draining;     /* shutting down: new requests get 503 */
+	struct sh_hosts hosts;          /* the Host allow-list (head.c) */
+	struct sh_deadline *deadline;   /* the header deadline (deadline.c) */
 	/* The writers' queue. */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -83,7 +108,11 @@ void sh_serve_opts_init(struct sh_serve_opts *o)
 	o->idle_timeout = 30;
 	o->request_timeout = 60;
 	o->shutdown_timeout = 30;
+	o->header_timeout = 10;
 	o->token = NULL;
+	o->no_token = 0;
+	o->allow_hosts = NULL;
+	o->n_allow_hosts = 0;
 }
 
 static uint64_t now_us(void)
@@ -127,7 +156,9 @@ static enum MHD_Result send_reply(struct req *rq)
 		MHD_add_response_header(resp, "Allow", r->allow);
 	if (r->status == 401)
 		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
-	if (r->status == 413 || r->status == 408 || r->status == 503)
+	if (rq->over_budget)
+		MHD_add_response_header(resp, "Retry-After", "1");
+	if (rq->close || r->status == 413 || r->status == 408 || r->status == 503)
 		MHD_add_response_header(resp, "Connection", "close");
 	rq->status = r->status;
 	ret = MHD_queue_response(rq->conn, (unsigned)r->status, resp);
@@ -179,18 +210,21 @@ static enum MHD_Result send_metrics(struct req *rq)
 	return send_reply(rq);
 }
 
-/* 1 if the request carries the bearer token (constant time in its length). */
+/* 1 if the request carries the bearer token (constant time in its length).
+ * The header's length is libmicrohttpd's, and a NUL inside it was refused
+ * before (head.c), so "TOKEN\0junk" is not TOKEN. */
 static int authorized(struct server *srv, struct MHD_Connection *c)
 {
-	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	const char *tok = srv->opts->token;
-	size_t i, n = strlen(tok);
+	const char *h = NULL, *tok = srv->opts->token;
+	size_t i, h_len = 0, n = strlen(tok);
 	unsigned char diff = 0;
 
-	if (!h || strncasecmp(h, "Bearer ", 7))
+	if (MHD_lookup_connection_value_n(c, MHD_HEADER_KIND, "Authorization",
+					  strlen("Authorization"), &h, &h_len) != MHD_YES ||
+	    !h || h_len < 7 || strncasecmp(h, "Bearer ", 7))
 		return 0;
 	h += 7;
-	if (strlen(h) != n)
+	if (h_len - 7 != n || memchr(h, '\0', n))
 		return 0;
 	for (i = 0; i < n; i++)
 		diff |= (unsigned char)(h[i] ^ tok[i]);
@@ -211,13 +245,18 @@ static int is_json_type(const char *ct)
 
 /* Checks made on the first callback, before the body: an error status set
  * in rq->reply, or 0. */
-static int check_headers(struct req *rq, const char *method, const char *url)
+static int check_headers(struct req *rq, const char *method, const char *url,
+			 const char *version)
 {
 	struct server *srv = rq->srv;
 	struct MHD_Connection *c = rq->conn;
 	const char *cl;
 	int st;
 
+	if ((st = sh_head_check(c, &srv->hosts, method, url, version, &rq->reply))) {
+		rq->close = 1;
+		return st;
+	}
 	if ((st = api_route(method, url, &rq->route, &rq->id, &rq->id_len, &rq->reply)))
 		return st;
 	if (srv->opts->token && api_route_writes(rq->route, method) && !authorized(srv, c))
@@ -233,38 +272,67 @@ static int check_headers(struct req *rq, const char *method, const char *url)
 		return api_error(&rq->reply, 413, "body_too_large",
 				 "the body holds %s bytes, over the limit of %zu", cl,
 				 srv->api->limits.max_body);
+	if (cl)
+		rq->declared = (size_t)strtoull(cl, NULL, 10);
 	return 0;
 }
 
-/* Bodies held at once, all connections together: 16 bodies of the largest
- * size (so 1000 connections cannot pin 1000 x 16 MiB). */
-#define BODY_BUDGET_BODIES 16
+/* The body budget (invariant 2): BUDGET_BODIES bodies of the largest
+ * size, a share of 1/SHARE_DIV of that size per body, and a quarter of the
+ * budget kept free of anything beyond the shares. */
+#define BUDGET_BODIES 16
+#define SHARE_DIV 16
 
+/* Drops the body held so far and whatever of it still comes. */
+static void drop_body(struct req *rq)
+{
+	__atomic_fetch_sub(&rq->srv->buffered, rq->cap, __ATOMIC_RELAXED);
+	free(rq->body);
+	rq->body = NULL;
+	rq->len = rq->cap = 0;
+	rq->over_budget = 1;
+}
+
+/* The capacity to hold n more bytes: grown by a quarter at a time, never
+ * past the declared length nor max_body, so that what the budget counts
+ * stays within 25% of what was received. */
+static size_t next_cap(const struct req *rq, size_t n, size_t max)
+{
+	size_t cap = rq->cap ? rq->cap : 4096;
+
+	while (cap - rq->len < n)
+		cap += cap / 4;
+	if (rq->declared && cap > rq->declared)
+		cap = rq->declared > rq->len + n ? rq->declared : rq->len + n;
+	return cap > max ? max : cap;
+}
+
+/* Adds n bytes to the body; -1 to close the connection (out of memory). */
 static int add_body(struct req *rq, const char *data, size_t n)
 {
 	struct server *srv = rq->srv;
 	size_t max = srv->api->limits.max_body;
+	size_t budget = max * BUDGET_BODIES, share = max / SHARE_DIV;
 
-	if (rq->over_limit || rq->len + n > max) {
+	if (rq->over_limit || rq->over_budget)
+		return 0;
+	if (rq->len + n > max) {
 		rq->over_limit = 1;
 		return 0;
 	}
 	if (rq->cap - rq->len < n) {
-		size_t cap = rq->cap ? rq->cap : 4096, held;
+		size_t cap = next_cap(rq, n, max), grow = cap - rq->cap, held;
 		char *p;
 
-		while (cap - rq->len < n)
-			cap *= 2;
-		if (cap > max)
-			cap = max;
-		held = __atomic_add_fetch(&srv->buffered, cap - rq->cap, __ATOMIC_RELAXED);
-		if (held > max * BODY_BUDGET_BODIES) {
-			__atomic_fetch_sub(&srv->buffered, cap - rq->cap, __ATOMIC_RELAXED);
-			return -1; /* too much held at once: close this connection */
+		held = __atomic_add_fetch(&srv->buffered, grow, __ATOMIC_RELAXED);
+		if (held > budget || (cap > share && held > budget - budget / 4)) {
+			__atomic_fetch_sub(&srv->buffered, grow, __ATOMIC_RELAXED);
+			drop_body(rq);
+			return 0;
 		}
 		p = realloc(rq->body, cap);
 		if (!p) {
-			__atomic_fetch_sub(&srv->buffered, cap - rq->cap, __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&srv->buffered, grow, __ATOMIC_RELAXED);
 			return -1;
 		}
 		rq->body = p;
@@ -328,6 +396,15 @@ static void enqueue(struct server *srv, struct req *rq)
 	pthread_mutex_unlock(&srv->lock);
 }
 
+/* The connection's deadline record (invariant 5), or NULL. */
+static struct sh_conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size,
@@ -348,11 +425,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq->start_us = now_us();
 		*con_cls = rq;
 		__atomic_fetch_add(&srv->in_flight, 1, __ATOMIC_RELAXED);
+		sh_deadline_disarm(srv->deadline, conn_of(c)); /* the head is in */
 		if (__atomic_load_n(&srv->draining, __ATOMIC_ACQUIRE)) {
 			api_error(&rq->reply, 503, "shutting_down", "the server is shutting down");
 			return send_reply(rq);
 		}
-		st = check_headers(rq, method, url);
+		st = check_headers(rq, method, url, version);
 		if (st)
 			return send_reply(rq);
 		return MHD_YES;
@@ -374,6 +452,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	if (rq->over_limit) {
 		api_error(&rq->reply, 413, "body_too_large", "the body is over the limit of %zu bytes",
 			  srv->api->limits.max_body);
+		return send_reply(rq);
+	}
+	if (rq->over_budget) {
+		api_error(&rq->reply, 503, "server_busy",
+			  "the server holds too many request bodies at once; try again");
 		return send_reply(rq);
 	}
 	if (rq->route == ROUTE_STATIC)
@@ -405,6 +488,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	__atomic_fetch_sub(&srv->buffered, rq->cap, __ATOMIC_RELAXED);
 	free(rq);
 	*con_cls = NULL;
+	/* The next request's head is awaited from now (deadline.c, 3). */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		sh_deadline_arm(srv->deadline, conn_of(c));
 	__atomic_fetch_sub(&srv->in_flight, 1, __ATOMIC_RELEASE);
 }
 
@@ -412,8 +498,28 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			  enum MHD_ConnectionNotificationCode toe)
 {
 	struct server *srv = cls;
+	struct sh_conn *sc = *socket_context;
 
 	sh_metrics_connection(srv->api->metrics, toe == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+	if (!srv->deadline)
+		return;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *info =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		sc = calloc(1, sizeof(*sc));
+		if (!sc || !info) {
+			free(sc);
+			return; /* no deadline for this one; --idle-timeout still holds */
+		}
+		sc->fd = info->connect_fd;
+		*socket_context = sc;
+		sh_deadline_open(srv->deadline, sc);
+	} else if (sc) {
+		sh_deadline_close(srv->deadline, sc);
+		free(sc);
+		*socket_context = NULL;
+	}
 }
 
 /* MHD's own unescaping would turn %00 into an end of string: keep the path
@@ -424,10 +530,9 @@ static size_t no_unescape(void *cls, struct MHD_Connection *c, char *s)
 }
 
 /* Parses "HOST:PORT" or "[V6]:PORT" into addr. */
-static int parse_listen(const char *listen, struct sockaddr_storage *addr, int *v6, char *err,
-			size_t err_len)
+static int parse_listen(const char *listen, struct sockaddr_storage *addr, int *v6,
+			char host[256], char *err, size_t err_len)
 {
-	char host[256];
 	const char *colon = strrchr(listen, ':');
 	struct addrinfo hints, *res;
 	size_t hl;
@@ -442,7 +547,7 @@ static int parse_listen(const char *listen, struct sockaddr_storage *addr, int *
 		listen++;
 		hl -= 2;
 	}
-	if (hl >= sizeof(host)) {
+	if (hl >= 256) {
 		snprintf(err, err_len, "--listen: host too long");
 		return -1;
 	}
@@ -502,6 +607,64 @@ static void stop_writers(struct server *srv)
 	free(srv->writers);
 }
 
+/* The address as a Host names it (IPv6 without brackets; head.c adds
+ * them), and whether it is loopback or a wildcard. */
+static void address_kind(const struct sockaddr_storage *a, char numeric[INET6_ADDRSTRLEN],
+			 int *loopback, int *wildcard, unsigned *port)
+{
+	static const unsigned char v4_mapped_lo[13] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127 };
+
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)a;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, numeric, INET6_ADDRSTRLEN);
+		*loopback = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+			    !memcmp(s6->sin6_addr.s6_addr, v4_mapped_lo, sizeof(v4_mapped_lo));
+		*wildcard = IN6_IS_ADDR_UNSPECIFIED(&s6->sin6_addr);
+		*port = ntohs(s6->sin6_port);
+	} else {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)a;
+		uint32_t ip = ntohl(s4->sin_addr.s_addr);
+
+		inet_ntop(AF_INET, &s4->sin_addr, numeric, INET6_ADDRSTRLEN);
+		*loopback = (ip >> 24) == 127;
+		*wildcard = ip == 0;
+		*port = ntohs(s4->sin_port);
+	}
+}
+
+/* What guards the door before the daemon starts: the token rule (writes
+ * from other machines need a token unless no_token says otherwise), the
+ * Host allow-list and the header deadline. 0, or -1 with err. */
+static int setup_guards(struct server *srv, const char *host, const struct sockaddr_storage *addr,
+			int v6, char *err, size_t err_len)
+{
+	const struct sh_serve_opts *o = srv->opts;
+	char numeric[INET6_ADDRSTRLEN];
+	int loopback, wildcard;
+	unsigned port;
+
+	address_kind(addr, numeric, &loopback, &wildcard, &port);
+	if (!loopback && !o->token && !o->no_token) {
+		snprintf(err, err_len,
+			 "%s is not a loopback address: give --token-file FILE so that writes "
+			 "need a token, or --no-token to allow writes from anyone who can connect",
+			 o->listen);
+		return -1;
+	}
+	if (sh_hosts_init(&srv->hosts, host, numeric, v6, wildcard, port, o->allow_hosts,
+			  o->n_allow_hosts)) {
+		snprintf(err, err_len, "out of memory");
+		return -1;
+	}
+	if (sh_deadline_start(&srv->deadline, o->header_timeout, o->max_connections)) {
+		sh_hosts_free(&srv->hosts);
+		snprintf(err, err_len, "cannot start the header deadline thread");
+		return -1;
+	}
+	return 0;
+}
+
 /* Waits for SIGTERM or SIGINT, then for the requests in flight (invariant 3).
  * Returns the listening socket, which quiescing handed back to us. */
 static MHD_socket wait_for_shutdown(struct server *srv)
@@ -534,18 +697,19 @@ int sh_serve_run(struct api *api, const struct sh_serve_opts *o, char *err, size
 	struct sockaddr_storage addr;
 	const union MHD_DaemonInfo *info;
 	unsigned flags;
-	char host[INET6_ADDRSTRLEN];
+	char host[INET6_ADDRSTRLEN], listen_host[256];
 	MHD_socket listen_fd;
 	int v6 = 0, ret = -1;
 
 	memset(&srv, 0, sizeof(srv));
 	srv.api = api;
 	srv.opts = o;
-	if (parse_listen(o->listen, &addr, &v6, err, err_len))
+	if (parse_listen(o->listen, &addr, &v6, listen_host, err, err_len) ||
+	    setup_guards(&srv, listen_host, &addr, v6, err, err_len))
 		return -1;
 	if (pthread_key_create(&srv.ctx_key, ctx_destroy)) {
 		snprintf(err, err_len, "cannot make a thread key");
-		return -1;
+		goto out_guards;
 	}
 	pthread_mutex_init(&srv.lock, NULL);
 	pthread_cond_init(&srv.cond, NULL);
@@ -569,6 +733,8 @@ int sh_serve_run(struct api *api, const struct sh_serve_opts *o, char *err, size
 		goto out_writers;
 	}
 	info = MHD_get_daemon_info(srv.daemon, MHD_DAEMON_INFO_BIND_PORT);
+	if (info)
+		sh_hosts_set_port(&srv.hosts, info->port);
 	if (v6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&addr)->sin6_addr, host, sizeof(host));
 	else
@@ -586,5 +752,8 @@ out_writers:
 	pthread_cond_destroy(&srv.cond);
 	pthread_mutex_destroy(&srv.lock);
 	pthread_key_delete(srv.ctx_key);
+out_guards:
+	sh_deadline_stop(srv.deadline);
+	sh_hosts_free(&srv.hosts);
 	return ret;
 }

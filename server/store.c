@@ -109,7 +109,8 @@ static json_t *meta_json(const void *meta, size_t len)
 
 	if (!len)
 		return json_null();
-	j = json_loadb(meta, len, JSON_DECODE_ANY, NULL);
+	/* JSON_ALLOW_NUL: metadata holding "\u0000" comes back as stored. */
+	j = json_loadb(meta, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 	if (json_is_object(j))
 		return j;
 	json_decref(j);

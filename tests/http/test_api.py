@@ -125,7 +125,7 @@ def test_limits(binary):
     T.error(st, b, 413, "body_too_large", "body over --max-body")
     # A chunked body has no length up front: counted, dropped, then 413.
     c = socket.create_connection(("127.0.0.1", s.port))
-    c.sendall(b"POST /v1/fingerprint HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    c.sendall(b"POST /v1/fingerprint HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Transfer-Encoding: chunked\r\n\r\n")
     chunk = b"a" * 1000
     for _ in range(5):
@@ -146,7 +146,7 @@ def test_limits(binary):
     st2, _, _ = s.request("GET", "/healthz", conn=c2)
     extra = socket.create_connection(("127.0.0.1", s.port))
     extra.settimeout(1)
-    extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     try:
         early = extra.recv(100)
     except socket.timeout:
@@ -168,7 +168,7 @@ def test_huge_body(s):
     c = socket.create_connection(("127.0.0.1", s.port))
     c.settimeout(20)
     size = 100 * 1000 * 1000
-    c.sendall(b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    c.sendall(b"POST /v1/documents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Content-Length: %d\r\n\r\n" % size)
     sent = 0
     block = b'{"text":"' + b"x" * (1 << 20)
@@ -207,7 +207,7 @@ def test_huge_body(s):
 def test_slow_client(binary):
     s = Server(binary, ["--idle-timeout", "1"])
     c = socket.create_connection(("127.0.0.1", s.port))
-    c.sendall(b"POST /v1/fingerprint HTTP/1.1\r\nHost: x\r\nContent-Le")
+    c.sendall(b"POST /v1/fingerprint HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
     st, b, _ = s.request("GET", "/healthz")
     T.check(st == 200, "others are served while a client stalls")
     c.settimeout(5)
@@ -222,7 +222,7 @@ def test_slow_client(binary):
     # A body that trickles in past --request-timeout is cut.
     s2 = Server(binary, ["--request-timeout", "1", "--idle-timeout", "5"])
     c = socket.create_connection(("127.0.0.1", s2.port))
-    c.sendall(b"POST /v1/fingerprint HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    c.sendall(b"POST /v1/fingerprint HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Content-Length: 100\r\n\r\n{")
     closed = False
     c.settimeout(1)
