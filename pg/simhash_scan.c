@@ -65,6 +65,7 @@
 #include "nodes/tidbitmap.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
@@ -1387,6 +1388,7 @@ static int64 scan_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	if (so->n_keys <= 0)
 		return 0; /* a NULL query (strict operator), or no condition */
+	pgstat_count_index_scan(index); /* pg_stat_*_indexes.idx_scan, as btree and GIN count */
 	read_meta(index, &mc);
 	n_blocks = RelationGetNumberOfBlocks(index);
 	if (mc.n_sorted > 0 && mc.sorted_bits != so->fp[0].bits)
