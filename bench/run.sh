@@ -4,7 +4,8 @@
 # and the HTTP service under load (serve.sh, with wrk), the speed
 # figures (speed.sh), peak memory on one large document (memory.sh) and the
 # quality figures (quality.sh) on ../shared/corpus (or $SIMHASH_CORPUS), then the
-# PostgreSQL extension's index (pg.sh, generated data). Without the corpus or
+# PostgreSQL extension's index (pg.sh, generated data) and its shards over
+# postgres_fdw against one table (pg_shard.sh). Without the corpus or
 # PostgreSQL each part says so and succeeds: the benchmark is optional, the tests
 # are not.
 set -eu
@@ -29,5 +30,7 @@ else
 fi
 echo
 sh bench/pg.sh "$BUILD"
+echo
+sh bench/pg_shard.sh "$BUILD"
 echo
 sh bench/python.sh "$BUILD"
