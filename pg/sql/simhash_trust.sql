@@ -165,6 +165,12 @@ WHERE s.fp IS DISTINCT FROM b.fp;
 SELECT bool_and(simhash_bits(a.fp) < simhash_bits(b.fp) OR
 		(simhash_bits(a.fp) = simhash_bits(b.fp) AND a.fp::bytea < b.fp::bytea)) AS bytes_order
 FROM btree_order a JOIN btree_order b ON b.i = a.i + 1 WHERE a.fp <> b.fp;
+-- Joins on = agree too: merge join (the btree order) and hash join.
+SET enable_hashjoin = off; SET enable_nestloop = off;
+SELECT count(*) AS merge_join_pairs FROM mix a JOIN mix b ON a.fp = b.fp;
+RESET enable_hashjoin; SET enable_mergejoin = off;
+SELECT count(*) AS hash_join_pairs FROM mix a JOIN mix b ON a.fp = b.fp;
+RESET enable_mergejoin; RESET enable_nestloop;
 CREATE INDEX mix_hash ON mix USING hash (fp);
 SET enable_seqscan = off; SET enable_bitmapscan = off;
 SELECT count(*) AS found_by_hash FROM mix m WHERE fp = (SELECT fp FROM mix WHERE simhash_bits(fp) = 128 LIMIT 1);
