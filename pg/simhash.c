@@ -24,7 +24,6 @@
  */
 #include "postgres.h"
 
-#include <limits.h>
 #include <string.h>
 
 #include "catalog/pg_type.h"
@@ -76,12 +75,13 @@ static void width_error(size_t n_bytes)
 #define QUOTE_MAX 40
 static const char *quote(const char *s, char q)
 {
-	size_t len = strlen(s);
+	size_t len = strlen(s); /* a datum's text: under 1 GB */
+	int cut;
 
 	if (len <= QUOTE_MAX)
 		return psprintf("%c%s%c", q, s, q);
-	return psprintf("%c%.*s...%c (%zu bytes)", q, pg_mbcliplen(s, (int)Min(len, (size_t)INT_MAX), QUOTE_MAX),
-			s, q, len);
+	cut = pg_mbcliplen(s, (int)len, QUOTE_MAX);
+	return psprintf("%c%.*s...%c (%zu bytes)", q, cut, s, q, len);
 }
 
 void shpg_unpack(const struct varlena *v, shpg_fp *out)

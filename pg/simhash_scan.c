@@ -44,6 +44,13 @@
  *     log_newpage_range), so the index is crash-safe and replicated.
  *  6. The meta page's insertion targets and free list name tail pages only,
  *     and are hints: a page taken from them is checked (width, room) first.
+ *  7. A scan honours every condition it is given, however many (no cap at
+ *     INDEX_MAX_KEYS): the one of smallest k is probed or scanned for, each
+ *     hit checked against all the others, since the answer is exact and the
+ *     heap does not recheck it (invariant 4).
+ *  8. Entries of the other width than the query's are skipped, never an
+ *     error: a ball holds fingerprints of its own width only (simhash.c,
+ *     invariant 2), so whether their rows are visible does not matter.
  */
 #include "postgres.h"
 
@@ -932,7 +939,7 @@ static IndexScanDesc scan_beginscan(Relation index, int nkeys, int norderbys)
 }
 
 /* Sorts the conditions by k (insertion sort: a query has a few), so that the
- * tightest one is the one probed or scanned for. */
+ * tightest one, the fewest candidates, is the one probed or scanned for. */
 static void sort_keys_by_k(scan_opaque *so)
 {
 	int i, j;
