@@ -4,7 +4,8 @@
 # (pg/shards.sh), a table partitioned by hash of id over postgres_fdw foreign
 # tables, and the same rows in one local table. Checks:
 #   routing    every row went to the shard its hash partition names
-#   pushdown   EXPLAIN VERBOSE: every shard's Remote SQL holds simhash_within,
+#   pushdown   EXPLAIN VERBOSE: every shard's Remote SQL holds simhash_within
+#              and its scan is asynchronous (the shards queried at once),
 #              for a constant and for a `simhash` parameter of a generic plan;
 #              a `text` parameter cast in the query is not pushed (the trap
 #              the docs describe), so that the docs stay true
@@ -93,6 +94,8 @@ remote_all() { q0 -c "$1" | grep -c 'Remote SQL:'; }
 explain="EXPLAIN (VERBOSE, COSTS OFF)"
 c="$explain SELECT id FROM docs WHERE simhash_within(fp, '0123456789abcdef', 3)"
 check "pushdown of a constant query (shards)" 3 "$(remote_with "$c")"
+check "the shards are queried at once (Async Foreign Scan)" 3 \
+	"$(q0 -c "$c" | grep -c 'Async Foreign Scan on')"
 g="SET plan_cache_mode = force_generic_plan;
 PREPARE near(simhash, int) AS SELECT id FROM docs WHERE simhash_within(fp, \$1, \$2);
 $explain EXECUTE near('0123456789abcdef', 3);"
