@@ -5,7 +5,9 @@
 # figures (speed.sh), peak memory on one large document (memory.sh), the cost
 # of adversarial Unicode (adversarial.sh) and the
 # quality figures (quality.sh) on ../shared/corpus (or $SIMHASH_CORPUS), then the
-# PostgreSQL extension's index (pg.sh, generated data). Without the corpus or
+# PostgreSQL extension's index (pg.sh, generated data) and its shards over
+# postgres_fdw against one table (pg_shard.sh), and how soon a timeout stops
+# a long fingerprint in SQL (pg_cancel.sh). Without the corpus or
 # PostgreSQL each part says so and succeeds: the benchmark is optional, the tests
 # are not.
 set -eu
@@ -32,5 +34,9 @@ else
 fi
 echo
 sh bench/pg.sh "$BUILD"
+echo
+sh bench/pg_cancel.sh "$BUILD"
+echo
+sh bench/pg_shard.sh "$BUILD"
 echo
 sh bench/python.sh "$BUILD"

@@ -9,6 +9,10 @@
 #                 texts of our own, under several option sets (opts.txt)
 #   fuzz_*.tsv    every file of the fuzz corpora (fp_parse, jsonl, normalize) in
 #                 hex, with what the command line says of the normalize ones
+#   long.txt      a text of a few MiB (several of the extension's slices), and
+#   long_cli.tsv  the command line's fingerprint of it under several option sets
+# After the tests, no line of the server log may be longer than LOG_LINE_MAX
+# (an error on a huge input quotes a short prefix of it).
 # The last line is "pg: N passed, N failed", as tests/run.sh expects of a suite.
 set -u
 BUILD=${1:-build}
@@ -25,7 +29,10 @@ trap pg_cluster_stop EXIT
 trap 'exit 1' INT TERM
 # wal_consistency_checking: every generic WAL record (the simhash_scan index)
 # carries a full page image that redo compares with its own result.
-pg_cluster_start wal_consistency_checking=generic || { echo "pg: 0 passed, 1 failed"; exit 1; }
+# max_prepared_transactions: simhash_trust holds rows in a prepared
+# transaction (uncommitted, as another session's would be).
+pg_cluster_start wal_consistency_checking=generic max_prepared_transactions=2 ||
+	{ echo "pg: 0 passed, 1 failed"; exit 1; }
 data=$PG_TMP/inputs
 mkdir -p "$data"
 
@@ -58,6 +65,21 @@ while IFS= read -r opts; do
 	# shellcheck disable=SC2086 # opts is a list of words
 	"$cli" fingerprint --lines $opts "$data/texts.txt" | sed "s/^/$n	/" >>"$data/cli.tsv" || exit 1
 done <"$data/opts.txt"
+
+# A long text: the sample and the edge cases again and again, each line
+# numbered, about 3.5 MB (the extension fingerprints it in 1 MiB slices).
+i=0
+while [ $i -lt 1700 ]; do
+	sed "s/^/$i /" "$data/texts.txt"
+	i=$((i + 1))
+done >"$data/long.txt"
+: >"$data/long_cli.tsv"
+for opts in "" "--bits 128" "--features word" "--features shingle --ngram 2" \
+	"--compat python-simhash" "--weight logtf --html" "--tokenizer icu --features word"; do
+	# shellcheck disable=SC2086 # opts is a list of words
+	hex=$("$cli" fingerprint $opts "$data/long.txt" | cut -f1) || exit 1
+	printf '%s\t%s\n' "$opts" "$hex" >>"$data/long_cli.tsv"
+done
 
 hexof() { od -An -v -tx1 "$1" | tr -d ' \n'; }
 : >"$data/fuzz_fp.tsv"
@@ -99,10 +121,21 @@ if $psql -f "$root/pg/crash/before.sql" >"$PG_TMP/crash.log" 2>&1 && pg_cluster_
 fi
 [ $crash_ok -eq 1 ] || { echo "crash recovery check failed:"; cat "$PG_TMP/crash.log"; }
 
-total=$(($(printf '%s\n' $tests | wc -l) + 1))
+# No line of the server log quotes a huge input (simhash_trust's errors).
+LOG_LINE_MAX=4096
+log_ok=1
+longest=$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$PG_TMP/server.log")
+echo "log: longest server log line $longest bytes (at most $LOG_LINE_MAX)"
+[ "$longest" -le $LOG_LINE_MAX ] || log_ok=0
+
+total=$(($(printf '%s\n' $tests | wc -l) + 2))
 failed=$(grep -cE '^(not ok|test .* \.\.\. FAILED| .* \.\.\. FAILED)' "$PG_TMP/regress.log")
 [ $status -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
 if [ $crash_ok -eq 0 ]; then
+	failed=$((failed + 1))
+	status=1
+fi
+if [ $log_ok -eq 0 ]; then
 	failed=$((failed + 1))
 	status=1
 fi

@@ -4,13 +4,23 @@
  *  1. A `simhash` value holds 8 or 16 payload bytes (64 or 128 bits), most
  *     significant first; nothing else is ever stored (input, recv and the casts
  *     check the width).
- *  2. Two values of different widths are never compared: equality, ordering,
- *     distance and similarity raise an error instead.
+ *  2. One rule for two widths, the same in every function, operator class
+ *     and index: the order is by width (every 64-bit value before every
+ *     128-bit one), then by value, so equality, ordering, hashing, DISTINCT,
+ *     sorts and ANALYZE take a column of both widths; simhash_within and
+ *     `<@` are false across widths (a ball holds its own width only), so an
+ *     index may skip entries of the other width without knowing whether
+ *     their rows are visible; only distance and similarity, which need the
+ *     same width, raise an error. k is 0..128 whatever the widths.
  *  3. simhash_fingerprint() gives the value `simhash fingerprint` prints for the
  *     same text and options: the options string is read with the library's own
  *     simhash_config_set(), the names and values of the command line.
  *  4. A simhash_ctx is cached per call site (fn_extra) for one options string
  *     and freed with the call site's memory context; there is no global state.
+ *  5. No message quotes more than QUOTE_MAX bytes of an input, and a long
+ *     text is fingerprinted in slices with CHECK_FOR_INTERRUPTS() between
+ *     them (through the library's streaming calls, which give the one-shot
+ *     bits), so a cancel or statement_timeout takes effect within a slice.
  */
 #include "postgres.h"
 
@@ -21,6 +31,7 @@
 #include "funcapi.h"
 #include "libpq/pqformat.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
@@ -58,6 +69,21 @@ static void width_error(size_t n_bytes)
 			errmsg("simhash: a fingerprint has 8 or 16 bytes, got %zu", n_bytes)));
 }
 
+/* s between quote marks q for a message, cut to its first QUOTE_MAX bytes (at
+ * a character boundary) with its length when longer: an error on a huge
+ * input must not copy it into the reply and the server log (invariant 5). */
+#define QUOTE_MAX 40
+static const char *quote(const char *s, char q)
+{
+	size_t len = strlen(s); /* a datum's text: under 1 GB */
+	int cut;
+
+	if (len <= QUOTE_MAX)
+		return psprintf("%c%s%c", q, s, q);
+	cut = pg_mbcliplen(s, (int)len, QUOTE_MAX);
+	return psprintf("%c%.*s...%c (%zu bytes)", q, cut, s, q, len);
+}
+
 void shpg_unpack(const struct varlena *v, shpg_fp *out)
 {
 	size_t n = VARSIZE_ANY_EXHDR(v);
@@ -78,13 +104,12 @@ struct varlena *shpg_pack(const shpg_fp *fp)
 	return v;
 }
 
-void shpg_check_k(int64 k, unsigned bits)
+void shpg_check_k(int64 k)
 {
-	if (k < 0 || k > (int64)bits)
+	if (k < 0 || k > SHPG_MAX_K)
 		ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				errmsg("simhash: distance " INT64_FORMAT " out of range for %u-bit fingerprints",
-				       k, bits),
-				errhint("k is between 0 and the width.")));
+				errmsg("simhash: distance " INT64_FORMAT " out of range", k),
+				errhint("k is between 0 and 128, whatever the width.")));
 }
 
 void shpg_check_widths(const shpg_fp *a, const shpg_fp *b)
@@ -121,7 +146,7 @@ static void parse_hex(const char *s, shpg_fp *fp)
 	len = (size_t)(end - s);
 	if (simhash_fp_parse(s, len, fp) != SIMHASH_OK || fp->bits == 32)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				errmsg("simhash: invalid fingerprint \"%s\"", s),
+				errmsg("simhash: invalid fingerprint %s", quote(s, '"')),
 				errdetail("A fingerprint is 16 or 32 hex digits (64 or 128 bits).")));
 }
 
@@ -177,7 +202,7 @@ static shpg_ball *ball_make(const shpg_fp *fp, int64 k)
 	shpg_ball *b;
 	size_t size = offsetof(shpg_ball, bytes) + fp->bits / 8;
 
-	shpg_check_k(k, fp->bits);
+	shpg_check_k(k);
 	b = palloc0(size);
 	SET_VARSIZE(b, size);
 	b->k = (int32)k;
@@ -195,14 +220,14 @@ Datum simhash_ball_in(PG_FUNCTION_ARGS)
 
 	if (!slash)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				errmsg("simhash: invalid ball \"%s\"", s),
+				errmsg("simhash: invalid ball %s", quote(s, '"')),
 				errdetail("A ball is a fingerprint and a distance: HEX/K.")));
 	*slash = '\0';
 	parse_hex(s, &fp);
 	k = strtol(slash + 1, &end, 10);
 	if (end == slash + 1 || *end)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				errmsg("simhash: invalid distance \"%s\"", slash + 1)));
+				errmsg("simhash: invalid distance %s", quote(slash + 1, '"'))));
 	PG_RETURN_POINTER(ball_make(&fp, k));
 }
 
@@ -230,13 +255,15 @@ Datum simhash_ball_make(PG_FUNCTION_ARGS)
 
 /* ---------------------------------------------------------------- comparison */
 
+/* The order of the type (invariant 2): by width, then by value. */
 static int cmp_args(FunctionCallInfo fcinfo)
 {
 	shpg_fp a, b;
 
 	PG_GETARG_SIMHASH(0, &a);
 	PG_GETARG_SIMHASH(1, &b);
-	shpg_check_widths(&a, &b);
+	if (a.bits != b.bits)
+		return a.bits < b.bits ? -1 : 1;
 	if (a.w[1] != b.w[1])
 		return a.w[1] < b.w[1] ? -1 : 1;
 	if (a.w[0] != b.w[0])
@@ -317,12 +344,12 @@ Datum simhash_within(PG_FUNCTION_ARGS)
 
 	PG_GETARG_SIMHASH(0, &a);
 	PG_GETARG_SIMHASH(1, &b);
-	shpg_check_widths(&a, &b);
-	shpg_check_k(PG_GETARG_INT32(2), a.bits);
-	PG_RETURN_BOOL(shpg_distance(&a, &b) <= (unsigned)PG_GETARG_INT32(2));
+	shpg_check_k(PG_GETARG_INT32(2));
+	PG_RETURN_BOOL(a.bits == b.bits && shpg_distance(&a, &b) <= (unsigned)PG_GETARG_INT32(2));
 }
 
-/* fp <@ ball: the index operator, simhash_within(fp, ball's centre, ball's k). */
+/* fp <@ ball: the index operator, simhash_within(fp, ball's centre, ball's k).
+ * A ball holds fingerprints of its own width only (invariant 2). */
 PG_FUNCTION_INFO_V1(simhash_in_ball);
 Datum simhash_in_ball(PG_FUNCTION_ARGS)
 {
@@ -332,8 +359,7 @@ Datum simhash_in_ball(PG_FUNCTION_ARGS)
 
 	PG_GETARG_SIMHASH(0, &a);
 	shpg_ball_unpack(ball, &c, &k);
-	shpg_check_widths(&a, &c);
-	PG_RETURN_BOOL(shpg_distance(&a, &c) <= (unsigned)k);
+	PG_RETURN_BOOL(a.bits == c.bits && shpg_distance(&a, &c) <= (unsigned)k);
 }
 
 PG_FUNCTION_INFO_V1(simhash_bits);
@@ -422,11 +448,12 @@ static void parse_options(const char *opts, simhash_config *cfg)
 			if (tok[2])
 				value = tok + 2;
 		} else {
-			option_error(psprintf("unexpected '%s' in options (an option starts with --)", tok));
+			option_error(psprintf("unexpected %s in options (an option starts with --)",
+					      quote(tok, '\'')));
 		}
 		if (!strcmp(name, "stopwords") || !strcmp(name, "idf"))
 			option_error(psprintf("--%s names a file of the server and is not available in SQL",
-					      name));
+					      name)); /* a known name: short */
 		if (!strcmp(name, "scheme")) {
 			if (!value && !(value = strtok_r(NULL, " \t\n\r", &save)))
 				option_error("option '--scheme' needs an argument");
@@ -438,16 +465,16 @@ static void parse_options(const char *opts, simhash_config *cfg)
 			features_named = 1;
 		takes = simhash_config_option_takes_value(name);
 		if (takes < 0)
-			option_error(psprintf("unknown option '--%s'", name));
+			option_error(psprintf("unknown option %s", quote(psprintf("--%s", name), '\'')));
 		if (takes && !value) {
 			value = strtok_r(NULL, " \t\n\r", &save);
 			if (!value)
-				option_error(psprintf("option '--%s' needs an argument", name));
+				option_error(psprintf("option '--%s' needs an argument", name)); /* known */
 		} else if (!takes && value) {
-			option_error(psprintf("option '--%s' takes no argument", name));
+			option_error(psprintf("option '--%s' takes no argument", name)); /* known */
 		}
 		if (simhash_config_set(cfg, name, value) != SIMHASH_OK)
-			option_error(psprintf("invalid --%s '%s'", name, value ? value : ""));
+			option_error(psprintf("invalid --%s %s", name, quote(value ? value : "", '\'')));
 	}
 	/* as on the command line: --weight, --tf-cap or --hash alone mean v1 char n-grams */
 	simhash_config_settle_features(cfg, features_named);
@@ -455,14 +482,16 @@ static void parse_options(const char *opts, simhash_config *cfg)
 		if (n_named)
 			option_error("--scheme cannot be combined with other options in SQL");
 		if (simhash_config_from_scheme(scheme, cfg) != SIMHASH_OK)
-			option_error(psprintf("invalid --scheme '%s' (see `simhash scheme`)", scheme));
+			option_error(psprintf("invalid --scheme %s (see `simhash scheme`)",
+					      quote(scheme, '\'')));
 	}
 	if (cfg->compat == SIMHASH_COMPAT_NONE && cfg->weight == SIMHASH_WEIGHT_TFIDF)
 		option_error("--weight tfidf needs --idf, which is not available in SQL");
 	if (cfg->bits == 32)
 		option_error("the simhash type holds 64 or 128 bits, not 32");
 	if (simhash_config_check(cfg) != SIMHASH_OK)
-		option_error(psprintf("options '%s' do not make a valid configuration", opts));
+		option_error(psprintf("options %s do not make a valid configuration",
+				      quote(opts, '\'')));
 	pfree(s);
 }
 
@@ -553,6 +582,32 @@ static void text_error(simhash_ctx *ctx, simhash_err err)
 
 /* ---------------------------------------------------------------- fingerprints of texts */
 
+/* Input bytes per slice of a long text: a few milliseconds of work. */
+#define SLICE_BYTES ((size_t)1 << 20)
+
+/* simhash_fingerprint() of text, with the interrupts checked between slices
+ * of a long one (invariant 5). A cancel that lands between two slices leaves
+ * the ctx in an unfinished text, which the next begin or one-shot call ends.
+ * Configs that need the whole text (HTML, the ICU tokenizer's words, the
+ * compatibility mode) gather the slices and do the work in final. */
+static simhash_err fingerprint_sliced(simhash_ctx *ctx, const char *text, size_t len, shpg_fp *fp)
+{
+	simhash_err err, end_err;
+	size_t off, n;
+
+	if (len <= SLICE_BYTES)
+		return simhash_fingerprint(ctx, text, len, fp);
+	err = simhash_fingerprint_begin(ctx);
+	for (off = 0; off < len && !err; off += n) {
+		CHECK_FOR_INTERRUPTS();
+		n = Min(SLICE_BYTES, len - off);
+		err = simhash_fingerprint_update(ctx, text + off, n);
+	}
+	CHECK_FOR_INTERRUPTS();
+	end_err = simhash_fingerprint_final(ctx, fp);
+	return err ? err : end_err;
+}
+
 PG_FUNCTION_INFO_V1(simhash_fingerprint_text);
 Datum simhash_fingerprint_text(PG_FUNCTION_ARGS)
 {
@@ -564,7 +619,7 @@ Datum simhash_fingerprint_text(PG_FUNCTION_ARGS)
 	size_t len;
 
 	text = utf8_arg(fcinfo, 0, &len);
-	err = simhash_fingerprint(ctx, text, len, &fp);
+	err = fingerprint_sliced(ctx, text, len, &fp);
 	if (err)
 		text_error(ctx, err);
 	PG_RETURN_POINTER(shpg_pack(&fp));

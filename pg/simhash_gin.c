@@ -290,7 +290,9 @@ Datum simhash_gin_extract_query(PG_FUNCTION_ARGS)
 	int k, i;
 
 	shpg_ball_unpack(ball, &fp, &k);
-	shpg_check_k(k, fp.bits);
+	shpg_check_k(k);
+	if (k > (int)fp.bits)
+		k = (int)fp.bits; /* every fingerprint of the width is within */
 	layout_init(&lay, fp.bits, fcinfo);
 	q = palloc0(sizeof *q);
 	q->k = k;

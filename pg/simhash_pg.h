@@ -29,9 +29,11 @@ void shpg_unpack(const struct varlena *v, shpg_fp *out);
 struct varlena *shpg_pack(const shpg_fp *fp);
 /* Unpacks a `simhash_ball` datum. */
 void shpg_ball_unpack(const shpg_ball *b, shpg_fp *fp, int *k);
-/* Raises an error unless 0 <= k <= bits. */
-void shpg_check_k(int64 k, unsigned bits);
-/* Raises an error if a and b differ in width. */
+/* The largest k of a ball or simhash_within, whatever the widths. */
+#define SHPG_MAX_K 128
+/* Raises an error unless 0 <= k <= SHPG_MAX_K. */
+void shpg_check_k(int64 k);
+/* Raises an error if a and b differ in width (distance, similarity). */
 void shpg_check_widths(const shpg_fp *a, const shpg_fp *b);
 
 static inline unsigned shpg_distance(const shpg_fp *a, const shpg_fp *b)

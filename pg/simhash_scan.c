@@ -44,6 +44,13 @@
  *     log_newpage_range), so the index is crash-safe and replicated.
  *  6. The meta page's insertion targets and free list name tail pages only,
  *     and are hints: a page taken from them is checked (width, room) first.
+ *  7. A scan honours every condition it is given, however many (no cap at
+ *     INDEX_MAX_KEYS): the one of smallest k is probed or scanned for, each
+ *     hit checked against all the others, since the answer is exact and the
+ *     heap does not recheck it (invariant 4).
+ *  8. Entries of the other width than the query's are skipped, never an
+ *     error: a ball holds fingerprints of its own width only (simhash.c,
+ *     invariant 2), so whether their rows are visible does not matter.
  */
 #include "postgres.h"
 
@@ -65,6 +72,7 @@
 #include "nodes/tidbitmap.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
@@ -907,9 +915,13 @@ static int max_probes_of(Relation index)
 
 typedef struct scan_opaque {
 	kernel_fn kernel;
-	int n_keys;        /* usable keys; -1 if one is NULL (nothing matches) */
-	shpg_fp fp[INDEX_MAX_KEYS];
-	int k[INDEX_MAX_KEYS];
+	/* Every condition of the scan, the smallest k first (it drives the
+	 * kernel and the probes; the others are checked on its hits): as many
+	 * as the query has, none left out. n_keys is -1 when nothing can match
+	 * (a NULL ball, or balls of two widths). */
+	int n_keys, max_keys;
+	shpg_fp *fp;
+	int *k;
 	uint16 hit[BLCKSZ / 8];
 	/* the probe path */
 	uint64 *cand;      /* ordinals of candidates */
@@ -926,6 +938,25 @@ static IndexScanDesc scan_beginscan(Relation index, int nkeys, int norderbys)
 	return scan;
 }
 
+/* Sorts the conditions by k (insertion sort: a query has a few), so that the
+ * tightest one, the fewest candidates, is the one probed or scanned for. */
+static void sort_keys_by_k(scan_opaque *so)
+{
+	int i, j;
+
+	for (i = 1; i < so->n_keys; i++) {
+		shpg_fp fp = so->fp[i];
+		int k = so->k[i];
+
+		for (j = i; j > 0 && so->k[j - 1] > k; j--) {
+			so->fp[j] = so->fp[j - 1];
+			so->k[j] = so->k[j - 1];
+		}
+		so->fp[j] = fp;
+		so->k[j] = k;
+	}
+}
+
 static void scan_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
 {
 	scan_opaque *so = (scan_opaque *)scan->opaque;
@@ -934,8 +965,17 @@ static void scan_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey ord
 	(void)orderbys, (void)norderbys;
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (scan->numberOfKeys > so->max_keys) {
+		if (so->fp) {
+			pfree(so->fp);
+			pfree(so->k);
+		}
+		so->max_keys = scan->numberOfKeys;
+		so->fp = palloc(sizeof(shpg_fp) * so->max_keys);
+		so->k = palloc(sizeof(int) * so->max_keys);
+	}
 	so->n_keys = 0;
-	for (i = 0; i < scan->numberOfKeys && i < INDEX_MAX_KEYS; i++) {
+	for (i = 0; i < scan->numberOfKeys; i++) {
 		ScanKey key = &scan->keyData[i];
 		shpg_ball *ball;
 
@@ -945,18 +985,17 @@ static void scan_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey ord
 		}
 		ball = (shpg_ball *)PG_DETOAST_DATUM(key->sk_argument);
 		shpg_ball_unpack(ball, &so->fp[so->n_keys], &so->k[so->n_keys]);
-		shpg_check_k(so->k[so->n_keys], so->fp[so->n_keys].bits);
-		if (so->n_keys > 0)
-			shpg_check_widths(&so->fp[0], &so->fp[so->n_keys]);
+		shpg_check_k(so->k[so->n_keys]);
 		so->n_keys++;
 	}
-}
-
-static void width_mismatch(unsigned index_bits, unsigned query_bits)
-{
-	shpg_fp a = { { 0, 0 }, index_bits }, b = { { 0, 0 }, query_bits };
-
-	shpg_check_widths(&a, &b);
+	/* A ball holds fingerprints of its own width only: balls of two widths
+	 * have nothing in common. */
+	for (i = 1; i < so->n_keys; i++)
+		if (so->fp[i].bits != so->fp[0].bits) {
+			so->n_keys = -1;
+			return;
+		}
+	sort_keys_by_k(so);
 }
 
 /* Whether the entry (words e) is within every key's k. */
@@ -983,10 +1022,10 @@ static int64 scan_page(scan_opaque *so, Page page, TIDBitmap *tbm)
 	const uint64 *w0, *w1;
 	unsigned m = 0;
 
-	if (sp->flags != F_DATA || sp->n == 0)
+	/* A page of the other width holds nothing within a ball of this width
+	 * (as the operator says of each row): skipped, whoever sees its rows. */
+	if (sp->flags != F_DATA || sp->n == 0 || sp->bits != bits)
 		return 0;
-	if (sp->bits != bits)
-		width_mismatch(sp->bits, bits); /* as a sequential scan would */
 	w0 = words(page, bits, 0);
 	w1 = bits == 128 ? words(page, bits, 1) : NULL;
 	t = tids(page, bits);
@@ -1356,11 +1395,12 @@ static int64 scan_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	if (so->n_keys <= 0)
 		return 0; /* a NULL query (strict operator), or no condition */
+	pgstat_count_index_scan(index); /* pg_stat_*_indexes.idx_scan, as btree and GIN count */
 	read_meta(index, &mc);
 	n_blocks = RelationGetNumberOfBlocks(index);
 	if (mc.n_sorted > 0 && mc.sorted_bits != so->fp[0].bits)
-		width_mismatch(mc.sorted_bits, so->fp[0].bits); /* as a sequential scan would */
-	if (probe_is_cheaper(&mc, so->k[0], max_probes_of(index)))
+		; /* the sorted region is of the other width: nothing there matches */
+	else if (probe_is_cheaper(&mc, so->k[0], max_probes_of(index)))
 		total += probe_sorted(so, index, &mc, tbm);
 	else
 		total += scan_range(so, index, META_BLK + 1, mc.sorted_end, tbm);
@@ -1370,7 +1410,13 @@ static int64 scan_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 static void scan_endscan(IndexScanDesc scan)
 {
-	pfree(scan->opaque);
+	scan_opaque *so = (scan_opaque *)scan->opaque;
+
+	if (so->fp) {
+		pfree(so->fp);
+		pfree(so->k);
+	}
+	pfree(so);
 	scan->opaque = NULL;
 }
 

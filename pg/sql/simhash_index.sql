@@ -135,7 +135,8 @@ SELECT 'u128 32x4' AS t, * FROM compare_with_scan('u128', 32, 4);
 CREATE INDEX bad ON b64 USING gin (fp simhash_ops (block_bits = 2));
 CREATE INDEX bad ON b64 USING gin (fp simhash_ops (layouts = 9));
 
--- A query of another width is an error, through the index too.
+-- A query of another width finds nothing (a ball holds its own width only),
+-- through the index too.
 SET enable_seqscan = off;
 SELECT count(*) FROM u64 WHERE fp <@ simhash_ball('00000000000000000000000000000000', 128);
 RESET enable_seqscan;
@@ -188,10 +189,12 @@ SELECT estimated_rows('SELECT id FROM u64 WHERE simhash_within(fp, ''0123456789a
        estimated_rows('SELECT id FROM u64 WHERE simhash_within(fp, ''0123456789abcdef'', 32)') > 50 AS k32,
        estimated_rows('SELECT id FROM u64 WHERE fp <@ simhash_ball(''0123456789abcdef'', 3)') <= 5 AS op_k3;
 
--- Bad k through the index is an error too, and NULL finds nothing.
+-- k beyond the width takes in every row; k out of 0..128 through the index
+-- is an error too, and NULL finds nothing.
 SET enable_seqscan = off;
 SELECT count(*) FROM u64 WHERE simhash_within(fp, '0123456789abcdef', 65);
 SELECT count(*) FROM u64 WHERE simhash_within(fp, '0123456789abcdef', -1);
+SELECT count(*) FROM u64 WHERE simhash_within(fp, '0123456789abcdef', 129);
 SELECT count(*) FROM u64 WHERE simhash_within(fp, NULL, 3);
 SELECT count(*) FROM u64 WHERE simhash_within(fp, '0123456789abcdef', NULL);
 RESET enable_seqscan;

@@ -41,7 +41,8 @@ INSERT INTO bin VALUES ('0123456789abcdef'), ('ffeeddccbbaa99887766554433221100'
 COPY bin TO '/dev/null' WITH (FORMAT binary);
 SELECT simhash_send('0123456789abcdef') AS send64;
 
--- Comparison, ordering, hashing; widths never mix.
+-- Comparison, ordering, hashing; across widths: unequal, every 64-bit value
+-- first (simhash_trust tests the rule on every path).
 SELECT '0000000000000001'::simhash < 'ffffffffffffffff'::simhash AS lt,
        '8000000000000000'::simhash > '7fffffffffffffff'::simhash AS unsigned_order,
        'ABCDEF0123456789'::simhash = 'abcdef0123456789'::simhash AS eq,
@@ -68,7 +69,7 @@ SELECT simhash_distance('0000000000000000', '00000000000000000000000000000000');
 SELECT simhash_similarity('0000000000000000', '00000000000000000000000000000000');
 SELECT simhash_distance(NULL, '0000000000000000') IS NULL AS null_distance;
 
--- simhash_within and k out of range.
+-- simhash_within, k out of range (0..128 whatever the width) and across widths (false).
 SELECT simhash_within('0000000000000000', '0000000000000007', 3),
        simhash_within('0000000000000000', '000000000000000f', 3),
        simhash_within('0000000000000000', 'ffffffffffffffff', 64);

@@ -3,6 +3,18 @@
 -- working simhash_scan index. Runs last: it drops the extension (and the
 -- tables of the other tests with it).
 SET client_min_messages = warning;
+-- The other tests' tables first, one by one: a table's lock comes before its
+-- indexes', as in autovacuum's ANALYZE, whereas DROP EXTENSION ... CASCADE may
+-- reach an index before its table and deadlock with an ANALYZE under way.
+DO $$
+DECLARE t text;
+BEGIN
+	FOR t IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		 WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') ORDER BY c.oid LOOP
+		EXECUTE format('DROP TABLE IF EXISTS public.%I CASCADE', t);
+	END LOOP;
+END
+$$;
 DROP EXTENSION IF EXISTS simhash CASCADE;
 RESET client_min_messages;
 CREATE EXTENSION simhash VERSION '0.1';
