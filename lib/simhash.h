@@ -955,6 +955,17 @@ typedef void (*simhash_store_problem_fn)(const char *problem, void *arg);
 SIMHASH_API simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn,
 					     void *arg, uint64_t *n_problems);
 
+/* ---------------------------------------------------------------- experimental
+ * Test knobs: they may change or go in any release. */
+
+/* simhash_store_open with LMDB's map limited to map_bytes (0: the default,
+ * 1 TiB; LMDB raises a limit below the data already stored to its size):
+ * writes past it fail with SIMHASH_ENOSPC, as on a full file system. A later
+ * open without the limit lifts it. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_open_mapped(const char *path, unsigned flags,
+						  size_t map_bytes, simhash_store **out,
+						  char *err, size_t err_cap);
+
 #ifdef __cplusplus
 }
 #endif

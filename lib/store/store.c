@@ -199,7 +199,7 @@ static simhash_err env_open(simhash_store *st, const char *path, int create)
 		return sh_mdb_err(st, rc, path);
 	mdb_env_set_maxdbs(st->env, 8);
 	mdb_env_set_maxreaders(st->env, MAX_READERS);
-	mdb_env_set_mapsize(st->env, MAP_SIZE);
+	mdb_env_set_mapsize(st->env, st->map_bytes ? st->map_bytes : MAP_SIZE);
 	if ((rc = mdb_env_open(st->env, path, flags, 0644)) != 0) {
 		if (rc != MDB_INVALID)
 			return sh_mdb_err(st, rc, path);
@@ -575,6 +575,12 @@ simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out)
 simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out, char *err,
 			       size_t err_cap)
 {
+	return simhash_store_open_mapped(path, flags, 0, out, err, err_cap);
+}
+
+simhash_err simhash_store_open_mapped(const char *path, unsigned flags, size_t map_bytes,
+				      simhash_store **out, char *err, size_t err_cap)
+{
 	double t0 = now_seconds();
 	simhash_store *st;
 	struct stat sb;
@@ -591,6 +597,7 @@ simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store *
 	if (!(st = store_alloc()))
 		return SIMHASH_ENOMEM;
 	st->flags = flags;
+	st->map_bytes = map_bytes;
 	if ((e = set_idx_path(st, path)) != SIMHASH_OK)
 		goto out_close;
 	if (stat(path, &sb) != 0) {

@@ -76,6 +76,7 @@ struct simhash_store {
 	int have_dlog;
 	int lock_fd;
 	unsigned flags;
+	size_t map_bytes; /* LMDB's map; 0: the default (simhash_store_open_mapped) */
 	simhash_config cfg; /* its stopwords and idf are own_sw, own_idf */
 	simhash_stopwords *own_sw;
 	simhash_idf *own_idf;

@@ -521,12 +521,16 @@ static void *writer_main(void *arg)
 		/* count before any acknowledgement: a caller who was answered
 		 * reads counters that include its request */
 		pthread_mutex_lock(&st->mu);
-		st->n_commits += committed;
-		st->n_committed += n_writes;
-		st->batch_hist[batch_bucket(n)]++;
+		/* a commit's batch is the writes it carried: a checkpoint's
+		 * install or a verify is none, a failed batch no commit */
+		if (committed) {
+			st->n_commits++;
+			st->n_committed += n_writes;
+			st->batch_hist[batch_bucket(n_writes)]++;
+			if (n_writes > st->max_batch)
+				st->max_batch = n_writes;
+		}
 		st->ck_delta = sh_ckpt_delta(st);
-		if (n > st->max_batch)
-			st->max_batch = n;
 		pthread_mutex_unlock(&st->mu);
 		mdb_env_info(st->env, &info);
 		if (unsynced) {

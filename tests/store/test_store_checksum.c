@@ -14,7 +14,10 @@
  *    Run with and without a checkpoint holding the documents (the index then
  *    keeps its own copy of the fingerprint), and with deletions and a
  *    replacement, so that "dlog" holds fingerprints too.
- * 2. A store of format version 2 (tests/data/store_v2, written by the
+ * 2. A full LMDB map (simhash_store_open_mapped): writes fail with
+ *    SIMHASH_ENOSPC and change nothing, reads go on, every acknowledged
+ *    document stays; an open without the limit writes again.
+ * 3. A store of format version 2 (tests/data/store_v2, written by the
  *    version 2 code): a read-only open refuses it naming what to run; an open
  *    for writing upgrades it; every document is as it was, verify is clean.
  */
@@ -445,6 +448,86 @@ static void test_writer_refuses_flipped_record(void)
 	simhash_store_close(st);
 }
 
+/* ---- no space */
+
+static void test_full_map_gives_enospc_and_loses_nothing(void)
+{
+	simhash_config cfg;
+	simhash_store *st = NULL;
+	simhash_store_results *r = NULL;
+	char err[SIMHASH_STORE_ERR_MAX], meta[3000];
+	struct stat sb;
+	simhash_err e = SIMHASH_OK;
+	int n_acked = 0, i;
+
+	simhash_config_init(&cfg);
+	fresh_path("full.db");
+	CHECK(simhash_store_create(path, &cfg, &st, err, sizeof err) == SIMHASH_OK);
+	simhash_store_close(st);
+	st = NULL;
+	CHECK(stat(path, &sb) == 0);
+	CHECK(simhash_store_open_mapped(path, 0, (size_t)sb.st_size + (1 << 20), &st, err,
+					sizeof err) == SIMHASH_OK);
+	if (!st)
+		return;
+	rng_state = SEED;
+	for (i = 0; i < 2000; i++) {
+		simhash_store_doc d;
+		char id[16];
+
+		for (size_t j = 0; j + 1 < sizeof meta; j++)
+			meta[j] = "0123456789abcdef"[rnd() & 15];
+		memset(&d, 0, sizeof d);
+		snprintf(id, sizeof id, "m%d", i);
+		d.id = id;
+		d.id_len = strlen(id);
+		d.fp.bits = 64;
+		d.fp.w[0] = rnd();
+		d.meta = meta;
+		d.meta_len = sizeof meta - 1;
+		if ((e = simhash_store_put(st, &d)) != SIMHASH_OK)
+			break;
+		n_acked++;
+	}
+	CHECK(e == SIMHASH_ENOSPC);
+	simhash_store_errmsg(st, err, sizeof err);
+	CHECK(strstr(err, "MDB_MAP_FULL") != NULL);
+	CHECK(n_acked > 100);
+	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, "m0", 2, r) == SIMHASH_OK);
+	CHECK_EQ_U64(simhash_store_results_count(r), 1);
+	simhash_store_close(st);
+	st = NULL;
+	/* without the limit: writes again, and everything acknowledged is there */
+	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_OK);
+	if (st) {
+		simhash_store_doc d;
+		simhash_store_stats s = { .size = sizeof s };
+		uint64_t n = 0;
+		int problems = 0;
+
+		memset(&d, 0, sizeof d);
+		d.id = "after";
+		d.id_len = 5;
+		d.fp.bits = 64;
+		d.fp.w[0] = 1;
+		CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+		CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+		CHECK_EQ_U64(s.n_docs, (uint64_t)n_acked + 1);
+		for (i = 0; i < n_acked; i++) {
+			char id[16];
+
+			snprintf(id, sizeof id, "m%d", i);
+			CHECK(simhash_store_get(st, id, strlen(id), r) == SIMHASH_OK &&
+			      simhash_store_results_count(r) == 1);
+		}
+		CHECK(simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+		CHECK_EQ_U64(n, 0);
+		simhash_store_close(st);
+	}
+	simhash_store_results_free(r);
+}
+
 /* ---- format version 2 */
 
 static int copy_file(const char *from, const char *to)
@@ -545,6 +628,7 @@ static const struct test_case cases[] = {
 	TEST(test_flip_any_copy_64_with_checkpoint),
 	TEST(test_flip_any_copy_128),
 	TEST(test_writer_refuses_flipped_record),
+	TEST(test_full_map_gives_enospc_and_loses_nothing),
 	TEST(test_v2_store_is_refused_read_only_and_upgraded),
 };
 
