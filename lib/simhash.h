@@ -625,6 +625,12 @@ SIMHASH_API simhash_err simhash_index_open(const char *path, simhash_index **out
  * why (cap bytes, NUL-terminated; may be NULL). Thread safety: safe. */
 SIMHASH_API simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why,
 					      size_t cap);
+/* Checks the body of an index opened from a file against the checksum its
+ * header records (one pass over the file; open checks the header only):
+ * SIMHASH_ECORRUPT with "body checksum mismatch" in why if it differs.
+ * SIMHASH_OK for an index built in memory or a file of format version 1,
+ * which records none. Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_verify(const simhash_index *ix, char *why, size_t cap);
 
 /* ---------------------------------------------------------------- all pairs, clusters, fingerprint files */
 

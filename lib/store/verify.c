@@ -344,6 +344,13 @@ simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem
 	if (e != SIMHASH_OK || (e = check_ids(&v, &n_ids)) != SIMHASH_OK ||
 	    (e = check_dlog(&v, next, dseq)) != SIMHASH_OK)
 		return e;
+	{
+		char why[128];
+
+		if (sh_memidx_verify(st->idx, why, sizeof why) == SIMHASH_ECORRUPT)
+			problem(&v, "the saved index %s the index was mapped from: %s "
+				"(delete it: the next open rebuilds the index)", st->idx_path, why);
+	}
 	n_idx = sh_memidx_count(st->idx);
 	if (n_ids != n_docs)
 		problem(&v, "%llu ids for %llu documents", (unsigned long long)n_ids,

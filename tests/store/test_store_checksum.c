@@ -448,6 +448,39 @@ static void test_writer_refuses_flipped_record(void)
 	simhash_store_close(st);
 }
 
+/* The checkpoint's file (PATH-index) carries a body checksum: a flipped bit
+ * in it is reported by verify on the handle that mapped it. */
+static void test_flipped_checkpoint_file_is_reported(void)
+{
+	char idx[200];
+	simhash_store *st = NULL;
+	uint8_t *file;
+	size_t len;
+	uint64_t n = 0;
+	int problems = 0;
+
+	rng_state = SEED;
+	if (!build(64, 1))
+		return;
+	snprintf(idx, sizeof idx, "%s-index", path);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(st && simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK_EQ_U64(n, 0);
+	simhash_store_close(st);
+	file = slurp(idx, &len);
+	CHECK(file && len > 512);
+	if (!file)
+		return;
+	file[len - 200] ^= 8;
+	CHECK(spit(idx, file, len));
+	free(file);
+	st = NULL;
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(st && simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK(n > 0);
+	simhash_store_close(st);
+}
+
 /* ---- no space */
 
 static void test_full_map_gives_enospc_and_loses_nothing(void)
@@ -628,6 +661,7 @@ static const struct test_case cases[] = {
 	TEST(test_flip_any_copy_64_with_checkpoint),
 	TEST(test_flip_any_copy_128),
 	TEST(test_writer_refuses_flipped_record),
+	TEST(test_flipped_checkpoint_file_is_reported),
 	TEST(test_full_map_gives_enospc_and_loses_nothing),
 	TEST(test_v2_store_is_refused_read_only_and_upgraded),
 };
