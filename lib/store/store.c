@@ -432,7 +432,8 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 		char msg[SIMHASH_STORE_ERR_MAX];
 
 		snprintf(msg, sizeof msg, "%s", st->err);
-		sh_store_seterr(st, "%s: %s", path, msg);
+		if (strncmp(msg, path, strlen(path)) != 0) /* record.c's name it */
+			sh_store_seterr(st, "%s: %s", path, msg);
 		return e;
 	}
 	st->cfg.stopwords = st->own_sw;
