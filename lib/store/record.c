@@ -1,5 +1,7 @@
-/* record.c - the checksum every store record carries (format version 3), and
- * the meta records read and written through it.
+/* record.c - the bottom of the store: the checksum every record carries
+ * (format version 3), the codecs of the records read through it (meta,
+ * docs, ids) and the handle's error message. It calls nothing else of the
+ * store; everything else calls it.
  *
  * LMDB keeps no checksums: a bit flipped on the disk or in the page cache
  * comes back as a changed value. So every value of every table ends with 8
@@ -19,9 +21,56 @@
  * Workload: one XXH3 pass over each record read or written, tens to
  * thousands of bytes; bench/store.sh measures it against format version 2's
  * rates in the same run. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "store_int.h"
+
+/* ---- the handle's error message */
+
+/* strerror(), lowercase as our messages are. */
+const char *sh_errno_text(int err, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s", strerror(err));
+	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+		buf[0] = (char)(buf[0] - 'A' + 'a');
+	return buf;
+}
+
+void sh_store_seterr(simhash_store *st, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&st->err_mu);
+	va_start(ap, fmt);
+	vsnprintf(st->err, sizeof st->err, fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&st->err_mu);
+}
+
+simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what)
+{
+	char eb[160];
+
+	if (rc > 0)
+		sh_errno_text(rc, eb, sizeof eb);
+	else
+		snprintf(eb, sizeof eb, "%s", mdb_strerror(rc));
+	sh_store_seterr(st, "%s: %s", what, eb);
+	if (rc == MDB_CORRUPTED || rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
+	    rc == MDB_PAGE_NOTFOUND || rc == MDB_BAD_VALSIZE)
+		return SIMHASH_ECORRUPT;
+	if (rc == ENOMEM)
+		return SIMHASH_ENOMEM;
+	if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG || rc == MDB_MAP_FULL)
+		return SIMHASH_ENOSPC;
+	return SIMHASH_EIO;
+}
+
+/* ---- checksums */
 
 #define TAG_SEED 0x5348524543534d31ull /* "SHRECSM1" */
 
@@ -96,5 +145,61 @@ simhash_err sh_meta_get(simhash_store *st, MDB_txn *txn, const char *key, MDB_va
 		sh_store_seterr(st, "%s: meta record '%s' fails its checksum", st->path, key);
 		return SIMHASH_ECORRUPT;
 	}
+	return SIMHASH_OK;
+}
+
+/* ---- documents and ids */
+
+simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *k, const MDB_val *val,
+			  struct sh_doc *d, const char **why)
+{
+	MDB_val body = *val, *v = &body;
+	const uint8_t *p = v->mv_data;
+	uint32_t id_len, meta_len;
+
+	*why = "docs record fails its checksum";
+	if (!sh_rec_ok(SH_T_DOCS, k, v))
+		return SIMHASH_ECORRUPT;
+	*why = "malformed docs record";
+	if (v->mv_size < SH_DOC_HEAD || k->mv_size != 8)
+		return SIMHASH_ECORRUPT;
+	id_len = sh_get_le32(p + 24);
+	meta_len = sh_get_le32(p + 28);
+	if ((uint64_t)SH_DOC_HEAD + id_len + meta_len != v->mv_size)
+		return SIMHASH_ECORRUPT;
+	d->fp.w[0] = sh_get_le64(p);
+	d->fp.w[1] = sh_get_le64(p + 8);
+	d->fp.bits = st->bits;
+	d->time = (int64_t)sh_get_le64(p + 16);
+	d->id = (const char *)p + SH_DOC_HEAD;
+	d->id_len = id_len;
+	d->meta = p + SH_DOC_HEAD + id_len;
+	d->meta_len = meta_len;
+	return SIMHASH_OK;
+}
+
+simhash_err sh_doc_bad(simhash_store *st, uint64_t docno, const char *id, size_t id_len,
+		       const char *why)
+{
+	if (id_len)
+		sh_store_seterr(st, "%s: id %.*s (document %llu): %s", st->path, (int)id_len, id,
+				(unsigned long long)docno, why);
+	else
+		sh_store_seterr(st, "%s: document %llu: %s", st->path, (unsigned long long)docno,
+				why);
+	return SIMHASH_ECORRUPT;
+}
+
+simhash_err sh_ids_decode(simhash_store *st, const MDB_val *k, const MDB_val *val, uint64_t *docno)
+{
+	MDB_val v = *val;
+
+	if (!sh_rec_ok(SH_T_IDS, k, &v) || v.mv_size != 8) {
+		sh_store_seterr(st, "%s: id %.*s: ids record %s", st->path, (int)k->mv_size,
+				(const char *)k->mv_data,
+				v.mv_size == val->mv_size ? "fails its checksum" : "malformed");
+		return SIMHASH_ECORRUPT;
+	}
+	*docno = sh_get_be64(v.mv_data);
 	return SIMHASH_OK;
 }

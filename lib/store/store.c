@@ -31,44 +31,8 @@
 #define MAP_SIZE ((size_t)1 << (sizeof(size_t) >= 8 ? 40 : 30))
 #define MAX_READERS 1022
 
-/* strerror(), lowercase as our messages are. */
-static const char *errno_text(int err, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%s", strerror(err));
-	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
-		buf[0] = (char)(buf[0] - 'A' + 'a');
-	return buf;
-}
 
-void sh_store_seterr(simhash_store *st, const char *fmt, ...)
-{
-	va_list ap;
 
-	pthread_mutex_lock(&st->err_mu);
-	va_start(ap, fmt);
-	vsnprintf(st->err, sizeof st->err, fmt, ap);
-	va_end(ap);
-	pthread_mutex_unlock(&st->err_mu);
-}
-
-simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what)
-{
-	char eb[160];
-
-	if (rc > 0)
-		errno_text(rc, eb, sizeof eb);
-	else
-		snprintf(eb, sizeof eb, "%s", mdb_strerror(rc));
-	sh_store_seterr(st, "%s: %s", what, eb);
-	if (rc == MDB_CORRUPTED || rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
-	    rc == MDB_PAGE_NOTFOUND || rc == MDB_BAD_VALSIZE)
-		return SIMHASH_ECORRUPT;
-	if (rc == ENOMEM)
-		return SIMHASH_ENOMEM;
-	if (rc == ENOSPC || rc == EDQUOT || rc == EFBIG || rc == MDB_MAP_FULL)
-		return SIMHASH_ENOSPC;
-	return SIMHASH_EIO;
-}
 
 void simhash_store_errmsg(simhash_store *st, char *buf, size_t cap)
 {
@@ -241,7 +205,7 @@ static simhash_err lock_file(simhash_store *st, const char *path, int create)
 	st->lock_fd = open(path, fl, 0644);
 	if (st->lock_fd < 0) {
 		sh_store_seterr(st, "%s: %s", path,
-				create && errno == EEXIST ? "already exists" : errno_text(errno, eb, sizeof eb));
+				create && errno == EEXIST ? "already exists" : sh_errno_text(errno, eb, sizeof eb));
 		return SIMHASH_EIO;
 	}
 	if (flock(st->lock_fd, LOCK_EX | LOCK_NB) != 0) {
@@ -603,7 +567,7 @@ simhash_err simhash_store_open_mapped(const char *path, unsigned flags, size_t m
 		goto out_close;
 	if (stat(path, &sb) != 0) {
 		char eb[128];
-		sh_store_seterr(st, "%s: %s", path, errno_text(errno, eb, sizeof eb));
+		sh_store_seterr(st, "%s: %s", path, sh_errno_text(errno, eb, sizeof eb));
 		e = SIMHASH_EIO;
 		goto out_close;
 	}
@@ -666,59 +630,6 @@ out_close:
 
 /* ---- records and results */
 
-simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *k, const MDB_val *val,
-			  struct sh_doc *d, const char **why)
-{
-	MDB_val body = *val, *v = &body;
-	const uint8_t *p = v->mv_data;
-	uint32_t id_len, meta_len;
-
-	*why = "docs record fails its checksum";
-	if (!sh_rec_ok(SH_T_DOCS, k, v))
-		return SIMHASH_ECORRUPT;
-	*why = "malformed docs record";
-	if (v->mv_size < SH_DOC_HEAD || k->mv_size != 8)
-		return SIMHASH_ECORRUPT;
-	id_len = sh_get_le32(p + 24);
-	meta_len = sh_get_le32(p + 28);
-	if ((uint64_t)SH_DOC_HEAD + id_len + meta_len != v->mv_size)
-		return SIMHASH_ECORRUPT;
-	d->fp.w[0] = sh_get_le64(p);
-	d->fp.w[1] = sh_get_le64(p + 8);
-	d->fp.bits = st->bits;
-	d->time = (int64_t)sh_get_le64(p + 16);
-	d->id = (const char *)p + SH_DOC_HEAD;
-	d->id_len = id_len;
-	d->meta = p + SH_DOC_HEAD + id_len;
-	d->meta_len = meta_len;
-	return SIMHASH_OK;
-}
-
-simhash_err sh_doc_bad(simhash_store *st, uint64_t docno, const char *id, size_t id_len,
-		       const char *why)
-{
-	if (id_len)
-		sh_store_seterr(st, "%s: id %.*s (document %llu): %s", st->path, (int)id_len, id,
-				(unsigned long long)docno, why);
-	else
-		sh_store_seterr(st, "%s: document %llu: %s", st->path, (unsigned long long)docno,
-				why);
-	return SIMHASH_ECORRUPT;
-}
-
-simhash_err sh_ids_decode(simhash_store *st, const MDB_val *k, const MDB_val *val, uint64_t *docno)
-{
-	MDB_val v = *val;
-
-	if (!sh_rec_ok(SH_T_IDS, k, &v) || v.mv_size != 8) {
-		sh_store_seterr(st, "%s: id %.*s: ids record %s", st->path, (int)k->mv_size,
-				(const char *)k->mv_data,
-				v.mv_size == val->mv_size ? "fails its checksum" : "malformed");
-		return SIMHASH_ECORRUPT;
-	}
-	*docno = sh_get_be64(v.mv_data);
-	return SIMHASH_OK;
-}
 
 simhash_err simhash_store_results_new(simhash_store_results **out)
 {

@@ -181,7 +181,9 @@ struct sh_doc {
 	size_t meta_len;
 };
 
-/* store.c */
+/* record.c (with the checksums below) */
+/* strerror(), lowercase as our messages are, into buf. */
+const char *sh_errno_text(int err, char *buf, size_t cap);
 void sh_store_seterr(simhash_store *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what);
 /* Checks and decodes the docs record (k, v); SIMHASH_ECORRUPT if it fails
@@ -194,6 +196,8 @@ simhash_err sh_doc_bad(simhash_store *st, uint64_t docno, const char *id, size_t
 		       const char *why);
 /* Checks and reads the ids record (k, v): the document number. */
 simhash_err sh_ids_decode(simhash_store *st, const MDB_val *k, const MDB_val *v, uint64_t *docno);
+
+/* store.c */
 /* Appends a document (dist) to r; sh_results_finish sets its pointers. */
 simhash_err sh_results_add(simhash_store_results *r, const struct sh_doc *d, unsigned dist);
 void sh_results_finish(simhash_store_results *r);
