@@ -117,6 +117,7 @@ struct simhash_store {
 	uint64_t next_docno;
 	uint64_t next_dseq; /* the next deletion number ("dseq") */
 	sh_buf pend; /* struct sh_pend[n_pend] */
+	int rebuild_idx; /* the batch deleted a damaged record (writer.c) */
 	size_t n_pend;
 	sh_buf dels; /* u64 set of docnos deleted in this batch, open addressing */
 	size_t dels_cap, n_dels;

@@ -29,6 +29,9 @@
  *     "dlog" under the next deletion number in the batch's transaction, and
  *     "dseq" follows, so an open after a crash replays exactly the deletions
  *     since its checkpoint (checkpoint.c).
+ *  6. A batch that deletes a record failing its checksum (by its id: a
+ *     delete or a replacing put) rebuilds the live index after its commit,
+ *     from the records (del_damaged): nothing of that record is trusted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +113,7 @@ static simhash_err pend_push(simhash_store *st, uint64_t docno, const simhash_fp
 static void batch_reset(simhash_store *st)
 {
 	st->n_pend = 0;
+	st->rebuild_idx = 0;
 	if (st->n_dels)
 		memset(st->dels.p, 0, st->dels_cap * 8);
 	st->n_dels = 0;
@@ -117,8 +121,35 @@ static void batch_reset(simhash_store *st)
 
 /* ---- operations inside the transaction */
 
-/* Deletes document docno (its docs record and, if del_id, its ids entry). */
-static simhash_err del_docno(simhash_store *st, MDB_txn *txn, uint64_t docno, int del_id)
+/* A docs record that fails its checksum, deleted by the id that names it
+ * (delete, or a put replacing it): the record and that id go. Its
+ * fingerprint cannot be trusted, so the batch rebuilds the index after its
+ * commit (rebuild_idx), and the deletion log gets the bytes as they are: a
+ * replay that cannot match them finds the counts differ and rebuilds too
+ * (checkpoint.c, invariant 1). Nothing of the record is ever returned. */
+static simhash_err del_damaged(simhash_store *st, MDB_txn *txn, MDB_val *k, const MDB_val *v,
+			       uint64_t docno, const char *id, size_t id_len)
+{
+	simhash_fp fp = { { 0, 0 }, st->bits };
+	MDB_val ik = { id_len, (void *)id };
+	int rc;
+
+	if (v->mv_size >= 16) {
+		fp.w[0] = sh_get_le64(v->mv_data);
+		fp.w[1] = st->bits == 128 ? sh_get_le64((const uint8_t *)v->mv_data + 8) : 0;
+	}
+	if (id_len && (rc = mdb_del(txn, st->dbi_ids, &ik, NULL)) != 0 && rc != MDB_NOTFOUND)
+		return sh_mdb_err(st, rc, "delete");
+	if ((rc = mdb_del(txn, st->dbi_docs, k, NULL)) != 0)
+		return sh_mdb_err(st, rc, "delete");
+	st->rebuild_idx = 1;
+	return pend_push(st, docno, &fp, 1);
+}
+
+/* Deletes document docno, which id names (its docs record and, if del_id,
+ * its ids entry). */
+static simhash_err del_docno(simhash_store *st, MDB_txn *txn, uint64_t docno, const char *id,
+			     size_t id_len, int del_id)
 {
 	uint8_t key[8];
 	MDB_val k = { 8, key }, v;
@@ -129,10 +160,8 @@ static simhash_err del_docno(simhash_store *st, MDB_txn *txn, uint64_t docno, in
 	sh_put_be64(key, docno);
 	if ((rc = mdb_get(txn, st->dbi_docs, &k, &v)) != 0)
 		return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "delete");
-	/* a record that fails its checksum is not deleted on its word: its
-	 * id and fingerprint (what the deletion log keeps) may be wrong */
 	if (sh_doc_decode(st, &k, &v, &d, &why) != SIMHASH_OK)
-		return sh_doc_bad(st, docno, NULL, 0, why);
+		return del_damaged(st, txn, &k, &v, docno, id, del_id ? id_len : 0);
 	if (del_id) {
 		MDB_val ik = { d.id_len, (void *)d.id };
 		rc = mdb_del(txn, st->dbi_ids, &ik, NULL);
@@ -170,7 +199,8 @@ static simhash_err put_one(simhash_store *st, MDB_txn *txn, const simhash_store_
 
 	if ((e = find_id(st, txn, doc->id, doc->id_len, &old)) != SIMHASH_OK)
 		return e;
-	if (old != UINT64_MAX && (e = del_docno(st, txn, old, 0)) != SIMHASH_OK)
+	if (old != UINT64_MAX &&
+	    (e = del_docno(st, txn, old, doc->id, doc->id_len, 0)) != SIMHASH_OK)
 		return e;
 	sh_put_be64(key, docno);
 	if ((rc = mdb_put(txn, st->dbi_docs, &k, &v, MDB_APPEND | MDB_RESERVE)) != 0)
@@ -300,7 +330,7 @@ static simhash_err run_one(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
 		if ((e = find_id(st, txn, q->id, q->id_len, &docno)) != SIMHASH_OK)
 			return e;
 		q->deleted = docno != UINT64_MAX;
-		return q->deleted ? del_docno(st, txn, docno, 1) : SIMHASH_OK;
+		return q->deleted ? del_docno(st, txn, docno, q->id, q->id_len, 1) : SIMHASH_OK;
 	case SH_W_EXPIRE:
 		return expire(st, txn, q);
 	case SH_W_VERIFY: /* alone in its batch: the index matches txn */
@@ -309,6 +339,30 @@ static simhash_err run_one(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
 		return sh_ckpt_install(st, txn, q->stamp);
 	}
 	return SIMHASH_EINVAL;
+}
+
+/* The live index rebuilt from the last commit, after a batch deleted a
+ * record that failed its checksum (del_damaged): the index may hold that
+ * document under a fingerprint no record gives any more. */
+static simhash_err rebuild_live(simhash_store *st)
+{
+	sh_memidx *m = NULL, *old;
+	simhash_err e;
+	MDB_txn *r;
+	int rc;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r)) != 0)
+		return sh_mdb_err(st, rc, "rebuild");
+	e = sh_index_rebuild(st, r, &m);
+	mdb_txn_abort(r);
+	if (e != SIMHASH_OK)
+		return e;
+	pthread_rwlock_wrlock(&st->idx_lock);
+	old = st->idx;
+	st->idx = m;
+	pthread_rwlock_unlock(&st->idx_lock);
+	sh_memidx_free(old);
+	return SIMHASH_OK;
 }
 
 /* Applies the committed batch to the index (invariant 1): the additions in
@@ -350,6 +404,8 @@ static simhash_err apply(simhash_store *st)
 	pthread_rwlock_unlock(&st->idx_lock);
 	free(fps);
 	free(docnos);
+	if (e == SIMHASH_OK && st->rebuild_idx)
+		e = rebuild_live(st);
 	if (e != SIMHASH_OK) {
 		st->idx_broken = 1;
 		sh_store_seterr(st, "out of memory updating the index: reopen the store");

@@ -561,6 +561,88 @@ static void test_full_map_gives_enospc_and_loses_nothing(void)
 	simhash_store_results_free(r);
 }
 
+/* Flips one bit of the live copy of needle in the file (raw_dump tells
+ * which copy is live); 1 if one was found. */
+static int flip_live(const void *needle, size_t nlen)
+{
+	uint8_t *file, *dump0, *dump;
+	size_t len, dump0_len, dump_len;
+	int live = 0;
+
+	file = slurp(path, &len);
+	dump0 = raw_dump(&dump0_len);
+	for (size_t off = 0; file && dump0 && off + nlen <= len && !live; off++) {
+		if (memcmp(file + off, needle, nlen))
+			continue;
+		file[off + nlen / 2] ^= 2;
+		CHECK(spit(path, file, len));
+		dump = raw_dump(&dump_len);
+		live = dump_len != dump0_len || memcmp(dump, dump0, dump_len);
+		free(dump);
+		if (!live) {
+			file[off + nlen / 2] ^= 2;
+			CHECK(spit(path, file, len));
+		}
+	}
+	free(file);
+	free(dump0);
+	return live;
+}
+
+/* A damaged record can be deleted, or replaced, by its id: the record and
+ * the id go, the index is rebuilt, and the store verifies clean again. */
+static void test_damaged_record_can_be_deleted_or_replaced(void)
+{
+	simhash_store *st = NULL;
+	simhash_store_results *r = NULL;
+	simhash_store_doc d;
+	uint8_t word[8];
+	uint64_t n = 0;
+	int problems = 0, del = 0;
+	const char *meta = "{\"new\":1}";
+
+	rng_state = SEED + 7;
+	if (!build(64, 1))
+		return;
+	put_le64(word, docs[2].fp.w[0]);
+	CHECK(flip_live(docs[1].meta, strlen(docs[1].meta)));
+	CHECK(flip_live(word, 8));
+	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	if (!st)
+		return;
+	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
+	CHECK(simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK(n > 0);
+	CHECK(simhash_store_get(st, docs[1].id, strlen(docs[1].id), r) == SIMHASH_ECORRUPT);
+	CHECK(simhash_store_delete(st, docs[1].id, strlen(docs[1].id), &del) == SIMHASH_OK);
+	CHECK(del == 1);
+	memset(&d, 0, sizeof d);
+	d.id = docs[2].id;
+	d.id_len = strlen(docs[2].id);
+	d.fp = docs[2].fp;
+	d.meta = meta;
+	d.meta_len = strlen(meta);
+	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, docs[1].id, strlen(docs[1].id), r) == SIMHASH_OK &&
+	      simhash_store_results_count(r) == 0);
+	CHECK(simhash_store_get(st, docs[2].id, strlen(docs[2].id), r) == SIMHASH_OK &&
+	      simhash_store_results_count(r) == 1 &&
+	      simhash_store_results_get(r, 0)->meta_len == strlen(meta));
+	CHECK(simhash_store_query(st, &docs[2].fp, 0, 0, r) == SIMHASH_OK &&
+	      simhash_store_results_count(r) == 1);
+	n = 0;
+	CHECK(simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK_EQ_U64(n, 0);
+	simhash_store_close(st);
+	st = NULL;
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	n = 0;
+	CHECK(st && simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK_EQ_U64(n, 0);
+	simhash_store_close(st);
+	simhash_store_results_free(r);
+}
+
 /* ---- format version 2 */
 
 static int copy_file(const char *from, const char *to)
@@ -661,6 +743,7 @@ static const struct test_case cases[] = {
 	TEST(test_flip_any_copy_64_with_checkpoint),
 	TEST(test_flip_any_copy_128),
 	TEST(test_writer_refuses_flipped_record),
+	TEST(test_damaged_record_can_be_deleted_or_replaced),
 	TEST(test_flipped_checkpoint_file_is_reported),
 	TEST(test_full_map_gives_enospc_and_loses_nothing),
 	TEST(test_v2_store_is_refused_read_only_and_upgraded),
