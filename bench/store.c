@@ -12,6 +12,12 @@
  *                              as the baseline, from 1 (no group commit)
  *   store query PATH T SECONDS queries by fingerprint (k 3) from T threads;
  *                              baseline: the bare index on the same data
+ *   store sum PATH N           the cost of the records' checksums (format
+ *                              version 3): N gets by id on PATH (made by
+ *                              open), and N puts of documents with 200
+ *                              bytes of metadata in batches of 1,000 to a
+ *                              new store, against the XXH3 passes of the
+ *                              same bytes the checksums cost, in the same run
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +28,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 #include "simhash.h"
 
 static double now(void)
@@ -372,14 +379,123 @@ static int bench_query(const char *path, int threads, double seconds)
 	return 0;
 }
 
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* What a checksum of a record costs: XXH3 of the key, then of the value
+ * seeded with it (lib/store/record.c). */
+static uint64_t rec_sum(const void *key, size_t klen, const void *val, size_t len, uint64_t t)
+{
+	return XXH3_64bits_withSeed(val, len, XXH3_64bits_withSeed(key, klen, 0x5348524543534d31ull ^ t));
+}
+
+/* The checksums a get (ids record, docs record) or a put (the same two,
+ * written) of a document with id_len and meta_len bytes computes. */
+static uint64_t doc_sums(const char *id, size_t id_len, const uint8_t *rec, size_t meta_len)
+{
+	return rec_sum(id, id_len, rec, 8, 3) ^ rec_sum(rec, 8, rec, 32 + id_len + meta_len, 2);
+}
+
+static int bench_sum(const char *path, uint64_t n)
+{
+	simhash_store_results *r;
+	simhash_store *st;
+	simhash_config cfg;
+	simhash_store_doc *docs = calloc(1000, sizeof *docs);
+	char err[SIMHASH_STORE_ERR_MAX], (*ids)[24] = calloc(1000, 24), meta[201], tmp[4096];
+	char fixed_id[24] = "d00000000000";
+	static uint8_t rec[32 + 16 + 201];
+	uint64_t acc = 0, n_docs;
+	double c0, get_cpu, sum_cpu, put_cpu, put_wall;
+	simhash_store_stats s = { .size = sizeof s };
+	simhash_err e;
+
+	if ((e = simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, err, sizeof err))) {
+		fprintf(stderr, "store bench: %s\n", err);
+		return 1;
+	}
+	simhash_store_stats_get(st, &s);
+	n_docs = s.n_docs ? s.n_docs : 1;
+	simhash_store_results_new(&r);
+	c0 = cpu_seconds();
+	for (uint64_t i = 0; i < n; i++) {
+		char id[24];
+
+		snprintf(id, sizeof id, "d%011llu", (unsigned long long)(mix(i) % n_docs));
+		if ((e = simhash_store_get(st, id, 12, r)))
+			die("get", st, e);
+		acc += simhash_store_results_count(r);
+	}
+	get_cpu = cpu_seconds() - c0;
+	c0 = cpu_seconds();
+	for (uint64_t i = 0; i < n; i++) {
+		fixed_id[11] = (char)('0' + i % 10);
+		rec[0] = (uint8_t)i;
+		acc += doc_sums(fixed_id, 12, rec, 0);
+	}
+	sum_cpu = cpu_seconds() - c0;
+	simhash_store_results_free(r);
+	simhash_store_close(st);
+	printf("store checksums: get by id: %.0f gets/s of CPU; the 2 checksums of a get alone: "
+	       "%.0f ns of %.0f ns per get (%.1f%%) [%llu]\n", n / get_cpu, sum_cpu / n * 1e9,
+	       get_cpu / n * 1e9, 100 * sum_cpu / get_cpu, (unsigned long long)(acc & 1));
+
+	snprintf(tmp, sizeof tmp, "%s.sum", path);
+	simhash_config_init(&cfg);
+	if ((e = simhash_store_create(tmp, &cfg, &st, err, sizeof err))) {
+		fprintf(stderr, "store bench: %s\n", err);
+		return 1;
+	}
+	for (int j = 0; j < 200; j++)
+		meta[j] = "0123456789abcdef"[mix((uint64_t)j) & 15];
+	meta[200] = 0;
+	c0 = cpu_seconds();
+	put_wall = now();
+	for (uint64_t i = 0; i < n; i += 1000) {
+		size_t m = n - i < 1000 ? (size_t)(n - i) : 1000;
+
+		for (size_t j = 0; j < m; j++) {
+			snprintf(ids[j], 24, "p%011llu", (unsigned long long)(i + j));
+			docs[j] = (simhash_store_doc){ ids[j], 12, { { mix(i + j), 0 }, 64 }, meta, 200, 0 };
+		}
+		if ((e = simhash_store_put_many(st, docs, m)))
+			die("put", st, e);
+	}
+	put_cpu = cpu_seconds() - c0;
+	put_wall = now() - put_wall;
+	simhash_store_close(st);
+	c0 = cpu_seconds();
+	for (uint64_t i = 0; i < n; i++) {
+		fixed_id[11] = (char)('0' + i % 10);
+		rec[0] = (uint8_t)i;
+		acc += doc_sums(fixed_id, 12, rec, 200);
+	}
+	sum_cpu = cpu_seconds() - c0;
+	printf("store checksums: put (200-byte metadata, batches of 1,000): %.0f puts/s of CPU "
+	       "(%.0f/s wall); the 2 checksums of a put alone: %.0f ns of %.0f ns per put (%.1f%%) [%llu]\n",
+	       n / put_cpu, n / put_wall, sum_cpu / n * 1e9, put_cpu / n * 1e9,
+	       100 * sum_cpu / put_cpu, (unsigned long long)(acc & 1));
+	free(docs);
+	free(ids);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "open"))
 		return bench_open(strtoull(argv[2], NULL, 10), argv[3]);
 	if (argc == 5 && !strcmp(argv[1], "cap"))
 		return bench_cap(argv[2], atoi(argv[3]), atof(argv[4]));
+	if (argc == 4 && !strcmp(argv[1], "sum"))
+		return bench_sum(argv[2], strtoull(argv[3], NULL, 10));
 	if (argc == 5 && !strcmp(argv[1], "query"))
 		return bench_query(argv[2], atoi(argv[3]) > 64 ? 64 : atoi(argv[3]), atof(argv[4]));
-	fprintf(stderr, "usage: store open N PATH | cap PATH THREADS SECONDS | query PATH THREADS SECONDS\n");
+	fprintf(stderr, "usage: store open N PATH | cap PATH THREADS SECONDS | query PATH THREADS SECONDS | sum PATH N\n");
 	return 2;
 }

@@ -433,7 +433,8 @@ static void help(void)
 	      "       simhash index query INDEX -k K [-j N] [FILE]...\n"
 	      "       simhash index query INDEX -k K --text|--lines|--jsonl [config flags] [FILE]...\n"
 	      "       simhash index plan -n N -k K [--bits B] [--memory BYTES] [--bias P]\n"
-	      "       simhash index stats INDEX\n\n"
+	      "       simhash index stats INDEX\n"
+	      "       simhash index verify INDEX\n\n"
 	      "An exact Hamming index: every stored fingerprint within distance K of a query.\n"
 	      "Fingerprints are read as `HEX<TAB>ID` lines (simhash fingerprint's output)\n"
 	      "from the FILEs or standard input; query prints QUERY_ID<TAB>MATCH_ID<TAB>DIST\n"
@@ -1034,6 +1035,34 @@ static int do_stats(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* The header is checked at every open; verify reads the body too. */
+static int do_verify(int argc, char **argv)
+{
+	struct args a;
+	simhash_index *ix;
+	char why[256];
+	int optind, ret = parse_args("index verify", argc, argv, &a, NULL, &optind);
+
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (argc - optind != 1) {
+		cli_err("index verify: expected one INDEX");
+		return EXIT_USAGE;
+	}
+	ix = open_index(argv[optind]);
+	if (!ix)
+		return EXIT_FAIL;
+	if (simhash_index_verify(ix, why, sizeof why) != SIMHASH_OK) {
+		cli_err("%s: %s", argv[optind], why);
+		simhash_index_free(ix);
+		return EXIT_FAIL;
+	}
+	printf("%s: ok, %llu fingerprints\n", argv[optind],
+	       (unsigned long long)simhash_index_count(ix));
+	simhash_index_free(ix);
+	return EXIT_OK;
+}
+
 int cmd_index(int argc, char **argv)
 {
 	const char *sub = argc > 1 ? argv[1] : "";
@@ -1050,12 +1079,14 @@ int cmd_index(int argc, char **argv)
 		return do_plan(argc - 1, argv + 1);
 	if (!strcmp(sub, "stats"))
 		return do_stats(argc - 1, argv + 1);
+	if (!strcmp(sub, "verify"))
+		return do_verify(argc - 1, argv + 1);
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
 		help();
 		return EXIT_OK;
 	}
 	if (!sub[0])
-		cli_err("index: expected build, add, delete, query, plan or stats");
+		cli_err("index: expected build, add, delete, query, plan, stats or verify");
 	else
 		cli_err("index: unknown subcommand '%s'", sub);
 	return EXIT_USAGE;

@@ -361,7 +361,8 @@ static void store_usage(FILE *f)
 	      "  stats PATH [--json]            counts and the scheme\n"
 	      "  export PATH [-o FILE]          all documents as JSON Lines\n"
 	      "  import PATH [FILE]...          add documents from export's JSON Lines\n"
-	      "  verify PATH                    check every invariant; exit 1 on a problem\n",
+	      "  verify PATH                    check every invariant; exit 1 on a problem\n"
+	      "  upgrade PATH                   rewrite an older store in this format version\n",
 	      f);
 }
 
@@ -1071,6 +1072,34 @@ static int st_verify(int argc, char **argv)
 	return e || n ? EXIT_FAIL : EXIT_OK;
 }
 
+/* A store of an older format version is upgraded by any open for writing;
+ * this one opens for nothing else, and says which it was. */
+static int st_upgrade(int argc, char **argv)
+{
+	simhash_store *st;
+	struct opts o;
+	int ret, i;
+
+	ret = parse("store upgrade", 0, NULL, argc, argv, &o, &i);
+	free(o.fps);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (i + 1 < argc) {
+		cli_err("store upgrade: unexpected argument '%s'", argv[i + 1]);
+		return EXIT_USAGE;
+	}
+	if (simhash_store_open(argv[i], SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK) {
+		simhash_store_close(st);
+		printf("%s: format version %d already\n", argv[i], SIMHASH_STORE_FORMAT_VERSION);
+		return EXIT_OK;
+	}
+	if (!(st = open_store(argv[i], 0)))
+		return EXIT_FAIL;
+	simhash_store_close(st);
+	printf("%s: upgraded to format version %d\n", argv[i], SIMHASH_STORE_FORMAT_VERSION);
+	return EXIT_OK;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -1078,7 +1107,7 @@ static const struct {
 	{ "create", st_create }, { "add", st_add },       { "query", st_query },
 	{ "get", st_get },       { "delete", st_delete }, { "expire", st_expire },
 	{ "stats", st_stats },   { "export", st_export }, { "import", st_import },
-	{ "verify", st_verify },
+	{ "verify", st_verify }, { "upgrade", st_upgrade },
 };
 
 int cmd_store(int argc, char **argv)

@@ -46,6 +46,7 @@ typedef enum simhash_err {
 	SIMHASH_EDEP = 6,     /* a library we rely on (ICU, OpenCC, OpenSSL) failed */
 	SIMHASH_ESCHEME = 7,  /* fingerprints made under different schemes */
 	SIMHASH_EVERSION = 8, /* a file written by a newer format version */
+	SIMHASH_ENOSPC = 9,   /* no space left: the file system, or the store's map */
 } simhash_err;
 
 /* A static, lowercase description of err; never NULL. Thread safety: safe. */
@@ -624,6 +625,12 @@ SIMHASH_API simhash_err simhash_index_open(const char *path, simhash_index **out
  * why (cap bytes, NUL-terminated; may be NULL). Thread safety: safe. */
 SIMHASH_API simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why,
 					      size_t cap);
+/* Checks the body of an index opened from a file against the checksum its
+ * header records (one pass over the file; open checks the header only):
+ * SIMHASH_ECORRUPT with "body checksum mismatch" in why if it differs.
+ * SIMHASH_OK for an index built in memory or a file of format version 1,
+ * which records none. Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_verify(const simhash_index *ix, char *why, size_t cap);
 
 /* ---------------------------------------------------------------- all pairs, clusters, fingerprint files */
 
@@ -770,14 +777,18 @@ SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, si
  * handles may be opened alongside by other processes: they see a snapshot of
  * the index taken at their open and the documents as committed.
  *
- * Errors: SIMHASH_EIO (file, lock, LMDB failures), SIMHASH_ECORRUPT (not a
- * store, wrong format version, malformed record), SIMHASH_ESCHEME (a
+ * Errors: SIMHASH_EIO (file, lock, LMDB failures), SIMHASH_ENOSPC (a write
+ * found no space: the file system is full, or the LMDB map; nothing of the
+ * failed write is kept, and writes succeed again once there is space),
+ * SIMHASH_ECORRUPT (not a store, wrong format version, malformed record, a
+ * record that fails its checksum: never returned with a changed value; the
+ * message names the store and the id), SIMHASH_ESCHEME (a
  * fingerprint of another width), SIMHASH_EINVAL (bad argument, write on a
  * read-only handle). The detail (path, LMDB message) goes to
  * simhash_store_errmsg(). */
 typedef struct simhash_store simhash_store;
 
-#define SIMHASH_STORE_FORMAT_VERSION 2
+#define SIMHASH_STORE_FORMAT_VERSION 3
 #define SIMHASH_STORE_ID_MAX 480      /* bytes: LMDB's key limit, less our framing */
 #define SIMHASH_STORE_META_MAX 65536  /* bytes of metadata per document */
 #define SIMHASH_STORE_ERR_MAX 512     /* bytes of an error message, NUL included */
@@ -796,7 +807,10 @@ SIMHASH_API simhash_err simhash_store_create(const char *path, const simhash_con
 
 /* Opens an existing store; flags: 0 or SIMHASH_STORE_RDONLY. Maps the last
  * checkpoint of the index and replays the changes since it, else rebuilds
- * the index from the stored fingerprints. On failure *out is NULL and err gets the detail. Do not open
+ * the index from the stored fingerprints. A store of format version 2 is
+ * upgraded to version 3 (a checksum in every record) by an open for writing,
+ * in one transaction; a read-only open refuses it (SIMHASH_ECORRUPT, the
+ * message says what to run). On failure *out is NULL and err gets the detail. Do not open
  * one store twice in one process (LMDB's rule). Thread safety: safe. */
 SIMHASH_API simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out,
 					   char *err, size_t err_cap);
@@ -946,6 +960,17 @@ SIMHASH_API simhash_err simhash_store_checkpoint(simhash_store *st);
 typedef void (*simhash_store_problem_fn)(const char *problem, void *arg);
 SIMHASH_API simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn,
 					     void *arg, uint64_t *n_problems);
+
+/* ---------------------------------------------------------------- experimental
+ * Test knobs: they may change or go in any release. */
+
+/* simhash_store_open with LMDB's map limited to map_bytes (0: the default,
+ * 1 TiB; LMDB raises a limit below the data already stored to its size):
+ * writes past it fail with SIMHASH_ENOSPC, as on a full file system. A later
+ * open without the limit lifts it. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_open_mapped(const char *path, unsigned flags,
+						  size_t map_bytes, simhash_store **out,
+						  char *err, size_t err_cap);
 
 #ifdef __cplusplus
 }

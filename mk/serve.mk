@@ -13,15 +13,17 @@ $(BUILD)/server/static.o: server/static.c $(BUILD)/gen/web_files.h server/api_in
 	$(CC) $(ALL_CFLAGS) -I$(BUILD)/gen -c $< -o $@
 
 # The HTTP suites run the real program on 127.0.0.1 and a free port: the API
-# end to end, the examples of docs/http.md, the attacks of issue 19 (about
-# 15 s: smuggling, NUL bytes, Host, slow heads, stalled bodies), and 20
-# SIGKILL cycles.
+# end to end, the examples of docs/http.md, the attacks on request heads and
+# bodies (about 15 s: smuggling, NUL bytes, Host, slow heads, stalled bodies),
+# 20 SIGKILL cycles, and a store that goes wrong (a flipped bit, a full 2 MB
+# tmpfs when mounting is permitted).
 .PHONY: http-check browser-check
 http-check: $(BUILD)/simhash
 	@python3 tests/http/test_api.py $(BUILD)/simhash
 	@python3 tests/http/test_docs.py $(BUILD)/simhash docs/http.md
 	@python3 tests/http/test_attacks.py $(BUILD)/simhash
 	@python3 tests/http/test_durability.py $(BUILD)/simhash 20
+	@python3 tests/http/test_trust_store.py $(BUILD)/simhash
 
 # The page in headless Chromium (Debian's chromium) driven by playwright-core
 # from npm, installed into $(BUILD)/node; skipped without chromium or npm.

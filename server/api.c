@@ -460,10 +460,13 @@ static int do_compare(struct api *api, simhash_ctx *ctx, json_t *req, struct api
 	return api_reply_json(r, 200, out);
 }
 
+/* 200 while the service answers: reads are served when writes fail for
+ * lack of space, so "writable" tells that apart. */
 static int do_health(struct api *api, struct api_reply *r)
 {
 	return api_reply_json(r, 200,
-			      json_pack("{s:s,s:b}", "status", "ok", "store", api->store != NULL));
+			      json_pack("{s:s,s:b,s:b}", "status", "ok", "store", api->store != NULL,
+					"writable", api->store != NULL && sh_store_writable(api)));
 }
 
 int api_handle(struct api *api, simhash_ctx *ctx, enum api_route route, const char *method,

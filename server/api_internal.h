@@ -54,6 +54,8 @@ int sh_store_add(struct api *api, struct doc_req *docs, size_t n, int is_batch,
 		 struct api_reply *r);
 int sh_store_get(struct api *api, const char *id, size_t id_len, struct api_reply *r);
 int sh_store_delete(struct api *api, const char *id, size_t id_len, struct api_reply *r);
+/* 1 unless there is no store or its last write failed for lack of space. */
+int sh_store_writable(struct api *api);
 /* Documents in the store, -1 without one. */
 long long sh_store_count(struct api *api);
 /* The store's commit counters: 0, or -1 without a store. */

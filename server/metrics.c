@@ -10,7 +10,7 @@
 #include "metrics.h"
 
 static const int statuses[] = { 200, 201, 204, 400, 401, 404, 405, 408,
-				409, 413, 415, 422, 500, 503, 0 /* other */ };
+				409, 413, 415, 422, 500, 503, 507, 0 /* other */ };
 #define N_STATUS (sizeof(statuses) / sizeof(statuses[0]))
 
 /* Latency bucket bounds in microseconds (upper, inclusive). */

@@ -6,6 +6,11 @@
  * thread. Each thread keeps one simhash_store_results (a thread-local made on
  * first use), as the store asks for one per thread.
  *
+ * A write that fails for lack of space (the file system, or LMDB's map)
+ * answers 507 insufficient_storage and marks the store unwritable for
+ * /healthz until a write succeeds again; reads go on meanwhile. A record
+ * that fails its checksum answers 500 corrupt and is logged on stderr.
+ *
  * Metadata is stored as the compact JSON text of the request's "meta" object
  * and given back parsed; bytes that are not a JSON object (written by another
  * client of the library) come back as a string, or null if not UTF-8.
@@ -20,7 +25,18 @@
 struct api_store {
 	simhash_store *st;
 	pthread_key_t res_key;
+	int unwritable; /* atomic: the last write failed for lack of space */
 };
+
+static void set_writable(struct api *api, int ok)
+{
+	__atomic_store_n(&api->store->unwritable, !ok, __ATOMIC_RELAXED);
+}
+
+int sh_store_writable(struct api *api)
+{
+	return api->store && !__atomic_load_n(&api->store->unwritable, __ATOMIC_RELAXED);
+}
 
 static void results_destroy(void *r)
 {
@@ -95,6 +111,15 @@ static int store_error(struct api *api, simhash_err e, struct api_reply *r)
 	char msg[SIMHASH_STORE_ERR_MAX];
 
 	simhash_store_errmsg(api->store->st, msg, sizeof(msg));
+	if (e == SIMHASH_ENOSPC) {
+		set_writable(api, 0);
+		return api_error(r, 507, "insufficient_storage", "%s%s%s", simhash_strerror(e),
+				 msg[0] ? ": " : "", msg);
+	}
+	if (e == SIMHASH_ECORRUPT) {
+		fprintf(stderr, "simhash serve: %s\n", msg[0] ? msg : simhash_strerror(e));
+		return api_error(r, 500, "corrupt", "%s", msg[0] ? msg : simhash_strerror(e));
+	}
 	if (e == SIMHASH_ESCHEME)
 		return api_error(r, 422, "wrong_width", "%s", msg[0] ? msg : simhash_strerror(e));
 	if (e == SIMHASH_EINVAL)
@@ -185,6 +210,7 @@ static json_t *check_and_put(struct api *api, const struct doc_req *d, int *adde
 		store_error(api, e, r);
 		return NULL;
 	}
+	set_writable(api, 1);
 	j = json_pack("{s:s%,s:o,s:b,s:o}", "id", d->id, d->id_len, "fingerprint",
 		      api_fp_json(&d->fp), "added", *added, "duplicates", matches_json(res));
 	return j;
@@ -245,6 +271,7 @@ int sh_store_add(struct api *api, struct doc_req *docs, size_t n, int is_batch,
 	free(sd);
 	if (e)
 		return store_error(api, e, r);
+	set_writable(api, 1);
 	if (!is_batch)
 		return api_reply_json(r, 201,
 				      json_pack("{s:s%,s:o,s:b}", "id", docs[0].id, docs[0].id_len,
@@ -281,6 +308,7 @@ int sh_store_delete(struct api *api, const char *id, size_t id_len, struct api_r
 	e = simhash_store_delete(api->store->st, id, id_len, &deleted);
 	if (e)
 		return store_error(api, e, r);
+	set_writable(api, 1);
 	if (!deleted)
 		return api_error(r, 404, "not_found", "no document has this id");
 	return api_reply_json(r, 200, json_pack("{s:s%,s:b}", "id", id, id_len, "deleted", 1));

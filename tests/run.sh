@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh BUILD - runs everything `make check` tests in one build folder:
 #   1. tests/cli/run.sh BUILD/simhash, if it exists ("cli: N passed, N failed"),
-#      and tests/cli/brute_force.py BUILD/simhash where python3 is;
+#      and tests/cli/brute_force.py and tests/cli/flip.py BUILD/simhash where
+#      python3 is;
 #   2. each executable under BUILD/tests (sorted), which prints "NAME: N passed, N failed";
 #   3. tests/layers.sh BUILD (no layer of lib/ calls a later one);
 #   4. each BUILD/fuzz/<name> on fuzz/corpus/<name> ("fuzz NAME: N passed, 0 failed").
@@ -80,6 +81,9 @@ fi
 # index build/add/delete/query on random sets of five shapes).
 if command -v python3 >/dev/null 2>&1; then
 	add "tests/cli/brute_force.py" python3 "$root/tests/cli/brute_force.py" "$build/simhash"
+	# one bit flipped in each copy of 25 documents' fingerprints and
+	# metadata in a store's file: get and verify refuse every live one
+	add "tests/cli/flip.py" python3 "$root/tests/cli/flip.py" "$build/simhash"
 fi
 
 if [ -d "$build/tests" ]; then

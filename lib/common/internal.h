@@ -86,6 +86,8 @@ void sh_hash(simhash_hash h, unsigned bits, const void *data, size_t len, uint64
 
 /* XXH3 64-bit, seed 0: the key of dedup tables, IDF tables and stop words. */
 uint64_t sh_key(const void *data, size_t len);
+/* XXH3 64-bit with a seed: the store's record checksums (store/record.c). */
+uint64_t sh_key_seed(const void *data, size_t len, uint64_t seed);
 
 /* MD5 digest of len bytes (md5.c, our own RFC 1321). */
 void sh_md5(const void *data, size_t len, uint8_t out[16]);

@@ -20,6 +20,11 @@ uint64_t sh_key(const void *data, size_t len)
 	return sh_key_inline(data, len);
 }
 
+uint64_t sh_key_seed(const void *data, size_t len, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(data, len, seed);
+}
+
 static uint64_t load_be64(const uint8_t *p)
 {
 	uint64_t v = 0;

@@ -1,7 +1,9 @@
 /* file.c - saving an index to a file and opening it by memory map.
  *
  * Layout (docs/format.md), every integer little-endian, sections 64-byte aligned:
- *   header   88 bytes + 40 per table, then a u64 XXH3 of the header's bytes
+ *   header   96 bytes + 40 per table, then a u64 XXH3 of the header's bytes;
+ *            bytes 88..95 hold the XXH3-64 of the body (every byte after the
+ *            header's padding); format version 1 had neither (88 bytes)
  *   scheme   scheme_len bytes        user     user_len bytes
  *   ids      count u64               fps      count * bits/64 u64 (scan layout only)
  *   tables   per table: dir (2^dir_bits + 1 u32), fps (count * bits/64 u64), rows (count u32)
@@ -9,7 +11,8 @@
  * ours, header checksum, file size equal to the header's, every section
  * inside the file. The body is not read at open (that keeps open O(1)); the
  * query path clamps directory offsets and rows, so a damaged body gives wrong
- * answers, never a read outside the mapping. */
+ * answers, never a read outside the mapping, and simhash_index_verify()
+ * checks the body against its checksum (one pass over the file). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,11 +23,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 #include "ix.h"
 
 #define MAGIC "SHINDEX\0"
 #define BOM 0x01020304u
-#define HDR_FIXED 88
+#define HDR_FIXED 96    /* format version 2 */
+#define HDR_FIXED_V1 88 /* format version 1: no body checksum */
 #define HDR_TABLE 40
 
 simhash_err sh_ix_compact_copy(const simhash_index *ix, sh_ix_seg **out);
@@ -70,6 +75,29 @@ typedef struct sect {
 	uint64_t len;
 	uint64_t off;
 } sect;
+
+/* XXH3-64 of the body as write_file writes it: from the end of the header's
+ * padding, each section after its zero padding, then the final padding. */
+static uint64_t body_sum(const sect *sec, size_t n_sec, uint64_t body_off)
+{
+	static const uint8_t zero[64];
+	XXH3_state_t *x = XXH3_createState();
+	uint64_t pos = body_off, sum;
+
+	if (!x)
+		return 0;
+	XXH3_64bits_reset(x);
+	for (size_t i = 0; i < n_sec; i++) {
+		XXH3_64bits_update(x, zero, sec[i].off - pos);
+		if (sec[i].len)
+			XXH3_64bits_update(x, sec[i].p, sec[i].len);
+		pos = sec[i].off + sec[i].len;
+	}
+	XXH3_64bits_update(x, zero, align64(pos) - pos);
+	sum = XXH3_64bits_digest(x);
+	XXH3_freeState(x);
+	return sum;
+}
 
 static int write_all(simhash_outfile *f, const void *p, size_t len)
 {
@@ -123,6 +151,7 @@ static size_t layout(const simhash_index *ix, const sh_ix_seg *s, uint8_t *hdr, 
 	putd(hdr + 64, s->plan.probes);
 	putd(hdr + 72, s->plan.candidates);
 	putd(hdr + 80, s->plan.query_ns);
+	sh_put_le64(hdr + 88, body_sum(sec, ns, align64(hdr_len)));
 	sh_put_le64(hdr + hdr_len - 8, sh_key(hdr, hdr_len - 8));
 	*n_sec = ns;
 	return hdr_len;
@@ -197,7 +226,7 @@ static simhash_err fail(char *why, size_t cap, simhash_err err, const char *fmt,
 static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index *ix, sh_ix_seg *s,
 				  char *why, size_t cap)
 {
-	uint32_t version, bits, max_dist, n_chunks, n_tables, scheme_len;
+	uint32_t version, bits, max_dist, n_chunks, n_tables, scheme_len, hdr_fixed;
 	uint64_t n, user_len, size, hdr_len, off, words;
 
 	if (len == 0)
@@ -214,12 +243,13 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 			    version, SH_IX_FORMAT_VERSION);
 	if (version == 0)
 		return fail(why, cap, SIMHASH_ECORRUPT, "format version 0 is invalid");
-	if (len < HDR_FIXED + 8)
+	hdr_fixed = version >= 2 ? HDR_FIXED : HDR_FIXED_V1;
+	if (len < hdr_fixed + 8)
 		return fail(why, cap, SIMHASH_ECORRUPT, "truncated header");
 	n_tables = get32(p + 36);
 	if (n_tables > SIMHASH_PLAN_MAX_TABLES)
 		return fail(why, cap, SIMHASH_ECORRUPT, "bad header: %u tables", n_tables);
-	hdr_len = HDR_FIXED + HDR_TABLE * (uint64_t)n_tables + 8;
+	hdr_len = hdr_fixed + HDR_TABLE * (uint64_t)n_tables + 8;
 	if (len < hdr_len)
 		return fail(why, cap, SIMHASH_ECORRUPT, "truncated header");
 	if (get64(p + hdr_len - 8) != sh_key(p, hdr_len - 8))
@@ -238,6 +268,9 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 		return fail(why, cap, SIMHASH_ECORRUPT, "bad header values");
 	words = bits / 64;
 	ix->bits = bits, ix->words = (unsigned)words, ix->max_dist = max_dist;
+	ix->file_version = version;
+	ix->body_off = align64(hdr_len);
+	ix->body_sum = version >= 2 ? get64(p + 88) : 0;
 	/* the sections in the order layout() writes them */
 	off = align64(hdr_len);
 	if (off + scheme_len > len)
@@ -264,7 +297,7 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 		off = align64(off + n * 8 * words);
 	}
 	for (unsigned t = 0, start = 0; t < n_tables; t++) {
-		const uint8_t *d = p + HDR_FIXED + HDR_TABLE * t;
+		const uint8_t *d = p + hdr_fixed + HDR_TABLE * t;
 		sh_ix_table *tb = &s->tab[t];
 		unsigned w = bits / n_chunks + (t < bits % n_chunks);
 		sh_ix_table_geometry(tb, bits, start, w, n);
@@ -370,4 +403,21 @@ out_unmap:
 simhash_err simhash_index_open(const char *path, simhash_index **out)
 {
 	return simhash_index_open_ex(path, out, NULL, 0);
+}
+
+simhash_err simhash_index_verify(const simhash_index *ix, char *why, size_t cap)
+{
+	const uint8_t *p;
+
+	if (why && cap)
+		*why = 0;
+	if (!ix)
+		return SIMHASH_EINVAL;
+	if (!ix->map || ix->file_version < 2)
+		return SIMHASH_OK; /* in memory, or a version 1 file: nothing recorded */
+	p = ix->map;
+	if (ix->body_off > ix->map_len ||
+	    XXH3_64bits(p + ix->body_off, ix->map_len - ix->body_off) != ix->body_sum)
+		return fail(why, cap, SIMHASH_ECORRUPT, "body checksum mismatch");
+	return SIMHASH_OK;
 }

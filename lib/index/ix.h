@@ -19,7 +19,7 @@
 #include <pthread.h>
 #include "../common/internal.h"
 
-#define SH_IX_FORMAT_VERSION 1u
+#define SH_IX_FORMAT_VERSION 2u /* 2: the body checksum (file.c) */
 
 typedef struct sh_ix_table {
 	unsigned start, width;   /* chunk bits [start, start + width) of the fingerprint */
@@ -58,6 +58,9 @@ struct simhash_index {
 	unsigned force_m;        /* chunks when force is SIMHASH_LAYOUT_MIH, 0: automatic */
 	void *map;
 	size_t map_len;
+	unsigned file_version;   /* of the mapped file; 0: not from a file */
+	uint64_t body_off;       /* where the body starts in the mapping */
+	uint64_t body_sum;       /* its XXH3-64 as the header states (version >= 2) */
 	pthread_rwlock_t lock;
 };
 

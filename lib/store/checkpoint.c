@@ -75,8 +75,8 @@ static int ckpt_read(simhash_store *st, MDB_txn *txn, sh_idx_stamp *s)
 {
 	MDB_val k = { 4, "ckpt" }, v;
 
-	if (mdb_get(txn, st->dbi_meta, &k, &v) != 0)
-		return 0;
+	if (mdb_get(txn, st->dbi_meta, &k, &v) != 0 || !sh_rec_ok(SH_T_META, &k, &v))
+		return 0; /* verify reports a record that fails its checksum */
 	return sh_idx_stamp_decode(v.mv_data, v.mv_size, s) && s->uuid == st->uuid;
 }
 
@@ -97,9 +97,10 @@ static simhash_err replay_deletions(simhash_store *st, MDB_txn *txn, const sh_id
 		const uint8_t *p = v.mv_data;
 		simhash_fp fp = { { 0, 0 }, st->bits };
 
-		if (k.mv_size != 8 || v.mv_size != 24) {
+		if (!sh_rec_ok(SH_T_DLOG, &k, &v) || k.mv_size != 8 || v.mv_size != 24) {
 			mdb_cursor_close(cur);
-			sh_store_seterr(st, "malformed dlog record");
+			sh_store_seterr(st, "%s: dlog record fails its checksum or is malformed",
+					st->path);
 			return SIMHASH_ECORRUPT;
 		}
 		fp.w[0] = sh_get_le64(p + 8);
@@ -194,13 +195,14 @@ static void swap_index(simhash_store *st, const sh_idx_stamp *stamp)
 simhash_err sh_ckpt_install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp *stamp)
 {
 	uint8_t rec[SH_STAMP_LEN];
-	MDB_val k = { 4, "ckpt" }, v = { sizeof rec, rec };
+	MDB_val k, v;
 	MDB_cursor *cur;
+	simhash_err e;
 	int rc;
 
 	sh_idx_stamp_encode(stamp, rec);
-	if ((rc = mdb_put(txn, st->dbi_meta, &k, &v, 0)) != 0)
-		return sh_mdb_err(st, rc, "checkpoint");
+	if ((e = sh_meta_put(st, txn, "ckpt", rec, sizeof rec)) != SIMHASH_OK)
+		return e;
 	if ((rc = mdb_cursor_open(txn, st->dbi_dlog, &cur)) != 0)
 		return sh_mdb_err(st, rc, "checkpoint");
 	while ((rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST)) == 0) {

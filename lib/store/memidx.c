@@ -217,3 +217,8 @@ simhash_err sh_memidx_open(const char *path, unsigned bits, const char *scheme,
 	*out = m;
 	return SIMHASH_OK;
 }
+
+simhash_err sh_memidx_verify(const sh_memidx *m, char *why, size_t cap)
+{
+	return simhash_index_verify(m->ix, why, cap);
+}

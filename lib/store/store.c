@@ -31,42 +31,8 @@
 #define MAP_SIZE ((size_t)1 << (sizeof(size_t) >= 8 ? 40 : 30))
 #define MAX_READERS 1022
 
-/* strerror(), lowercase as our messages are. */
-static const char *errno_text(int err, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%s", strerror(err));
-	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
-		buf[0] = (char)(buf[0] - 'A' + 'a');
-	return buf;
-}
 
-void sh_store_seterr(simhash_store *st, const char *fmt, ...)
-{
-	va_list ap;
 
-	pthread_mutex_lock(&st->err_mu);
-	va_start(ap, fmt);
-	vsnprintf(st->err, sizeof st->err, fmt, ap);
-	va_end(ap);
-	pthread_mutex_unlock(&st->err_mu);
-}
-
-simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what)
-{
-	char eb[160];
-
-	if (rc > 0)
-		errno_text(rc, eb, sizeof eb);
-	else
-		snprintf(eb, sizeof eb, "%s", mdb_strerror(rc));
-	sh_store_seterr(st, "%s: %s", what, eb);
-	if (rc == MDB_CORRUPTED || rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
-	    rc == MDB_PAGE_NOTFOUND || rc == MDB_BAD_VALSIZE)
-		return SIMHASH_ECORRUPT;
-	if (rc == ENOMEM)
-		return SIMHASH_ENOMEM;
-	return SIMHASH_EIO;
-}
 
 void simhash_store_errmsg(simhash_store *st, char *buf, size_t cap)
 {
@@ -137,7 +103,7 @@ static simhash_err set_idx_path(simhash_store *st, const char *path)
 {
 	size_t len = strlen(path);
 
-	if (!(st->idx_path = malloc(len + sizeof "-index")))
+	if (!(st->path = strdup(path)) || !(st->idx_path = malloc(len + sizeof "-index")))
 		return SIMHASH_ENOMEM;
 	memcpy(st->idx_path, path, len);
 	memcpy(st->idx_path + len, "-index", sizeof "-index");
@@ -168,6 +134,7 @@ void simhash_store_close(simhash_store *st)
 	simhash_stopwords_free(st->own_sw);
 	simhash_idf_free(st->own_idf);
 	free(st->idx_path);
+	free(st->path);
 	simhash_matches_free(&st->matches);
 	sh_buf_free(&st->pend);
 	sh_buf_free(&st->dels);
@@ -196,7 +163,7 @@ static simhash_err env_open(simhash_store *st, const char *path, int create)
 		return sh_mdb_err(st, rc, path);
 	mdb_env_set_maxdbs(st->env, 8);
 	mdb_env_set_maxreaders(st->env, MAX_READERS);
-	mdb_env_set_mapsize(st->env, MAP_SIZE);
+	mdb_env_set_mapsize(st->env, st->map_bytes ? st->map_bytes : MAP_SIZE);
 	if ((rc = mdb_env_open(st->env, path, flags, 0644)) != 0) {
 		if (rc != MDB_INVALID)
 			return sh_mdb_err(st, rc, path);
@@ -238,7 +205,7 @@ static simhash_err lock_file(simhash_store *st, const char *path, int create)
 	st->lock_fd = open(path, fl, 0644);
 	if (st->lock_fd < 0) {
 		sh_store_seterr(st, "%s: %s", path,
-				create && errno == EEXIST ? "already exists" : errno_text(errno, eb, sizeof eb));
+				create && errno == EEXIST ? "already exists" : sh_errno_text(errno, eb, sizeof eb));
 		return SIMHASH_EIO;
 	}
 	if (flock(st->lock_fd, LOCK_EX | LOCK_NB) != 0) {
@@ -246,15 +213,6 @@ static simhash_err lock_file(simhash_store *st, const char *path, int create)
 		return SIMHASH_EIO;
 	}
 	return SIMHASH_OK;
-}
-
-static simhash_err put_meta(simhash_store *st, MDB_txn *txn, const char *key, const void *v,
-			    size_t len)
-{
-	MDB_val k = { strlen(key), (void *)key }, d = { len, (void *)v };
-	int rc = mdb_put(txn, st->dbi_meta, &k, &d, 0);
-
-	return rc ? sh_mdb_err(st, rc, "write meta") : SIMHASH_OK;
 }
 
 static simhash_err write_meta(simhash_store *st)
@@ -273,13 +231,13 @@ static simhash_err write_meta(simhash_store *st)
 	sh_put_le64(uuid, st->uuid);
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		return sh_mdb_err(st, rc, "create");
-	if ((e = put_meta(st, txn, "magic", SH_STORE_MAGIC, 8)) != SIMHASH_OK ||
-	    (e = put_meta(st, txn, "version", ver, 4)) != SIMHASH_OK ||
-	    (e = put_meta(st, txn, "scheme", st->scheme, strlen(st->scheme))) != SIMHASH_OK ||
-	    (e = put_meta(st, txn, "config", cfgrec, cfglen)) != SIMHASH_OK ||
-	    (e = put_meta(st, txn, "next", next, 8)) != SIMHASH_OK ||
-	    (e = put_meta(st, txn, "uuid", uuid, 8)) != SIMHASH_OK ||
-	    (e = put_meta(st, txn, "dseq", dseq, 8)) != SIMHASH_OK ||
+	if ((e = sh_meta_put(st, txn, "magic", SH_STORE_MAGIC, 8)) != SIMHASH_OK ||
+	    (e = sh_meta_put(st, txn, "version", ver, 4)) != SIMHASH_OK ||
+	    (e = sh_meta_put(st, txn, "scheme", st->scheme, strlen(st->scheme))) != SIMHASH_OK ||
+	    (e = sh_meta_put(st, txn, "config", cfgrec, cfglen)) != SIMHASH_OK ||
+	    (e = sh_meta_put(st, txn, "next", next, 8)) != SIMHASH_OK ||
+	    (e = sh_meta_put(st, txn, "uuid", uuid, 8)) != SIMHASH_OK ||
+	    (e = sh_meta_put(st, txn, "dseq", dseq, 8)) != SIMHASH_OK ||
 	    (e = sh_tables_put(st, txn, &st->cfg)) != SIMHASH_OK) {
 		mdb_txn_abort(txn);
 		return e;
@@ -337,15 +295,14 @@ simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
 	st->bits = cfg->bits;
 	if ((e = simhash_config_scheme(&st->cfg, st->scheme, sizeof st->scheme)) != SIMHASH_OK)
 		goto out_close;
-	if ((e = lock_file(st, path, 1)) != SIMHASH_OK)
+	if ((e = set_idx_path(st, path)) != SIMHASH_OK || (e = lock_file(st, path, 1)) != SIMHASH_OK)
 		goto out_close;
 	if ((e = env_open(st, path, 1)) != SIMHASH_OK || (e = write_meta(st)) != SIMHASH_OK ||
 	    (e = own_tables(st)) != SIMHASH_OK)
 		goto out_unlink;
 	/* the first checkpoint, of the empty store: every open from now on
 	 * maps one and replays (it replaces a file of an older store) */
-	if ((e = set_idx_path(st, path)) != SIMHASH_OK ||
-	    (e = sh_memidx_new(st->bits, st->scheme, &st->idx)) != SIMHASH_OK ||
+	if ((e = sh_memidx_new(st->bits, st->scheme, &st->idx)) != SIMHASH_OK ||
 	    (e = sh_ckpt_save_now(st)) != SIMHASH_OK || (e = sh_writer_start(st)) != SIMHASH_OK)
 		goto out_close;
 	*out = st;
@@ -363,16 +320,38 @@ out_close:
 	return e;
 }
 
-static simhash_err get_meta(simhash_store *st, MDB_txn *txn, const char *key, MDB_val *v)
+/* The format version, read before anything that depends on it: a version 2
+ * record is 4 bytes without a checksum, a version 3 one carries it. Gives
+ * SIMHASH_EVERSION for a version 2 store (upgradable), SIMHASH_ECORRUPT
+ * naming the version for any other. */
+static simhash_err check_version(simhash_store *st, MDB_txn *txn, const char *path)
 {
-	MDB_val k = { strlen(key), (void *)key };
-	int rc = mdb_get(txn, st->dbi_meta, &k, v);
+	MDB_val k = { 7, "version" }, v;
+	unsigned ver = 0;
+	int rc = mdb_get(txn, st->dbi_meta, &k, &v), sealed = 0;
 
 	if (rc == MDB_NOTFOUND) {
-		sh_store_seterr(st, "meta record '%s' missing", key);
+		sh_store_seterr(st, "%s: not a simhash store (no version record)", path);
 		return SIMHASH_ECORRUPT;
 	}
-	return rc ? sh_mdb_err(st, rc, "read meta") : SIMHASH_OK;
+	if (rc)
+		return sh_mdb_err(st, rc, path);
+	if (v.mv_size == 4)
+		ver = sh_get_le32(v.mv_data);
+	else if ((sealed = v.mv_size == 4 + SH_SUM_LEN && sh_rec_ok(SH_T_META, &k, &v)))
+		ver = sh_get_le32(v.mv_data);
+	else {
+		sh_store_seterr(st, "%s: meta record 'version' fails its checksum", path);
+		return SIMHASH_ECORRUPT;
+	}
+	if (ver == 2 && !sealed)
+		return SIMHASH_EVERSION;
+	if (ver != SIMHASH_STORE_FORMAT_VERSION || !sealed) {
+		sh_store_seterr(st, "%s: store format version %u, this library reads %u", path, ver,
+				SIMHASH_STORE_FORMAT_VERSION);
+		return SIMHASH_ECORRUPT;
+	}
+	return SIMHASH_OK;
 }
 
 /* Reads and checks the meta records: magic, version, config, scheme. */
@@ -383,21 +362,19 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 	simhash_err e;
 	MDB_val v;
 
-	if ((e = get_meta(st, txn, "magic", &v)) != SIMHASH_OK)
+	if ((e = sh_meta_get(st, txn, "magic", &v)) != SIMHASH_OK)
 		return e;
 	if (v.mv_size != 8 || memcmp(v.mv_data, SH_STORE_MAGIC, 8)) {
 		sh_store_seterr(st, "%s: not a simhash store (bad magic)", path);
 		return SIMHASH_ECORRUPT;
 	}
-	if ((e = get_meta(st, txn, "version", &v)) != SIMHASH_OK)
+	if ((e = sh_meta_get(st, txn, "version", &v)) != SIMHASH_OK)
 		return e;
 	if (v.mv_size != 4 || sh_get_le32(v.mv_data) != SIMHASH_STORE_FORMAT_VERSION) {
-		sh_store_seterr(st, "%s: store format version %u, this library reads %u", path,
-				v.mv_size == 4 ? sh_get_le32(v.mv_data) : 0,
-				SIMHASH_STORE_FORMAT_VERSION);
+		sh_store_seterr(st, "%s: malformed version record", path);
 		return SIMHASH_ECORRUPT;
 	}
-	if ((e = get_meta(st, txn, "config", &v)) != SIMHASH_OK)
+	if ((e = sh_meta_get(st, txn, "config", &v)) != SIMHASH_OK)
 		return e;
 	simhash_config_init(&st->cfg);
 	if (sh_config_decode(v.mv_data, v.mv_size, &st->cfg, &tables) != SIMHASH_OK) {
@@ -405,7 +382,7 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 		return SIMHASH_ECORRUPT;
 	}
 	st->bits = st->cfg.bits;
-	if ((e = get_meta(st, txn, "scheme", &v)) != SIMHASH_OK)
+	if ((e = sh_meta_get(st, txn, "scheme", &v)) != SIMHASH_OK)
 		return e;
 	if (v.mv_size >= sizeof st->scheme) {
 		sh_store_seterr(st, "%s: malformed scheme record", path);
@@ -419,7 +396,8 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 		char msg[SIMHASH_STORE_ERR_MAX];
 
 		snprintf(msg, sizeof msg, "%s", st->err);
-		sh_store_seterr(st, "%s: %s", path, msg);
+		if (strncmp(msg, path, strlen(path)) != 0) /* record.c's name it */
+			sh_store_seterr(st, "%s: %s", path, msg);
 		return e;
 	}
 	st->cfg.stopwords = st->own_sw;
@@ -430,14 +408,14 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 				path, st->scheme, scheme);
 		return SIMHASH_ESCHEME;
 	}
-	if ((e = get_meta(st, txn, "next", &v)) != SIMHASH_OK)
+	if ((e = sh_meta_get(st, txn, "next", &v)) != SIMHASH_OK)
 		return e;
 	if (v.mv_size != 8) {
 		sh_store_seterr(st, "%s: malformed next record", path);
 		return SIMHASH_ECORRUPT;
 	}
 	st->next_docno = sh_get_le64(v.mv_data);
-	if ((e = get_meta(st, txn, "uuid", &v)) != SIMHASH_OK)
+	if ((e = sh_meta_get(st, txn, "uuid", &v)) != SIMHASH_OK)
 		return e;
 	if (v.mv_size != 8) {
 		sh_store_seterr(st, "%s: malformed uuid record", path);
@@ -452,7 +430,7 @@ simhash_err sh_meta_u64(simhash_store *st, MDB_txn *txn, const char *key, uint64
 	simhash_err e;
 	MDB_val v;
 
-	if ((e = get_meta(st, txn, key, &v)) != SIMHASH_OK)
+	if ((e = sh_meta_get(st, txn, key, &v)) != SIMHASH_OK)
 		return e;
 	if (v.mv_size != 8) {
 		sh_store_seterr(st, "malformed %s record", key);
@@ -493,11 +471,10 @@ simhash_err sh_docs_collect(simhash_store *st, MDB_txn *txn, uint64_t from, cons
 	sh_put_be64(key, from);
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (k.mv_size != 8 || v.mv_size < SH_DOC_HEAD) {
-			sh_store_seterr(st, "malformed document record");
-			e = SIMHASH_ECORRUPT;
-			break;
-		}
+		/* a record that fails stays out of the index: a get of it
+		 * refuses it, verify reports it, the other documents serve */
+		if (!sh_rec_ok(SH_T_DOCS, &k, &v) || k.mv_size != 8 || v.mv_size < SH_DOC_HEAD)
+			continue;
 		if (n == cap) {
 			uint64_t *f2 = realloc(fps, 2 * cap * words * sizeof *fps);
 			uint64_t *d2 = f2 ? realloc(docnos, 2 * cap * sizeof *docnos) : NULL;
@@ -563,6 +540,12 @@ simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out)
 simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out, char *err,
 			       size_t err_cap)
 {
+	return simhash_store_open_mapped(path, flags, 0, out, err, err_cap);
+}
+
+simhash_err simhash_store_open_mapped(const char *path, unsigned flags, size_t map_bytes,
+				      simhash_store **out, char *err, size_t err_cap)
+{
 	double t0 = now_seconds();
 	simhash_store *st;
 	struct stat sb;
@@ -579,11 +562,12 @@ simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store *
 	if (!(st = store_alloc()))
 		return SIMHASH_ENOMEM;
 	st->flags = flags;
+	st->map_bytes = map_bytes;
 	if ((e = set_idx_path(st, path)) != SIMHASH_OK)
 		goto out_close;
 	if (stat(path, &sb) != 0) {
 		char eb[128];
-		sh_store_seterr(st, "%s: %s", path, errno_text(errno, eb, sizeof eb));
+		sh_store_seterr(st, "%s: %s", path, sh_errno_text(errno, eb, sizeof eb));
 		e = SIMHASH_EIO;
 		goto out_close;
 	}
@@ -603,8 +587,25 @@ simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store *
 		e = sh_mdb_err(st, rc, path);
 		goto out_close;
 	}
+	/* a version 2 store is upgraded by a writing open, refused by a
+	 * read-only one (it would read records without checksums) */
+	e = check_version(st, txn, path);
+	if (e == SIMHASH_EVERSION && !(flags & SIMHASH_STORE_RDONLY)) {
+		mdb_txn_abort(txn);
+		if ((e = sh_store_upgrade(st)) != SIMHASH_OK)
+			goto out_close;
+		if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0) {
+			e = sh_mdb_err(st, rc, path);
+			goto out_close;
+		}
+	} else if (e == SIMHASH_EVERSION) {
+		sh_store_seterr(st, "%s: store format version 2, this library reads 3: run "
+				"'simhash store upgrade %s' to upgrade it", path, path);
+		e = SIMHASH_ECORRUPT;
+	}
 	st->open_txnid = mdb_txn_id(txn);
-	e = read_meta(st, txn, path);
+	if (e == SIMHASH_OK)
+		e = read_meta(st, txn, path);
 	if (e == SIMHASH_OK && !st->have_dlog) {
 		sh_store_seterr(st, "%s: not a simhash store (no dlog database)", path);
 		e = SIMHASH_ECORRUPT;
@@ -629,27 +630,6 @@ out_close:
 
 /* ---- records and results */
 
-simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *v, struct sh_doc *d)
-{
-	const uint8_t *p = v->mv_data;
-	uint32_t id_len, meta_len;
-
-	if (v->mv_size < SH_DOC_HEAD)
-		return SIMHASH_ECORRUPT;
-	id_len = sh_get_le32(p + 24);
-	meta_len = sh_get_le32(p + 28);
-	if ((uint64_t)SH_DOC_HEAD + id_len + meta_len != v->mv_size)
-		return SIMHASH_ECORRUPT;
-	d->fp.w[0] = sh_get_le64(p);
-	d->fp.w[1] = sh_get_le64(p + 8);
-	d->fp.bits = st->bits;
-	d->time = (int64_t)sh_get_le64(p + 16);
-	d->id = (const char *)p + SH_DOC_HEAD;
-	d->id_len = id_len;
-	d->meta = p + SH_DOC_HEAD + id_len;
-	d->meta_len = meta_len;
-	return SIMHASH_OK;
-}
 
 simhash_err simhash_store_results_new(simhash_store_results **out)
 {
@@ -761,8 +741,8 @@ simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
 		simhash_fp f = { { 0, 0 }, st->bits };
 		unsigned d;
 
-		if (k.mv_size != 8 || v.mv_size < SH_DOC_HEAD)
-			continue; /* verify reports it */
+		if (!sh_rec_ok(SH_T_DOCS, &k, &v) || k.mv_size != 8 || v.mv_size < SH_DOC_HEAD)
+			continue; /* verify reports it; never a changed value */
 		f.w[0] = sh_get_le64(v.mv_data);
 		f.w[1] = sh_get_le64((const uint8_t *)v.mv_data + 8);
 		d = simhash_hamming(&f, fp);
@@ -850,14 +830,27 @@ simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
 		return sh_mdb_err(st, rc, "get");
 	rc = mdb_get(txn, st->dbi_ids, &k, &v);
 	if (rc == 0) {
-		if (v.mv_size != 8) {
-			e = SIMHASH_ECORRUPT;
+		uint8_t key[8];
+		const char *why;
+		uint64_t docno;
+
+		if ((e = sh_ids_decode(st, &k, &v, &docno)) != SIMHASH_OK)
+			goto out;
+		sh_put_be64(key, docno);
+		k.mv_size = 8;
+		k.mv_data = key;
+		rc = mdb_get(txn, st->dbi_docs, &k, &v);
+		if (rc == MDB_NOTFOUND) {
+			e = sh_doc_bad(st, docno, id, id_len, "the ids record names a missing document");
 			goto out;
 		}
-		k = v;
-		rc = mdb_get(txn, st->dbi_docs, &k, &v);
 		if (rc == 0) {
-			if ((e = sh_doc_decode(st, &v, &d)) == SIMHASH_OK)
+			if ((e = sh_doc_decode(st, &k, &v, &d, &why)) != SIMHASH_OK)
+				e = sh_doc_bad(st, docno, id, id_len, why);
+			else if (d.id_len != id_len || memcmp(d.id, id, id_len))
+				e = sh_doc_bad(st, docno, id, id_len,
+					       "the ids record names the document of another id");
+			else
 				e = sh_results_add(r, &d, 0);
 		}
 	}
@@ -865,8 +858,8 @@ simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
 		e = sh_mdb_err(st, rc, "get");
 out:
 	rtxn_put(st, txn);
-	if (e == SIMHASH_ECORRUPT)
-		sh_store_seterr(st, "malformed record of id %.*s", (int)id_len, id);
+	if (e != SIMHASH_OK)
+		results_reset(r);
 	sh_results_finish(r);
 	return e;
 }
@@ -909,6 +902,7 @@ simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigne
 		uint8_t key[8];
 		MDB_val k = { 8, key }, v;
 		struct sh_doc d;
+		const char *why;
 
 		sh_put_be64(key, h[i].docno);
 		rc = mdb_get(txn, st->dbi_docs, &k, &v);
@@ -916,10 +910,19 @@ simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigne
 			continue; /* deleted since the index was read */
 		if (rc)
 			e = sh_mdb_err(st, rc, "query");
-		else if ((e = sh_doc_decode(st, &v, &d)) == SIMHASH_OK)
+		else if ((e = sh_doc_decode(st, &k, &v, &d, &why)) != SIMHASH_OK)
+			e = sh_doc_bad(st, h[i].docno, NULL, 0, why);
+		else if (simhash_hamming(&d.fp, fp) != h[i].dist)
+			/* the index's copy of the fingerprint is not the record's */
+			e = sh_doc_bad(st, h[i].docno, NULL, 0,
+				       "the search index disagrees with the docs record "
+				       "(delete PATH-index to rebuild it)");
+		else
 			e = sh_results_add(r, &d, h[i].dist);
 	}
 	rtxn_put(st, txn);
+	if (e != SIMHASH_OK)
+		results_reset(r);
 	sh_results_finish(r);
 	return e;
 }
@@ -944,9 +947,10 @@ simhash_err simhash_store_each(simhash_store *st, simhash_store_each_fn fn, void
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		simhash_store_match m;
 		struct sh_doc d;
+		const char *why;
 
-		if ((e = sh_doc_decode(st, &v, &d)) != SIMHASH_OK) {
-			sh_store_seterr(st, "malformed document record");
+		if ((e = sh_doc_decode(st, &k, &v, &d, &why)) != SIMHASH_OK) {
+			sh_doc_bad(st, k.mv_size == 8 ? sh_get_be64(k.mv_data) : 0, NULL, 0, why);
 			break;
 		}
 		memset(&m, 0, sizeof m);

@@ -1,8 +1,9 @@
 /* store_int.h - the parts of the store shared by its files: the handle, the
  * record layouts and the write requests the writer thread runs.
  *
- * LMDB layout (format version 2; docs/format.md): four named databases in
- * one data file.
+ * LMDB layout (format version 3; docs/format.md): four named databases in
+ * one data file. Every value ends with an 8-byte checksum of its table, key
+ * and value (record.c), left out of the layouts below.
  *   "meta"  "magic" -> 8 bytes "SHSTORE\0"; "version" -> u32; "scheme" ->
  *           the scheme string; "config" -> the config record (config.c);
  *           "next" -> u64, the next document number to hand out; "uuid" ->
@@ -31,6 +32,10 @@
 
 #define SH_STORE_MAGIC "SHSTORE"   /* 8 bytes with its NUL */
 #define SH_DOC_HEAD 32             /* bytes before the id in a docs value */
+#define SH_SUM_LEN 8               /* the checksum that ends every value */
+
+/* The tables, as the checksum's seed tells them apart (record.c). */
+enum sh_table { SH_T_META = 1, SH_T_DOCS = 2, SH_T_IDS = 3, SH_T_DLOG = 4 };
 
 enum sh_wop { SH_W_PUT, SH_W_CHECK_PUT, SH_W_DELETE, SH_W_EXPIRE, SH_W_VERIFY, SH_W_CKPT };
 
@@ -71,6 +76,7 @@ struct simhash_store {
 	int have_dlog;
 	int lock_fd;
 	unsigned flags;
+	size_t map_bytes; /* LMDB's map; 0: the default (simhash_store_open_mapped) */
 	simhash_config cfg; /* its stopwords and idf are own_sw, own_idf */
 	simhash_stopwords *own_sw;
 	simhash_idf *own_idf;
@@ -78,6 +84,7 @@ struct simhash_store {
 	unsigned bits;
 
 	sh_memidx *idx; /* guarded by idx_lock; only the writer thread changes it */
+	char *path;     /* PATH, for messages */
 	char *idx_path; /* PATH-index: the saved index */
 	uint64_t uuid;
 	int idx_broken; /* an index update failed: never save it */
@@ -110,6 +117,7 @@ struct simhash_store {
 	uint64_t next_docno;
 	uint64_t next_dseq; /* the next deletion number ("dseq") */
 	sh_buf pend; /* struct sh_pend[n_pend] */
+	int rebuild_idx; /* the batch deleted a damaged record (writer.c) */
 	size_t n_pend;
 	sh_buf dels; /* u64 set of docnos deleted in this batch, open addressing */
 	size_t dels_cap, n_dels;
@@ -174,11 +182,23 @@ struct sh_doc {
 	size_t meta_len;
 };
 
-/* store.c */
+/* record.c (with the checksums below) */
+/* strerror(), lowercase as our messages are, into buf. */
+const char *sh_errno_text(int err, char *buf, size_t cap);
 void sh_store_seterr(simhash_store *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what);
-/* Decodes a docs value; SIMHASH_ECORRUPT if malformed. */
-simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *v, struct sh_doc *d);
+/* Checks and decodes the docs record (k, v); SIMHASH_ECORRUPT if it fails
+ * its checksum or is malformed, with a static reason in *why. */
+simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *k, const MDB_val *v,
+			  struct sh_doc *d, const char **why);
+/* Sets the message of a docs record that did not decode: the store, the
+ * document number and (when known from elsewhere, id_len > 0) the id. */
+simhash_err sh_doc_bad(simhash_store *st, uint64_t docno, const char *id, size_t id_len,
+		       const char *why);
+/* Checks and reads the ids record (k, v): the document number. */
+simhash_err sh_ids_decode(simhash_store *st, const MDB_val *k, const MDB_val *v, uint64_t *docno);
+
+/* store.c */
 /* Appends a document (dist) to r; sh_results_finish sets its pointers. */
 simhash_err sh_results_add(simhash_store_results *r, const struct sh_doc *d, unsigned dist);
 void sh_results_finish(simhash_store_results *r);
@@ -199,6 +219,26 @@ simhash_err sh_docs_collect(simhash_store *st, MDB_txn *txn, uint64_t from, cons
 simhash_err sh_meta_u64(simhash_store *st, MDB_txn *txn, const char *key, uint64_t *v);
 /* Whether doc's fingerprint width and lengths are acceptable for st. */
 simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc);
+
+/* record.c: the checksums (invariants there). sh_rec_ok checks the value v
+ * of key k and drops the checksum from v->mv_size; 0 if it fails. sh_rec_put
+ * writes body (len bytes) sealed; sh_rec_seal writes the checksum of body
+ * at body + len. */
+uint64_t sh_rec_sum(enum sh_table t, const void *key, size_t klen, const void *body, size_t len);
+void sh_rec_seal(enum sh_table t, const void *key, size_t klen, uint8_t *body, size_t len);
+int sh_rec_ok(enum sh_table t, const MDB_val *k, MDB_val *v);
+simhash_err sh_rec_put(simhash_store *st, MDB_txn *txn, MDB_dbi dbi, enum sh_table t,
+		       const MDB_val *k, const void *body, size_t len, unsigned flags);
+const char *sh_table_name(enum sh_table t);
+/* A meta record: written sealed; read checked (missing or failing its
+ * checksum: SIMHASH_ECORRUPT naming the store and the record). */
+simhash_err sh_meta_put(simhash_store *st, MDB_txn *txn, const char *key, const void *v,
+			size_t len);
+simhash_err sh_meta_get(simhash_store *st, MDB_txn *txn, const char *key, MDB_val *v);
+
+/* upgrade.c: rewrites a store of format version 2 as version 3 (every
+ * record sealed) in one write transaction of env. */
+simhash_err sh_store_upgrade(simhash_store *st);
 
 /* config.c */
 size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap);

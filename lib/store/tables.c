@@ -24,14 +24,6 @@
 #include <string.h>
 #include "store_int.h"
 
-static simhash_err put(simhash_store *st, MDB_txn *txn, const char *key, const void *v, size_t len)
-{
-	MDB_val k = { strlen(key), (void *)key }, d = { len, (void *)v };
-	int rc = mdb_put(txn, st->dbi_meta, &k, &d, 0);
-
-	return rc ? sh_mdb_err(st, rc, "write meta") : SIMHASH_OK;
-}
-
 simhash_err sh_stopwords_record(const simhash_stopwords *sw, sh_buf *b, size_t *len)
 {
 	uint64_t *keys;
@@ -110,26 +102,14 @@ simhash_err sh_tables_put(simhash_store *st, MDB_txn *txn, const simhash_config 
 	simhash_err e = SIMHASH_OK;
 
 	if (cfg->stopwords && (e = sh_stopwords_record(cfg->stopwords, &b, &len)) == SIMHASH_OK)
-		e = put(st, txn, "stopwords", b.p, len);
+		e = sh_meta_put(st, txn, "stopwords", b.p, len);
 	if (e == SIMHASH_OK && cfg->idf && (e = sh_idf_record(cfg->idf, &b, &len)) == SIMHASH_OK)
-		e = put(st, txn, "idf", b.p, len);
+		e = sh_meta_put(st, txn, "idf", b.p, len);
 	sh_buf_free(&b);
 	return e;
 }
 
 /* ---- reading back */
-
-static simhash_err get(simhash_store *st, MDB_txn *txn, const char *key, MDB_val *v)
-{
-	MDB_val k = { strlen(key), (void *)key };
-	int rc = mdb_get(txn, st->dbi_meta, &k, v);
-
-	if (rc == MDB_NOTFOUND) {
-		sh_store_seterr(st, "meta record '%s' missing (the config names the table)", key);
-		return SIMHASH_ECORRUPT;
-	}
-	return rc ? sh_mdb_err(st, rc, "read meta") : SIMHASH_OK;
-}
 
 static simhash_err bad(simhash_store *st, const char *what)
 {
@@ -273,12 +253,12 @@ simhash_err sh_tables_read(simhash_store *st, MDB_txn *txn, unsigned tables, con
 	if ((which & SIMHASH_SCHEME_STOPWORDS) && !(tables & SIMHASH_SCHEME_STOPWORDS))
 		return bad(st, "the scheme names a stop-word table the store does not hold");
 	if ((tables & SIMHASH_SCHEME_STOPWORDS) &&
-	    (e = get(st, txn, "stopwords", &v)) == SIMHASH_OK &&
+	    (e = sh_meta_get(st, txn, "stopwords", &v)) == SIMHASH_OK &&
 	    (e = sh_stopwords_record_parse(v.mv_data, v.mv_size, sw, &rec, &why)) == SIMHASH_OK)
 		e = check_digest(st, "stop-word", simhash_stopwords_digest(*sw), rec,
 				 (which & SIMHASH_SCHEME_STOPWORDS) != 0, s_sw);
 	if (e == SIMHASH_OK && (tables & SIMHASH_SCHEME_IDF) &&
-	    (e = get(st, txn, "idf", &v)) == SIMHASH_OK &&
+	    (e = sh_meta_get(st, txn, "idf", &v)) == SIMHASH_OK &&
 	    (e = sh_idf_record_parse(v.mv_data, v.mv_size, idf, &rec, &why)) == SIMHASH_OK)
 		e = check_digest(st, "IDF", simhash_idf_digest(*idf), rec,
 				 (which & SIMHASH_SCHEME_IDF) != 0, s_idf);

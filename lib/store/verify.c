@@ -3,6 +3,9 @@
  * gives the stored scheme, records well-formed, ids and document numbers one
  * to one, every document number below "next", every fingerprint of the
  * store's width, and the in-memory index holding exactly the stored documents.
+ * Every record is read through its checksum (record.c); each one that fails
+ * is reported with the store, its table and key (the id of a document) and,
+ * where another copy tells, which part changed.
  *
  * On a handle open for writing, verify runs in the writer thread between two
  * batches (writer.c), where the committed documents and the index agree. A
@@ -70,6 +73,15 @@ static simhash_err check_tables(struct vctx *v, unsigned tables, MDB_val scheme_
 	return e;
 }
 
+/* "ckpt" (the other optional records, the tables, are read by check_tables). */
+static void check_optional_meta(struct vctx *v)
+{
+	MDB_val k = { 4, "ckpt" }, d;
+
+	if (mdb_get(v->txn, v->st->dbi_meta, &k, &d) == 0 && !sh_rec_ok(SH_T_META, &k, &d))
+		problem(v, "meta record 'ckpt' fails its checksum");
+}
+
 static void check_meta(struct vctx *v, uint64_t *next, uint64_t *dseq)
 {
 	static const char *const keys[] = { "magic", "version", "scheme", "config", "next", "uuid",
@@ -87,8 +99,13 @@ static void check_meta(struct vctx *v, uint64_t *next, uint64_t *dseq)
 			problem(v, "meta record '%s' missing", keys[i]);
 			d[i].mv_size = 0;
 			d[i].mv_data = NULL;
+		} else if (!sh_rec_ok(SH_T_META, &k, &d[i])) {
+			problem(v, "meta record '%s' fails its checksum", keys[i]);
+			d[i].mv_size = 0;
+			d[i].mv_data = NULL;
 		}
 	}
+	check_optional_meta(v);
 	if (d[0].mv_data && (d[0].mv_size != 8 || memcmp(d[0].mv_data, SH_STORE_MAGIC, 8)))
 		problem(v, "bad magic number");
 	if (d[1].mv_data &&
@@ -136,6 +153,11 @@ static simhash_err check_dlog(struct vctx *v, uint64_t next, uint64_t dseq)
 		MDB_val dk = { 8, key }, dv;
 		uint64_t seq, docno;
 
+		if (!sh_rec_ok(SH_T_DLOG, &k, &d)) {
+			problem(v, "deletion %llu: dlog record fails its checksum",
+				k.mv_size == 8 ? (unsigned long long)sh_get_be64(k.mv_data) : 0ull);
+			continue;
+		}
 		if (k.mv_size != 8 || d.mv_size != 24) {
 			problem(v, "malformed dlog record");
 			continue;
@@ -164,6 +186,41 @@ static int width_ok(const simhash_store *st, const simhash_fp *fp)
 	return st->bits == 128 || fp->w[1] == 0;
 }
 
+/* Which part of a docs record that fails its checksum changed, where
+ * another copy tells: the index holds the fingerprint, "ids" the id. */
+static void bad_doc(struct vctx *v, uint64_t docno, const MDB_val *d, const char *why)
+{
+	simhash_store *st = v->st;
+	const uint8_t *p = d->mv_data;
+	size_t id_len = d->mv_size >= SH_DOC_HEAD ? sh_get_le32(p + 24) : 0;
+	const char *part = "";
+	MDB_val ik = { id_len, (void *)(p + SH_DOC_HEAD) }, iv;
+	uint64_t named;
+	int id_ok = 0;
+
+	if (id_len && id_len <= SIMHASH_STORE_ID_MAX && SH_DOC_HEAD + id_len <= d->mv_size &&
+	    mdb_get(v->txn, st->dbi_ids, &ik, &iv) == 0 &&
+	    sh_ids_decode(st, &ik, &iv, &named) == SIMHASH_OK && named == docno)
+		id_ok = 1;
+	if (d->mv_size >= SH_DOC_HEAD + SH_SUM_LEN) {
+		simhash_fp fp = { { sh_get_le64(p), sh_get_le64(p + 8) }, st->bits };
+
+		if (!sh_memidx_has(st->idx, docno, &fp, &v->matches))
+			part = " (the fingerprint differs from the index's copy, or the index "
+			       "lacks the document)";
+		else if (!id_ok)
+			part = " (the id or its length)";
+		else
+			part = " (the metadata, the time or a length)";
+	}
+	if (id_ok)
+		problem(v, "id %.*s (document %llu): %s%s", (int)id_len,
+			(const char *)ik.mv_data, (unsigned long long)docno, why, part);
+	else
+		problem(v, "document %llu: %s%s", (unsigned long long)docno, why,
+			part);
+}
+
 static simhash_err check_docs(struct vctx *v, uint64_t next, uint64_t *n_docs)
 {
 	simhash_store *st = v->st;
@@ -180,14 +237,16 @@ static simhash_err check_docs(struct vctx *v, uint64_t next, uint64_t *n_docs)
 		uint64_t docno;
 		MDB_val ik, iv;
 
+		const char *why;
+
 		(*n_docs)++;
 		if (k.mv_size != 8) {
 			problem(v, "document key of %zu bytes", k.mv_size);
 			continue;
 		}
 		docno = sh_get_be64(k.mv_data);
-		if (sh_doc_decode(st, &d, &doc) != SIMHASH_OK) {
-			problem(v, "document %llu: malformed record", (unsigned long long)docno);
+		if (sh_doc_decode(st, &k, &d, &doc, &why) != SIMHASH_OK) {
+			bad_doc(v, docno, &d, why);
 			continue;
 		}
 		if (docno >= next)
@@ -203,6 +262,8 @@ static simhash_err check_docs(struct vctx *v, uint64_t next, uint64_t *n_docs)
 				doc.id_len);
 		else if (mdb_get(v->txn, st->dbi_ids, &ik, &iv) != 0)
 			problem(v, "id %.*s: in docs, missing from ids", (int)doc.id_len, doc.id);
+		else if (!sh_rec_ok(SH_T_IDS, &ik, &iv))
+			; /* check_ids reports it */
 		else if (iv.mv_size != 8 || sh_get_be64(iv.mv_data) != docno)
 			problem(v, "id %.*s: stored twice (ids names another document)",
 				(int)doc.id_len, doc.id);
@@ -227,8 +288,14 @@ static simhash_err check_ids(struct vctx *v, uint64_t *n_ids)
 	     rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
 		MDB_val dk, dv;
 		struct sh_doc doc;
+		const char *why;
 
 		(*n_ids)++;
+		if (!sh_rec_ok(SH_T_IDS, &k, &d)) {
+			problem(v, "id %.*s: ids record fails its checksum",
+				(int)k.mv_size, (const char *)k.mv_data);
+			continue;
+		}
 		if (d.mv_size != 8) {
 			problem(v, "id %.*s: malformed ids record", (int)k.mv_size,
 				(const char *)k.mv_data);
@@ -238,7 +305,7 @@ static simhash_err check_ids(struct vctx *v, uint64_t *n_ids)
 		if (mdb_get(v->txn, st->dbi_docs, &dk, &dv) != 0)
 			problem(v, "id %.*s: names a missing document", (int)k.mv_size,
 				(const char *)k.mv_data);
-		else if (sh_doc_decode(st, &dv, &doc) == SIMHASH_OK &&
+		else if (sh_doc_decode(st, &dk, &dv, &doc, &why) == SIMHASH_OK &&
 			 (doc.id_len != k.mv_size || memcmp(doc.id, k.mv_data, k.mv_size)))
 			problem(v, "id %.*s: names the document of another id", (int)k.mv_size,
 				(const char *)k.mv_data);
@@ -277,6 +344,13 @@ simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem
 	if (e != SIMHASH_OK || (e = check_ids(&v, &n_ids)) != SIMHASH_OK ||
 	    (e = check_dlog(&v, next, dseq)) != SIMHASH_OK)
 		return e;
+	{
+		char why[128];
+
+		if (sh_memidx_verify(st->idx, why, sizeof why) == SIMHASH_ECORRUPT)
+			problem(&v, "the saved index %s the index was mapped from: %s "
+				"(delete it: the next open rebuilds the index)", st->idx_path, why);
+	}
 	n_idx = sh_memidx_count(st->idx);
 	if (n_ids != n_docs)
 		problem(&v, "%llu ids for %llu documents", (unsigned long long)n_ids,

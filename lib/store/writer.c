@@ -29,6 +29,9 @@
  *     "dlog" under the next deletion number in the batch's transaction, and
  *     "dseq" follows, so an open after a crash replays exactly the deletions
  *     since its checkpoint (checkpoint.c).
+ *  6. A batch that deletes a record failing its checksum (by its id: a
+ *     delete or a replacing put) rebuilds the live index after its commit,
+ *     from the records (del_damaged): nothing of that record is trusted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +113,7 @@ static simhash_err pend_push(simhash_store *st, uint64_t docno, const simhash_fp
 static void batch_reset(simhash_store *st)
 {
 	st->n_pend = 0;
+	st->rebuild_idx = 0;
 	if (st->n_dels)
 		memset(st->dels.p, 0, st->dels_cap * 8);
 	st->n_dels = 0;
@@ -117,21 +121,47 @@ static void batch_reset(simhash_store *st)
 
 /* ---- operations inside the transaction */
 
-/* Deletes document docno (its docs record and, if del_id, its ids entry). */
-static simhash_err del_docno(simhash_store *st, MDB_txn *txn, uint64_t docno, int del_id)
+/* A docs record that fails its checksum, deleted by the id that names it
+ * (delete, or a put replacing it): the record and that id go. Its
+ * fingerprint cannot be trusted, so the batch rebuilds the index after its
+ * commit (rebuild_idx), and the deletion log gets the bytes as they are: a
+ * replay that cannot match them finds the counts differ and rebuilds too
+ * (checkpoint.c, invariant 1). Nothing of the record is ever returned. */
+static simhash_err del_damaged(simhash_store *st, MDB_txn *txn, MDB_val *k, const MDB_val *v,
+			       uint64_t docno, const char *id, size_t id_len)
+{
+	simhash_fp fp = { { 0, 0 }, st->bits };
+	MDB_val ik = { id_len, (void *)id };
+	int rc;
+
+	if (v->mv_size >= 16) {
+		fp.w[0] = sh_get_le64(v->mv_data);
+		fp.w[1] = st->bits == 128 ? sh_get_le64((const uint8_t *)v->mv_data + 8) : 0;
+	}
+	if (id_len && (rc = mdb_del(txn, st->dbi_ids, &ik, NULL)) != 0 && rc != MDB_NOTFOUND)
+		return sh_mdb_err(st, rc, "delete");
+	if ((rc = mdb_del(txn, st->dbi_docs, k, NULL)) != 0)
+		return sh_mdb_err(st, rc, "delete");
+	st->rebuild_idx = 1;
+	return pend_push(st, docno, &fp, 1);
+}
+
+/* Deletes document docno, which id names (its docs record and, if del_id,
+ * its ids entry). */
+static simhash_err del_docno(simhash_store *st, MDB_txn *txn, uint64_t docno, const char *id,
+			     size_t id_len, int del_id)
 {
 	uint8_t key[8];
 	MDB_val k = { 8, key }, v;
 	struct sh_doc d;
+	const char *why;
 	int rc;
 
 	sh_put_be64(key, docno);
 	if ((rc = mdb_get(txn, st->dbi_docs, &k, &v)) != 0)
 		return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "delete");
-	if (sh_doc_decode(st, &v, &d) != SIMHASH_OK) {
-		sh_store_seterr(st, "malformed document record");
-		return SIMHASH_ECORRUPT;
-	}
+	if (sh_doc_decode(st, &k, &v, &d, &why) != SIMHASH_OK)
+		return del_damaged(st, txn, &k, &v, docno, id, del_id ? id_len : 0);
 	if (del_id) {
 		MDB_val ik = { d.id_len, (void *)d.id };
 		rc = mdb_del(txn, st->dbi_ids, &ik, NULL);
@@ -155,26 +185,22 @@ static simhash_err find_id(simhash_store *st, MDB_txn *txn, const char *id, size
 		return SIMHASH_OK;
 	if (rc)
 		return sh_mdb_err(st, rc, "read ids");
-	if (v.mv_size != 8) {
-		sh_store_seterr(st, "malformed ids record");
-		return SIMHASH_ECORRUPT;
-	}
-	*docno = sh_get_be64(v.mv_data);
-	return SIMHASH_OK;
+	return sh_ids_decode(st, &k, &v, docno);
 }
 
 static simhash_err put_one(simhash_store *st, MDB_txn *txn, const simhash_store_doc *doc)
 {
 	size_t len = SH_DOC_HEAD + doc->id_len + doc->meta_len;
 	uint8_t key[8], *p;
-	MDB_val k = { 8, key }, v = { len, NULL }, ik = { doc->id_len, (void *)doc->id };
+	MDB_val k = { 8, key }, v = { len + SH_SUM_LEN, NULL }, ik = { doc->id_len, (void *)doc->id };
 	uint64_t old, docno = st->next_docno;
 	simhash_err e;
 	int rc;
 
 	if ((e = find_id(st, txn, doc->id, doc->id_len, &old)) != SIMHASH_OK)
 		return e;
-	if (old != UINT64_MAX && (e = del_docno(st, txn, old, 0)) != SIMHASH_OK)
+	if (old != UINT64_MAX &&
+	    (e = del_docno(st, txn, old, doc->id, doc->id_len, 0)) != SIMHASH_OK)
 		return e;
 	sh_put_be64(key, docno);
 	if ((rc = mdb_put(txn, st->dbi_docs, &k, &v, MDB_APPEND | MDB_RESERVE)) != 0)
@@ -188,10 +214,9 @@ static simhash_err put_one(simhash_store *st, MDB_txn *txn, const simhash_store_
 	memcpy(p + SH_DOC_HEAD, doc->id, doc->id_len);
 	if (doc->meta_len)
 		memcpy(p + SH_DOC_HEAD + doc->id_len, doc->meta, doc->meta_len);
-	v.mv_size = 8;
-	v.mv_data = key;
-	if ((rc = mdb_put(txn, st->dbi_ids, &ik, &v, 0)) != 0)
-		return sh_mdb_err(st, rc, "put");
+	sh_rec_seal(SH_T_DOCS, key, 8, p, len);
+	if ((e = sh_rec_put(st, txn, st->dbi_ids, SH_T_IDS, &ik, key, 8, 0)) != SIMHASH_OK)
+		return e;
 	st->next_docno++;
 	return pend_push(st, docno, &doc->fp, 0);
 }
@@ -234,13 +259,15 @@ filter:
 		uint8_t key[8];
 		MDB_val k = { 8, key }, v;
 		struct sh_doc d;
+		const char *why;
 		int rc;
 
 		sh_put_be64(key, h[i].docno);
 		if ((rc = mdb_get(txn, st->dbi_docs, &k, &v)) != 0)
 			return sh_mdb_err(st, rc, "check");
-		if ((e = sh_doc_decode(st, &v, &d)) != SIMHASH_OK ||
-		    (e = sh_results_add(q->r, &d, h[i].dist)) != SIMHASH_OK)
+		if (sh_doc_decode(st, &k, &v, &d, &why) != SIMHASH_OK)
+			return sh_doc_bad(st, h[i].docno, NULL, 0, why);
+		if ((e = sh_results_add(q->r, &d, h[i].dist)) != SIMHASH_OK)
 			return e;
 	}
 	sh_results_finish(q->r);
@@ -260,11 +287,11 @@ static simhash_err expire(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
 	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		struct sh_doc d;
+		const char *why;
 		MDB_val ik;
 
-		if (sh_doc_decode(st, &v, &d) != SIMHASH_OK || k.mv_size != 8) {
-			sh_store_seterr(st, "malformed document record");
-			e = SIMHASH_ECORRUPT;
+		if (sh_doc_decode(st, &k, &v, &d, &why) != SIMHASH_OK) {
+			e = sh_doc_bad(st, k.mv_size == 8 ? sh_get_be64(k.mv_data) : 0, NULL, 0, why);
 			break;
 		}
 		if (d.time >= q->before)
@@ -303,7 +330,7 @@ static simhash_err run_one(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
 		if ((e = find_id(st, txn, q->id, q->id_len, &docno)) != SIMHASH_OK)
 			return e;
 		q->deleted = docno != UINT64_MAX;
-		return q->deleted ? del_docno(st, txn, docno, 1) : SIMHASH_OK;
+		return q->deleted ? del_docno(st, txn, docno, q->id, q->id_len, 1) : SIMHASH_OK;
 	case SH_W_EXPIRE:
 		return expire(st, txn, q);
 	case SH_W_VERIFY: /* alone in its batch: the index matches txn */
@@ -312,6 +339,30 @@ static simhash_err run_one(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
 		return sh_ckpt_install(st, txn, q->stamp);
 	}
 	return SIMHASH_EINVAL;
+}
+
+/* The live index rebuilt from the last commit, after a batch deleted a
+ * record that failed its checksum (del_damaged): the index may hold that
+ * document under a fingerprint no record gives any more. */
+static simhash_err rebuild_live(simhash_store *st)
+{
+	sh_memidx *m = NULL, *old;
+	simhash_err e;
+	MDB_txn *r;
+	int rc;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r)) != 0)
+		return sh_mdb_err(st, rc, "rebuild");
+	e = sh_index_rebuild(st, r, &m);
+	mdb_txn_abort(r);
+	if (e != SIMHASH_OK)
+		return e;
+	pthread_rwlock_wrlock(&st->idx_lock);
+	old = st->idx;
+	st->idx = m;
+	pthread_rwlock_unlock(&st->idx_lock);
+	sh_memidx_free(old);
+	return SIMHASH_OK;
 }
 
 /* Applies the committed batch to the index (invariant 1): the additions in
@@ -353,6 +404,8 @@ static simhash_err apply(simhash_store *st)
 	pthread_rwlock_unlock(&st->idx_lock);
 	free(fps);
 	free(docnos);
+	if (e == SIMHASH_OK && st->rebuild_idx)
+		e = rebuild_live(st);
 	if (e != SIMHASH_OK) {
 		st->idx_broken = 1;
 		sh_store_seterr(st, "out of memory updating the index: reopen the store");
@@ -367,8 +420,8 @@ static simhash_err log_batch(simhash_store *st, MDB_txn *txn, uint64_t next0)
 	const struct sh_pend *p = st->pend.p;
 	uint64_t dseq0 = st->next_dseq;
 	uint8_t key[8], rec[24];
-	MDB_val k = { 8, key }, v = { 24, rec };
-	int rc;
+	MDB_val k = { 8, key };
+	simhash_err e;
 
 	for (size_t i = 0; i < st->n_pend; i++) {
 		if (!p[i].del)
@@ -377,30 +430,30 @@ static simhash_err log_batch(simhash_store *st, MDB_txn *txn, uint64_t next0)
 		sh_put_le64(rec, p[i].docno);
 		sh_put_le64(rec + 8, p[i].fp.w[0]);
 		sh_put_le64(rec + 16, st->bits == 128 ? p[i].fp.w[1] : 0);
-		if ((rc = mdb_put(txn, st->dbi_dlog, &k, &v, MDB_APPEND)) != 0)
-			return sh_mdb_err(st, rc, "delete");
+		if ((e = sh_rec_put(st, txn, st->dbi_dlog, SH_T_DLOG, &k, rec, 24, MDB_APPEND)) !=
+		    SIMHASH_OK)
+			return e;
 		st->next_dseq++;
 	}
 	if (st->next_dseq != dseq0) {
-		MDB_val mk = { 4, "dseq" }, mv = { 8, key };
-
 		sh_put_le64(key, st->next_dseq);
-		if ((rc = mdb_put(txn, st->dbi_meta, &mk, &mv, 0)) != 0)
-			return sh_mdb_err(st, rc, "delete");
+		if ((e = sh_meta_put(st, txn, "dseq", key, 8)) != SIMHASH_OK)
+			return e;
 	}
 	if (st->next_docno != next0) {
-		MDB_val mk = { 4, "next" }, mv = { 8, key };
-
 		sh_put_le64(key, st->next_docno);
-		if ((rc = mdb_put(txn, st->dbi_meta, &mk, &mv, 0)) != 0)
-			return sh_mdb_err(st, rc, "put");
+		if ((e = sh_meta_put(st, txn, "next", key, 8)) != SIMHASH_OK)
+			return e;
 	}
 	return SIMHASH_OK;
 }
 
-/* Runs one batch in one transaction; sets each request's err. */
-static void run_batch(simhash_store *st, struct sh_wreq *batch)
+/* Runs one batch in one transaction; sets each request's err. Returns the
+ * number of writes it committed (checkpoints and verifies are not writes);
+ * *committed: whether the transaction committed. */
+static size_t run_batch(simhash_store *st, struct sh_wreq *batch, int *committed)
 {
+	size_t n_writes = 0;
 	uint64_t next0 = st->next_docno, dseq0 = st->next_dseq;
 	simhash_err e = SIMHASH_OK;
 	struct sh_wreq *q;
@@ -421,11 +474,13 @@ static void run_batch(simhash_store *st, struct sh_wreq *batch)
 	} else if ((rc = mdb_txn_commit(txn)) != 0) {
 		e = sh_mdb_err(st, rc, "commit");
 	} else {
+		*committed = 1;
 		e = apply(st);
 		batch_reset(st);
 		next0 = st->next_docno;
 		dseq0 = st->next_dseq;
 		for (q = batch; q; q = q->next) {
+			n_writes += q->op != SH_W_CKPT && q->op != SH_W_VERIFY;
 			if (q->op != SH_W_CKPT)
 				continue;
 			st->ck = *q->stamp;
@@ -439,6 +494,7 @@ out:
 	st->next_dseq = dseq0;
 	for (q = batch; q; q = q->next)
 		q->err = e;
+	return n_writes;
 }
 
 /* Acknowledges the requests of batch (a list): each caller wakes on its own
@@ -484,7 +540,8 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&st->mu);
 	for (;;) {
 		struct sh_wreq *batch, *last;
-		size_t n = 1;
+		size_t n = 1, n_writes;
+		int committed = 0;
 		MDB_envinfo info;
 		size_t txn0;
 
@@ -516,16 +573,20 @@ static void *writer_main(void *arg)
 
 		mdb_env_info(st->env, &info);
 		txn0 = info.me_last_txnid;
-		run_batch(st, batch);
+		n_writes = run_batch(st, batch, &committed);
 		/* count before any acknowledgement: a caller who was answered
 		 * reads counters that include its request */
 		pthread_mutex_lock(&st->mu);
-		st->n_commits++;
-		st->n_committed += n;
-		st->batch_hist[batch_bucket(n)]++;
+		/* a commit's batch is the writes it carried: a checkpoint's
+		 * install or a verify is none, a failed batch no commit */
+		if (committed) {
+			st->n_commits++;
+			st->n_committed += n_writes;
+			st->batch_hist[batch_bucket(n_writes)]++;
+			if (n_writes > st->max_batch)
+				st->max_batch = n_writes;
+		}
 		st->ck_delta = sh_ckpt_delta(st);
-		if (n > st->max_batch)
-			st->max_batch = n;
 		pthread_mutex_unlock(&st->mu);
 		mdb_env_info(st->env, &info);
 		if (unsynced) {

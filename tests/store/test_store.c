@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <lmdb.h>
+#include <xxhash.h>
 #include "test.h"
 #include "simhash.h"
 
@@ -586,12 +587,24 @@ static void raw_delete(const char *db, const void *key, size_t len)
 }
 
 /* Sets meta record key of the store file, behind the store's back. */
-static void raw_put_meta(const char *key, const void *val, size_t len)
+/* Writes meta record key as val, sealed with the checksum docs/format.md
+ * states (format version 3), computed here from xxHash itself; raw: as is. */
+static void put_meta(const char *key, const void *val, size_t len, int raw)
 {
 	MDB_env *env;
 	MDB_txn *txn;
 	MDB_dbi dbi;
-	MDB_val k = { strlen(key), (void *)key }, v = { len, (void *)val };
+	uint8_t buf[256];
+	uint64_t sum = XXH3_64bits_withSeed(val, len,
+					    XXH3_64bits_withSeed(key, strlen(key),
+								 0x5348524543534d31ull ^ 1));
+	MDB_val k = { strlen(key), (void *)key }, v = { len + (raw ? 0 : 8), buf };
+
+	if (len + 8 > sizeof buf)
+		abort();
+	memcpy(buf, val, len);
+	for (int i = 0; i < 8; i++)
+		buf[len + i] = (uint8_t)(sum >> (8 * i));
 
 	CHECK(mdb_env_create(&env) == 0);
 	mdb_env_set_maxdbs(env, 4);
@@ -603,11 +616,17 @@ static void raw_put_meta(const char *key, const void *val, size_t len)
 	mdb_env_close(env);
 }
 
+static void raw_put_meta(const char *key, const void *val, size_t len)
+{
+	put_meta(key, val, len, 0);
+}
+
 /* A store of format version 1 (before the deletion log) or of a newer one
  * is refused with a message naming both versions. */
 static void test_other_format_versions_are_refused(void)
 {
-	static const uint8_t versions[][4] = { { 1, 0, 0, 0 }, { 3, 0, 0, 0 } };
+	/* version 1 as it was written (no checksum), version 4 sealed */
+	static const uint8_t versions[][4] = { { 1, 0, 0, 0 }, { 4, 0, 0, 0 } };
 	simhash_store *st = create_bits("version", 64);
 	char err[SIMHASH_STORE_ERR_MAX];
 
@@ -617,7 +636,7 @@ static void test_other_format_versions_are_refused(void)
 	for (int i = 0; i < 2; i++) {
 		char want[64];
 
-		raw_put_meta("version", versions[i], 4);
+		put_meta("version", versions[i], 4, i == 0);
 		snprintf(want, sizeof want, "store format version %d, this library reads %d",
 			 versions[i][0], SIMHASH_STORE_FORMAT_VERSION);
 		st = NULL;
