@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include <sys/stat.h>
 #include "config_opts.h"
+#include "progress.h"
 #include "reader.h"
 #include "util.h"
 
@@ -59,34 +61,59 @@ static const char *name_at(const struct names *nm, uint64_t id, size_t *len)
 	return "?";
 }
 
+/* A slot holds the top 32 bits of its name's hash over id + 1 (0: empty), and
+ * a name's first slot is taken from those top bits: the table grows without
+ * reading a name again, and a lookup compares names only when 32 bits of
+ * hash agree. At most 3/4 full. */
+#define SLOT_ID(x) ((x) & 0xffffffffu)
+#define SLOT_HASH(x) ((x) >> 32)
+
+static size_t slot_home(uint64_t hash32, size_t n_slots)
+{
+	return (size_t)((hash32 * n_slots) >> 32); /* n_slots <= 2^32 */
+}
+
 static void names_rehash(struct names *nm, size_t n_slots)
 {
-	free(nm->slot);
+	uint64_t *old = nm->slot;
+	size_t old_n = nm->n_slots;
+
 	nm->slot = xcalloc(n_slots, sizeof *nm->slot);
 	nm->n_slots = n_slots;
-	for (size_t i = 0; i < nm->n; i++) {
-		size_t len;
-		const char *s = name_at(nm, i, &len);
-		size_t h = (size_t)fnv1a(s, len) & (n_slots - 1);
+	for (size_t i = 0; i < old_n; i++) {
+		size_t h;
+		if (!old[i])
+			continue;
+		h = slot_home(SLOT_HASH(old[i]), n_slots);
 		while (nm->slot[h])
-			h = (h + 1) & (n_slots - 1);
-		nm->slot[h] = i + 1;
+			h = h + 1 == n_slots ? 0 : h + 1;
+		nm->slot[h] = old[i];
 	}
+	free(old);
 }
 
 /* The id of s, added if new (add) or UINT64_MAX if absent. */
 static uint64_t names_get(struct names *nm, const char *s, size_t len, int add)
 {
+	uint64_t hash = fnv1a(s, len) >> 32;
 	size_t h;
 
-	if (nm->n_slots == 0 || (nm->n + 1) * 2 > nm->n_slots)
+	if (nm->n_slots == 0 || (nm->n + 1) * 4 > nm->n_slots * 3) {
+		if (nm->n_slots >= ((size_t)1 << 32)) {
+			cli_err("too many distinct ids");
+			exit(EXIT_FAIL);
+		}
 		names_rehash(nm, nm->n_slots ? nm->n_slots * 2 : 1024);
-	h = (size_t)fnv1a(s, len) & (nm->n_slots - 1);
-	for (; nm->slot[h]; h = (h + 1) & (nm->n_slots - 1)) {
+	}
+	h = slot_home(hash, nm->n_slots);
+	for (; nm->slot[h]; h = h + 1 == nm->n_slots ? 0 : h + 1) {
 		size_t l;
-		const char *t = name_at(nm, nm->slot[h] - 1, &l);
+		const char *t;
+		if (SLOT_HASH(nm->slot[h]) != hash)
+			continue;
+		t = name_at(nm, SLOT_ID(nm->slot[h]) - 1, &l);
 		if (l == len && memcmp(s, t, len) == 0)
-			return nm->slot[h] - 1;
+			return SLOT_ID(nm->slot[h]) - 1;
 	}
 	if (!add)
 		return UINT64_MAX;
@@ -105,8 +132,29 @@ static uint64_t names_get(struct names *nm, const char *s, size_t len, int add)
 		exit(EXIT_FAIL);
 	}
 	nm->off[nm->n + 1] = nm->bytes.len;
-	nm->slot[h] = ++nm->n;
+	nm->slot[h] = hash << 32 | ++nm->n;
 	return nm->n - 1;
+}
+
+/* Builds nm's table for its n names. */
+static void names_index(struct names *nm)
+{
+	size_t n_slots = 1024;
+
+	while (nm->n * 4 > n_slots * 3)
+		n_slots *= 2;
+	free(nm->slot);
+	nm->slot = xcalloc(n_slots, sizeof *nm->slot);
+	nm->n_slots = n_slots;
+	for (size_t i = 0; i < nm->n; i++) {
+		size_t len;
+		const char *s = name_at(nm, i, &len);
+		uint64_t hash = fnv1a(s, len) >> 32;
+		size_t h = slot_home(hash, n_slots);
+		while (nm->slot[h])
+			h = h + 1 == n_slots ? 0 : h + 1;
+		nm->slot[h] = hash << 32 | (i + 1);
+	}
 }
 
 /* Reads the names of ix into nm: in place for lookups by id (query), or
@@ -153,9 +201,7 @@ static int names_load(struct names *nm, const simhash_index *ix, int copy, const
 			nm->n++;
 		}
 		nm->ext_n = 0;
-		names_rehash(nm, 1024);
-		while (nm->n * 2 > nm->n_slots)
-			names_rehash(nm, nm->n_slots * 2);
+		names_index(nm);
 	}
 	return 0;
 bad:
@@ -380,6 +426,8 @@ struct collect {
 	struct fpvec *v;
 	struct names *nm;
 	int add;          /* new names get ids; else unknown names are skipped */
+	struct progress *prog; /* or NULL */
+	uint64_t bytes, lines; /* not yet reported to prog */
 };
 
 static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t id_len,
@@ -390,7 +438,28 @@ static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t 
 	(void)path, (void)line;
 	if (n != UINT64_MAX)
 		fpvec_push(c->v, fp, n);
+	if (c->prog) { /* the line's bytes: HEX, tab, id, newline */
+		c->bytes += fp->bits / 4 + id_len + 2;
+		if (++c->lines == 8192) {
+			progress_add(c->prog, c->bytes, c->lines);
+			c->bytes = c->lines = 0;
+		}
+	}
 	return 0;
+}
+
+/* Total size of the regular files among paths (0: unknown), for the progress line. */
+static uint64_t total_size(char **paths, int n)
+{
+	uint64_t sum = 0;
+	struct stat st;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(paths[i], "-") || stat(paths[i], &st) || !S_ISREG(st.st_mode))
+			return 0;
+		sum += (uint64_t)st.st_size;
+	}
+	return sum;
 }
 
 /* ---- options */
@@ -572,13 +641,16 @@ static int save_index(simhash_index *ix, const char *path)
 
 /* ---- build, add, delete */
 
+/* The index is written by simhash_index_build_file, one table at a time:
+ * the peak is the fingerprints, ids and names read plus one table, under the
+ * size of the file written (the names' lookup table is freed before). */
 static int do_build(int argc, char **argv)
 {
-	struct cli_config cc;
 	struct args a;
 	struct fpvec v = {0};
 	struct names nm = {0};
-	struct collect col = {&v, &nm, 1};
+	struct progress prog;
+	struct collect col = {&v, &nm, 1, &prog, 0, 0};
 	simhash_index *ix = NULL;
 	char scheme_buf[SIMHASH_SCHEME_MAX];
 	unsigned bits = 0;
@@ -588,7 +660,6 @@ static int do_build(int argc, char **argv)
 	ret = parse_args("index build", argc, argv, &a, NULL, &optind);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	(void)cc;
 	if (!a.out) {
 		cli_err("index build: -o INDEX is required");
 		return EXIT_USAGE;
@@ -601,14 +672,18 @@ static int do_build(int argc, char **argv)
 		cli_err("index build: -k %lu is out of range (0 to 16 at 64 bits, 0 to 32 at 128)", a.k);
 		return EXIT_USAGE;
 	}
+	progress_init(&prog, optind == argc ? 0 : total_size(argv + optind, argc - optind));
 	if (optind == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind; i < argc && ret == 0; i++)
 		ret = read_any(argv[i], &bits, &a.scheme, scheme_buf, collect_line, &col);
+	progress_end(&prog);
 	if (ret) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	free(nm.slot); /* no more lookups */
+	nm.slot = NULL, nm.n_slots = 0;
 	if (bits == 0)
 		bits = 64;
 	if (!a.have_k)
@@ -620,16 +695,28 @@ static int do_build(int argc, char **argv)
 	err = simhash_index_new(bits, (unsigned)a.k, &ix);
 	if (!err && a.scheme)
 		err = simhash_index_set_scheme(ix, a.scheme);
-	if (!err)
-		err = simhash_index_build(ix, v.w, v.id, v.n, (unsigned)a.jobs);
 	if (!err && names_store(&nm, ix))
 		err = SIMHASH_ENOMEM;
+	names_free(&nm); /* the index holds their copy */
+	memset(&nm, 0, sizeof nm);
+	if (!err && v.n > UINT32_MAX)
+		err = SIMHASH_EINVAL;
 	if (err) {
 		cli_err("index build: %s", simhash_strerror(err));
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	ret = save_index(ix, a.out) ? EXIT_FAIL : EXIT_OK;
+	err = simhash_index_build_file(ix, v.w, v.id, v.n, (unsigned)a.jobs, a.out);
+	if (err == SIMHASH_ENOMEM) {
+		cli_err("index build: %s", simhash_strerror(err));
+		ret = EXIT_FAIL;
+	} else if (err) {
+		cli_err("%s: cannot write the index: %s", a.out,
+			err == SIMHASH_EINVAL ? "not a regular file" : strerror(errno ? errno : EIO));
+		ret = EXIT_FAIL;
+	} else {
+		ret = EXIT_OK;
+	}
 out:
 	simhash_index_free(ix);
 	names_free(&nm);
@@ -644,7 +731,7 @@ static int do_change(int argc, char **argv, int add)
 	struct args a;
 	struct fpvec v = {0};
 	struct names nm = {0};
-	struct collect col = {&v, &nm, add};
+	struct collect col = {&v, &nm, add, NULL, 0, 0};
 	simhash_index *ix;
 	char scheme_buf[SIMHASH_SCHEME_MAX];
 	const char *scheme;

@@ -128,31 +128,69 @@ static size_t layout(const simhash_index *ix, const sh_ix_seg *s, uint8_t *hdr, 
 	return hdr_len;
 }
 
-static simhash_err write_file(const simhash_index *ix, const sh_ix_seg *s, simhash_outfile *f)
+/* Writes header and sections. build: s has its geometry but no tables yet;
+ * each table is then built (on `threads` threads) just before its sections
+ * are written and freed just after, so one table at a time is in memory. */
+static simhash_err write_file(const simhash_index *ix, sh_ix_seg *s, simhash_outfile *f, int build,
+			      unsigned threads)
 {
 	uint8_t hdr[HDR_FIXED + HDR_TABLE * SIMHASH_PLAN_MAX_TABLES + 8];
 	sect sec[4 + 3 * SIMHASH_PLAN_MAX_TABLES];
 	static const uint8_t zero[64];
 	size_t n_sec, hdr_len = layout(ix, s, hdr, sec, &n_sec);
 	uint64_t pos = hdr_len;
+	simhash_err err = SIMHASH_OK;
 
 	if (write_all(f, hdr, hdr_len))
 		return SIMHASH_EIO;
-	for (size_t i = 0; i < n_sec; i++) {
+	for (size_t i = 0; i < n_sec && !err; i++) {
+		size_t t = (i - 4) / 3;
+		if (build && i >= 4 && (i - 4) % 3 == 0) {
+			err = sh_ix_table_fill(s, ix->words, &s->tab[t], threads);
+			if (err)
+				break;
+			sec[i].p = s->tab[t].dir, sec[i + 1].p = s->tab[t].fps, sec[i + 2].p = s->tab[t].rows;
+		}
 		if (write_all(f, zero, sec[i].off - pos) || (sec[i].len && write_all(f, sec[i].p, sec[i].len)))
-			return SIMHASH_EIO;
+			err = SIMHASH_EIO;
 		pos = sec[i].off + sec[i].len;
+		if (build && i >= 4 && (i - 4) % 3 == 2) {
+			free((void *)s->tab[t].dir), free((void *)s->tab[t].fps), free((void *)s->tab[t].rows);
+			s->tab[t].dir = NULL, s->tab[t].fps = NULL, s->tab[t].rows = NULL;
+		}
 	}
-	if (write_all(f, zero, align64(pos) - pos))
-		return SIMHASH_EIO;
-	return SIMHASH_OK;
+	if (!err && write_all(f, zero, align64(pos) - pos))
+		err = SIMHASH_EIO;
+	if (build) /* after an error: the table in hand */
+		for (unsigned t = 0; t < s->n_tables; t++) {
+			free((void *)s->tab[t].dir), free((void *)s->tab[t].fps), free((void *)s->tab[t].rows);
+			s->tab[t].dir = NULL, s->tab[t].fps = NULL, s->tab[t].rows = NULL;
+		}
+	return err;
+}
+
+/* The library's one atomic writer: temp file, fsync, rename, fsync of the
+ * directory; an existing file keeps its mode. */
+static simhash_err write_atomic(const simhash_index *ix, sh_ix_seg *s, const char *path, int build,
+				unsigned threads)
+{
+	simhash_outfile *f;
+	simhash_err err = simhash_outfile_open(path, &f, NULL);
+
+	if (err)
+		return err;
+	err = write_file(ix, s, f, build, threads);
+	if (err)
+		simhash_outfile_abort(f);
+	else
+		err = simhash_outfile_commit(f, NULL);
+	return err;
 }
 
 simhash_err simhash_index_save(const simhash_index *ix, const char *path)
 {
 	sh_ix_seg *tmp_seg = NULL;
 	const sh_ix_seg *s;
-	simhash_outfile *f;
 	simhash_err err;
 
 	if (!ix || !path || !*path)
@@ -166,19 +204,40 @@ simhash_err simhash_index_save(const simhash_index *ix, const char *path)
 			goto out_unlock;
 		s = tmp_seg;
 	}
-	/* the library's one atomic writer: temp file, fsync, rename, fsync of
-	 * the directory; an existing file keeps its mode */
-	err = simhash_outfile_open(path, &f, NULL);
-	if (err)
-		goto out_unlock;
-	err = write_file(ix, s, f);
-	if (err)
-		simhash_outfile_abort(f);
-	else
-		err = simhash_outfile_commit(f, NULL);
+	err = write_atomic(ix, (sh_ix_seg *)s, path, 0, 1);
 out_unlock:
 	pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
 	sh_ix_seg_free(tmp_seg);
+	return err;
+}
+
+simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uint64_t *ids, size_t n,
+				     unsigned threads, const char *path)
+{
+	sh_ix_seg *s;
+	simhash_index_plan plan;
+	simhash_err err;
+
+	if (!ix || !path || !*path || (n && (!fps || !ids)) || n > UINT32_MAX || ix->n_seg)
+		return SIMHASH_EINVAL;
+	n = sh_ix_sort_unique(fps, ids, n, ix->words);
+	if (n == SIZE_MAX)
+		return SIMHASH_ENOMEM;
+	if (n == 0)
+		return simhash_index_save(ix, path);
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return SIMHASH_ENOMEM;
+	/* the segment simhash_index_build would make, its tables still to come */
+	s->n = n, s->fps = fps, s->ids = ids;
+	err = sh_ix_plan_data(ix->bits, ix->max_dist, fps, n, (simhash_layout)ix->force, ix->force_m, &plan);
+	if (!err) {
+		sh_ix_seg_geometry(s, ix->bits, &plan);
+		pthread_rwlock_rdlock((pthread_rwlock_t *)&ix->lock);
+		err = write_atomic(ix, s, path, 1, threads);
+		pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
+	}
+	free(s);
 	return err;
 }
 

@@ -108,6 +108,8 @@ unsigned sh_ix_dir_bits(unsigned width, uint64_t n);
 /* Fills tb's chunk, directory width, filter start and mask. */
 void sh_ix_table_geometry(sh_ix_table *tb, unsigned bits, unsigned start, unsigned width,
 			  uint64_t n);
+/* Sets s->plan, s->n_tables and each table's geometry (no tables built). */
+void sh_ix_seg_geometry(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan);
 /* Allocates and fills tb's directory, fingerprints and rows from s->fps
  * (geometry set) on `threads` threads; the same bytes for any number. */
 simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads);

@@ -114,14 +114,55 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+static int cmp_kr_row(const void *x, const void *y)
+{
+	uint64_t a = ((const kr *)x)->row, b = ((const kr *)y)->row;
+	return a < b ? -1 : a > b;
+}
+
+/* 64 bits: the id rides along with its fingerprint through the sort, and
+ * the result goes straight back into fps and ids (scratch: 32 bytes a row). */
+static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n)
+{
+	kr *a = sh_ix_alloc_big(n * sizeof *a, 0), *b = sh_ix_alloc_big(n * sizeof *b, 0), *s;
+	size_t out = 0;
+
+	if (!a || !b) {
+		free(a), free(b);
+		return SIZE_MAX;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i] = (kr){fps[i], ids[i]};
+	s = radix_sort(a, b, n, 64);
+	/* runs of one fingerprint: sort their ids, drop repeated pairs */
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && s[j].key == s[i].key)
+			j++;
+		if (j - i > 1)
+			qsort(s + i, j - i, sizeof *s, cmp_kr_row);
+		for (size_t t = i; t < j; t++) {
+			if (t > i && s[t].row == s[t - 1].row)
+				continue;
+			fps[out] = s[t].key;
+			ids[out++] = s[t].row;
+		}
+		i = j;
+	}
+	free(a), free(b);
+	return out;
+}
+
 size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
 {
-	kr *a, *b, *s;
+	kr *a, *b, *s, *o;
 	uint64_t *f2, *i2;
 	size_t out = 0;
 
 	if (n < 2)
 		return n;
+	if (words == 1)
+		return sort_unique64(fps, ids, n);
 	a = malloc(n * sizeof *a);
 	b = malloc(n * sizeof *b);
 	f2 = malloc(n * words * sizeof *f2);
@@ -130,27 +171,17 @@ size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
 		free(a), free(b), free(f2), free(i2);
 		return SIZE_MAX;
 	}
-	if (words == 1) {
-		/* the id rides along: no gather from random rows afterwards */
-		for (size_t i = 0; i < n; i++)
-			a[i] = (kr){fps[i], ids[i]};
-		s = radix_sort(a, b, n, 64);
-		for (size_t i = 0; i < n; i++)
-			f2[i] = s[i].key, i2[i] = s[i].row;
-	} else {
-		/* by w[0], then stably by w[1]: the order of the hex form */
-		kr *o;
-		for (size_t i = 0; i < n; i++)
-			a[i] = (kr){fps[i * 2], i};
-		s = radix_sort(a, b, n, 64);
-		o = s == a ? b : a;
-		for (size_t i = 0; i < n; i++)
-			s[i].key = fps[s[i].row * 2 + 1];
-		s = radix_sort(s, o, n, 64);
-		for (size_t i = 0; i < n; i++) {
-			memcpy(f2 + i * 2, fps + s[i].row * 2, 2 * sizeof *fps);
-			i2[i] = ids[s[i].row];
-		}
+	/* by w[0], then stably by w[1]: the order of the hex form */
+	for (size_t i = 0; i < n; i++)
+		a[i] = (kr){fps[i * 2], i};
+	s = radix_sort(a, b, n, 64);
+	o = s == a ? b : a;
+	for (size_t i = 0; i < n; i++)
+		s[i].key = fps[s[i].row * 2 + 1];
+	s = radix_sort(s, o, n, 64);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(f2 + i * 2, fps + s[i].row * 2, 2 * sizeof *fps);
+		i2[i] = ids[s[i].row];
 	}
 	/* runs of one fingerprint: sort their ids, drop repeated pairs */
 	for (size_t i = 0; i < n;) {
@@ -406,22 +437,33 @@ void sh_ix_table_geometry(sh_ix_table *tb, unsigned bits, unsigned start, unsign
 		tb->mask[b >> 6] |= UINT64_C(1) << (b & 63);
 }
 
+void sh_ix_seg_geometry(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan)
+{
+	unsigned nt = plan->layout == SIMHASH_LAYOUT_MIH ? plan->n_tables : 0;
+
+	s->plan = *plan;
+	s->n_tables = nt;
+	for (unsigned t = 0, start = 0; t < nt; t++) {
+		sh_ix_table_geometry(&s->tab[t], bits, start, plan->chunk_bits[t], s->n);
+		start += plan->chunk_bits[t];
+	}
+}
+
 simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
 			       unsigned threads)
 {
 	unsigned words = bits / 64, nt = plan->layout == SIMHASH_LAYOUT_MIH ? plan->n_tables : 0;
 	simhash_err err = SIMHASH_OK;
 
-	s->plan = *plan;
-	s->n_tables = 0;
-	if (nt == 0 || s->n == 0)
+	if (nt == 0 || s->n == 0) {
+		s->plan = *plan;
+		s->n_tables = 0;
 		return SIMHASH_OK;
+	}
 	if (s->n > UINT32_MAX)
 		return SIMHASH_EINVAL;
-	for (unsigned t = 0, start = 0; t < nt; t++) {
-		sh_ix_table_geometry(&s->tab[t], bits, start, plan->chunk_bits[t], s->n);
-		start += plan->chunk_bits[t];
-	}
+	sh_ix_seg_geometry(s, bits, plan);
+	s->n_tables = 0; /* until they are built */
 	/* one table at a time, every thread on it: the scratch is one table's */
 	for (unsigned t = 0; t < nt && !err; t++) {
 		err = sh_ix_table_fill(s, words, &s->tab[t], threads);
