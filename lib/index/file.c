@@ -129,8 +129,9 @@ static size_t layout(const simhash_index *ix, const sh_ix_seg *s, uint8_t *hdr, 
 }
 
 /* Writes header and sections. build: s has its geometry but no tables yet;
- * each table is then built (on `threads` threads) just before its sections
- * are written and freed just after, so one table at a time is in memory. */
+ * each table is then built (on `threads` threads) into the same two buffers
+ * just before its sections are written, so one table at a time is in memory
+ * and its pages are faulted in once. */
 static simhash_err write_file(const simhash_index *ix, sh_ix_seg *s, simhash_outfile *f, int build,
 			      unsigned threads)
 {
@@ -138,7 +139,8 @@ static simhash_err write_file(const simhash_index *ix, sh_ix_seg *s, simhash_out
 	sect sec[4 + 3 * SIMHASH_PLAN_MAX_TABLES];
 	static const uint8_t zero[64];
 	size_t n_sec, hdr_len = layout(ix, s, hdr, sec, &n_sec);
-	uint64_t pos = hdr_len;
+	uint64_t pos = hdr_len, *fps = NULL;
+	uint32_t *rows = NULL;
 	simhash_err err = SIMHASH_OK;
 
 	if (write_all(f, hdr, hdr_len))
@@ -146,26 +148,30 @@ static simhash_err write_file(const simhash_index *ix, sh_ix_seg *s, simhash_out
 	for (size_t i = 0; i < n_sec && !err; i++) {
 		size_t t = (i - 4) / 3;
 		if (build && i >= 4 && (i - 4) % 3 == 0) {
-			err = sh_ix_table_fill(s, ix->words, &s->tab[t], threads);
+			err = sh_ix_table_fill(s, ix->words, &s->tab[t], threads, fps, rows);
 			if (err)
 				break;
-			sec[i].p = s->tab[t].dir, sec[i + 1].p = s->tab[t].fps, sec[i + 2].p = s->tab[t].rows;
+			fps = (uint64_t *)s->tab[t].fps, rows = (uint32_t *)s->tab[t].rows;
+			sec[i].p = s->tab[t].dir, sec[i + 1].p = fps, sec[i + 2].p = rows;
 		}
 		if (write_all(f, zero, sec[i].off - pos) || (sec[i].len && write_all(f, sec[i].p, sec[i].len)))
 			err = SIMHASH_EIO;
 		pos = sec[i].off + sec[i].len;
 		if (build && i >= 4 && (i - 4) % 3 == 2) {
-			free((void *)s->tab[t].dir), free((void *)s->tab[t].fps), free((void *)s->tab[t].rows);
+			free((void *)s->tab[t].dir);
 			s->tab[t].dir = NULL, s->tab[t].fps = NULL, s->tab[t].rows = NULL;
 		}
 	}
 	if (!err && write_all(f, zero, align64(pos) - pos))
 		err = SIMHASH_EIO;
-	if (build) /* after an error: the table in hand */
-		for (unsigned t = 0; t < s->n_tables; t++) {
-			free((void *)s->tab[t].dir), free((void *)s->tab[t].fps), free((void *)s->tab[t].rows);
-			s->tab[t].dir = NULL, s->tab[t].fps = NULL, s->tab[t].rows = NULL;
-		}
+	if (build) { /* after an error: the directory in hand */
+		for (unsigned t = 0; t < s->n_tables; t++)
+			if (s->tab[t].dir) {
+				free((void *)s->tab[t].dir);
+				s->tab[t].dir = NULL, s->tab[t].fps = NULL, s->tab[t].rows = NULL;
+			}
+		free(fps), free(rows);
+	}
 	return err;
 }
 

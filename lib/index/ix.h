@@ -110,9 +110,11 @@ void sh_ix_table_geometry(sh_ix_table *tb, unsigned bits, unsigned start, unsign
 			  uint64_t n);
 /* Sets s->plan, s->n_tables and each table's geometry (no tables built). */
 void sh_ix_seg_geometry(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan);
-/* Allocates and fills tb's directory, fingerprints and rows from s->fps
- * (geometry set) on `threads` threads; the same bytes for any number. */
-simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads);
+/* Fills tb's directory, fingerprints and rows from s->fps (geometry set) on
+ * `threads` threads; the same bytes for any number. The directory is
+ * allocated, and so are fps and rows unless given (n rows each). */
+simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads,
+			     uint64_t *fps, uint32_t *rows);
 simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
 			       unsigned threads);
 /* Appends the live matches of s within k of q to out (unsorted). */

@@ -370,10 +370,11 @@ static simhash_err fill_phase(fill *f, int phase)
 	return jobs[0].err ? jobs[0].err : err;
 }
 
-simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads)
+simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads,
+			     uint64_t *fps, uint32_t *rows)
 {
 	size_t n = s->n, nd = (size_t)1 << tb->dir_bits;
-	fill f = {s, tb, words, threads ? threads : 1, NULL, NULL, NULL, {NULL}};
+	fill f = {s, tb, words, threads ? threads : 1, fps, rows, NULL, {NULL}};
 	simhash_err err = SIMHASH_ENOMEM;
 
 	if (f.n_threads > FILL_MAX_THREADS)
@@ -381,8 +382,10 @@ simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb
 	/* a thread per 65536 rows at least: fewer are not worth starting one */
 	if (f.n_threads > 1 && n / f.n_threads < ((size_t)1 << 16))
 		f.n_threads = n >> 16 ? (unsigned)(n >> 16) : 1;
-	f.fps = sh_ix_alloc_big(n * words * sizeof *f.fps, 0);
-	f.rows = sh_ix_alloc_big(n * sizeof *f.rows, 0);
+	if (!f.fps)
+		f.fps = sh_ix_alloc_big(n * words * sizeof *f.fps, 0);
+	if (!f.rows)
+		f.rows = sh_ix_alloc_big(n * sizeof *f.rows, 0);
 	f.dir = sh_ix_alloc_big((nd + 1) * sizeof *f.dir, 0);
 	if (!f.fps || !f.rows || !f.dir)
 		goto out_free;
@@ -410,7 +413,11 @@ out_free_cnt:
 		return SIMHASH_OK;
 	}
 out_free:
-	free(f.fps), free(f.rows), free(f.dir);
+	if (f.fps != fps)
+		free(f.fps);
+	if (f.rows != rows)
+		free(f.rows);
+	free(f.dir);
 	return err;
 }
 
@@ -466,7 +473,7 @@ simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_
 	s->n_tables = 0; /* until they are built */
 	/* one table at a time, every thread on it: the scratch is one table's */
 	for (unsigned t = 0; t < nt && !err; t++) {
-		err = sh_ix_table_fill(s, words, &s->tab[t], threads);
+		err = sh_ix_table_fill(s, words, &s->tab[t], threads, NULL, NULL);
 		if (!err) {
 			s->own[2 + 3 * t] = (void *)s->tab[t].fps;
 			s->own[3 + 3 * t] = (void *)s->tab[t].rows;
