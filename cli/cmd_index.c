@@ -92,10 +92,15 @@ static void names_rehash(struct names *nm, size_t n_slots)
 	free(old);
 }
 
-/* The id of s, added if new (add) or UINT64_MAX if absent. */
-static uint64_t names_get(struct names *nm, const char *s, size_t len, int add)
+/* The top 32 bits of the hash of a name. */
+static uint64_t name_hash(const char *s, size_t len)
 {
-	uint64_t hash = fnv1a(s, len) >> 32;
+	return fnv1a(s, len) >> 32;
+}
+
+/* The id of s (hash: name_hash(s)), added if new (add) or UINT64_MAX if absent. */
+static uint64_t names_get_hashed(struct names *nm, const char *s, size_t len, uint64_t hash, int add)
+{
 	size_t h;
 
 	if (nm->n_slots == 0 || (nm->n + 1) * 4 > nm->n_slots * 3) {
@@ -136,6 +141,13 @@ static uint64_t names_get(struct names *nm, const char *s, size_t len, int add)
 	return nm->n - 1;
 }
 
+/* Where a lookup of hash starts: fetched into the cache ahead of it. */
+static void names_prefetch(const struct names *nm, uint64_t hash)
+{
+	if (nm->n_slots)
+		__builtin_prefetch(nm->slot + slot_home(hash, nm->n_slots));
+}
+
 /* Builds nm's table for its n names. */
 static void names_index(struct names *nm)
 {
@@ -149,7 +161,7 @@ static void names_index(struct names *nm)
 	for (size_t i = 0; i < nm->n; i++) {
 		size_t len;
 		const char *s = name_at(nm, i, &len);
-		uint64_t hash = fnv1a(s, len) >> 32;
+		uint64_t hash = name_hash(s, len);
 		size_t h = slot_home(hash, n_slots);
 		while (nm->slot[h])
 			h = h + 1 == n_slots ? 0 : h + 1;
@@ -422,28 +434,80 @@ static int read_any(const char *path, unsigned *bits, const char **scheme, char 
 	return read_text(path, bits, fn, arg);
 }
 
+/* Lines wait in a batch of COLLECT_BATCH, their ids copied and their slots
+ * prefetched, so that the id table's cache misses overlap; looked up in
+ * input order, so ids are numbered as without the batch. */
+#define COLLECT_BATCH 32
+#define COLLECT_ARENA 4096
+
+struct pending {
+	simhash_fp fp;
+	uint64_t hash;
+	uint32_t off, len;
+};
+
 struct collect {
 	struct fpvec *v;
 	struct names *nm;
 	int add;          /* new names get ids; else unknown names are skipped */
 	struct progress *prog; /* or NULL */
 	uint64_t bytes, lines; /* not yet reported to prog */
+	struct pending pend[COLLECT_BATCH];
+	unsigned n_pend;
+	size_t arena_len;
+	char arena[COLLECT_ARENA];
 };
+
+static void collect_one(struct collect *c, const simhash_fp *fp, const char *id, size_t id_len,
+			uint64_t hash)
+{
+	uint64_t n = c->nm ? names_get_hashed(c->nm, id, id_len, hash, c->add) : 0;
+	if (n != UINT64_MAX)
+		fpvec_push(c->v, fp, n);
+}
+
+/* Looks up the waiting lines; call it before using c->v. */
+static void collect_flush(struct collect *c)
+{
+	for (unsigned i = 0; i < c->n_pend; i++) {
+		struct pending *p = &c->pend[i];
+		collect_one(c, &p->fp, c->arena + p->off, p->len, p->hash);
+	}
+	c->n_pend = 0;
+	c->arena_len = 0;
+}
 
 static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t id_len,
 			const char *path, uint64_t line)
 {
 	struct collect *c = arg;
-	uint64_t n = c->nm ? names_get(c->nm, id, id_len, c->add) : 0;
 	(void)path, (void)line;
-	if (n != UINT64_MAX)
-		fpvec_push(c->v, fp, n);
 	if (c->prog) { /* the line's bytes: HEX, tab, id, newline */
 		c->bytes += fp->bits / 4 + id_len + 2;
 		if (++c->lines == 8192) {
 			progress_add(c->prog, c->bytes, c->lines);
 			c->bytes = c->lines = 0;
 		}
+	}
+	if (!c->nm) {
+		collect_one(c, fp, id, id_len, 0);
+		return 0;
+	}
+	if (c->n_pend == COLLECT_BATCH || COLLECT_ARENA - c->arena_len < id_len)
+		collect_flush(c);
+	if (id_len > COLLECT_ARENA) { /* a long id: alone */
+		collect_one(c, fp, id, id_len, name_hash(id, id_len));
+		return 0;
+	}
+	{
+		struct pending *p = &c->pend[c->n_pend++];
+		p->fp = *fp;
+		p->hash = name_hash(id, id_len);
+		p->off = (uint32_t)c->arena_len;
+		p->len = (uint32_t)id_len;
+		memcpy(c->arena + c->arena_len, id, id_len);
+		c->arena_len += id_len;
+		names_prefetch(c->nm, p->hash);
 	}
 	return 0;
 }
@@ -650,7 +714,7 @@ static int do_build(int argc, char **argv)
 	struct fpvec v = {0};
 	struct names nm = {0};
 	struct progress prog;
-	struct collect col = {&v, &nm, 1, &prog, 0, 0};
+	struct collect col;
 	simhash_index *ix = NULL;
 	char scheme_buf[SIMHASH_SCHEME_MAX];
 	unsigned bits = 0;
@@ -673,10 +737,12 @@ static int do_build(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	progress_init(&prog, optind == argc ? 0 : total_size(argv + optind, argc - optind));
+	col = (struct collect){.v = &v, .nm = &nm, .add = 1, .prog = &prog};
 	if (optind == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind; i < argc && ret == 0; i++)
 		ret = read_any(argv[i], &bits, &a.scheme, scheme_buf, collect_line, &col);
+	collect_flush(&col);
 	progress_end(&prog);
 	if (ret) {
 		ret = EXIT_FAIL;
@@ -731,7 +797,7 @@ static int do_change(int argc, char **argv, int add)
 	struct args a;
 	struct fpvec v = {0};
 	struct names nm = {0};
-	struct collect col = {&v, &nm, add, NULL, 0, 0};
+	struct collect col;
 	simhash_index *ix;
 	char scheme_buf[SIMHASH_SCHEME_MAX];
 	const char *scheme;
@@ -755,10 +821,12 @@ static int do_change(int argc, char **argv, int add)
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	col = (struct collect){.v = &v, .nm = &nm, .add = add};
 	if (optind + 1 == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind + 1; i < argc && ret == 0; i++)
 		ret = read_any(argv[i], &bits, &scheme, scheme_buf, collect_line, &col);
+	collect_flush(&col);
 	if (ret) {
 		ret = EXIT_FAIL;
 		goto out;
