@@ -226,7 +226,7 @@ simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uin
 
 	if (!ix || !path || !*path || (n && (!fps || !ids)) || n > UINT32_MAX || ix->n_seg)
 		return SIMHASH_EINVAL;
-	n = sh_ix_sort_unique(fps, ids, n, ix->words);
+	n = sh_ix_sort_unique(fps, ids, n, ix->words, threads);
 	if (n == SIZE_MAX)
 		return SIMHASH_ENOMEM;
 	if (n == 0)

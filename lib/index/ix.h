@@ -128,8 +128,8 @@ void sh_ix_seg_free(sh_ix_seg *s);
 /* Measures s->pr on at most 4096 entries spread over s (few pages of a mapping). */
 void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits);
 /* Sorts n rows (fps words each, ids) by (fp, id) in place and removes
- * duplicate pairs; returns the new n. */
-size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words);
+ * duplicate pairs; returns the new n. 64 bits sort on `threads` threads. */
+size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads);
 simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist);
 
 /* ---- plan.c: the cost model's constants (ns), shared with mih.c; fitted on

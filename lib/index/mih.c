@@ -114,6 +114,105 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/* The same sort on `threads` threads: in each pass thread j counts and
+ * scatters a[j n / T, (j + 1) n / T), its elements placed after those of
+ * threads before it under every digit, so the sort stays stable and the
+ * result is radix_sort's whatever T. */
+#define SORT_MAX_THREADS 16
+
+typedef struct psort {
+	kr *src, *dst;
+	size_t n;
+	unsigned shift, n_threads;
+	uint64_t dm;
+	size_t cnt[SORT_MAX_THREADS][2048];
+} psort;
+
+typedef struct psort_job {
+	psort *ps;
+	unsigned j, scatter;
+} psort_job;
+
+static void *psort_worker(void *arg)
+{
+	psort_job *job = arg;
+	psort *ps = job->ps;
+	size_t lo = ps->n * job->j / ps->n_threads, hi = ps->n * (job->j + 1) / ps->n_threads;
+	size_t *cnt = ps->cnt[job->j];
+	unsigned shift = ps->shift;
+	uint64_t dm = ps->dm;
+
+	if (!job->scatter) {
+		memset(cnt, 0, sizeof ps->cnt[0]);
+		for (size_t i = lo; i < hi; i++)
+			cnt[(ps->src[i].key >> shift) & dm]++;
+	} else {
+		for (size_t i = lo; i < hi; i++)
+			ps->dst[cnt[(ps->src[i].key >> shift) & dm]++] = ps->src[i];
+	}
+	return NULL;
+}
+
+static void psort_phase(psort *ps, unsigned scatter)
+{
+	psort_job jobs[SORT_MAX_THREADS];
+	pthread_t th[SORT_MAX_THREADS];
+	int started[SORT_MAX_THREADS] = {0};
+
+	for (unsigned j = 0; j < ps->n_threads; j++) {
+		jobs[j] = (psort_job){ps, j, scatter};
+		if (j > 0 && pthread_create(&th[j], NULL, psort_worker, &jobs[j]) == 0)
+			started[j] = 1;
+	}
+	psort_worker(&jobs[0]);
+	for (unsigned j = 1; j < ps->n_threads; j++) {
+		if (started[j])
+			pthread_join(th[j], NULL);
+		else
+			psort_worker(&jobs[j]);
+	}
+}
+
+static kr *radix_sort_mt(kr *a, kr *tmp, size_t n, unsigned keybits, unsigned threads)
+{
+	psort *ps;
+
+	if (threads > SORT_MAX_THREADS)
+		threads = SORT_MAX_THREADS;
+	if (threads > 1 && n / threads < ((size_t)1 << 16))
+		threads = n >> 16 ? (unsigned)(n >> 16) : 1;
+	if (threads <= 1 || !(ps = malloc(sizeof *ps)))
+		return radix_sort(a, tmp, n, keybits);
+	ps->n = n, ps->n_threads = threads;
+	for (unsigned shift = 0; shift < keybits; shift += 11) {
+		size_t sum = 0;
+		int skip = 0;
+
+		ps->src = a, ps->dst = tmp, ps->shift = shift;
+		ps->dm = keybits - shift >= 11 ? 2047 : ((uint64_t)1 << (keybits - shift)) - 1;
+		psort_phase(ps, 0);
+		for (size_t d = 0; d < 2048; d++) {
+			size_t c = 0;
+			for (unsigned j = 0; j < threads; j++) {
+				size_t cj = ps->cnt[j][d];
+				ps->cnt[j][d] = sum + c;
+				c += cj;
+			}
+			if (c == n)
+				skip = 1;
+			sum += c;
+		}
+		if (skip)
+			continue;
+		psort_phase(ps, 1);
+		kr *t = a;
+		a = tmp;
+		tmp = t;
+	}
+	free(ps);
+	return a;
+}
+
 static int cmp_kr_row(const void *x, const void *y)
 {
 	uint64_t a = ((const kr *)x)->row, b = ((const kr *)y)->row;
@@ -122,7 +221,7 @@ static int cmp_kr_row(const void *x, const void *y)
 
 /* 64 bits: the id rides along with its fingerprint through the sort, and
  * the result goes straight back into fps and ids (scratch: 32 bytes a row). */
-static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n)
+static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n, unsigned threads)
 {
 	kr *a = sh_ix_alloc_big(n * sizeof *a, 0), *b = sh_ix_alloc_big(n * sizeof *b, 0), *s;
 	size_t out = 0;
@@ -133,7 +232,7 @@ static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n)
 	}
 	for (size_t i = 0; i < n; i++)
 		a[i] = (kr){fps[i], ids[i]};
-	s = radix_sort(a, b, n, 64);
+	s = radix_sort_mt(a, b, n, 64, threads);
 	/* runs of one fingerprint: sort their ids, drop repeated pairs */
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
@@ -153,7 +252,7 @@ static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n)
 	return out;
 }
 
-size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
+size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads)
 {
 	kr *a, *b, *s, *o;
 	uint64_t *f2, *i2;
@@ -162,7 +261,7 @@ size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
 	if (n < 2)
 		return n;
 	if (words == 1)
-		return sort_unique64(fps, ids, n);
+		return sort_unique64(fps, ids, n, threads);
 	a = malloc(n * sizeof *a);
 	b = malloc(n * sizeof *b);
 	f2 = malloc(n * words * sizeof *f2);
