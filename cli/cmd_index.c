@@ -64,7 +64,7 @@ static const char *name_at(const struct names *nm, uint64_t id, size_t *len)
 /* A slot holds the top 32 bits of its name's hash over id + 1 (0: empty), and
  * a name's first slot is taken from those top bits: the table grows without
  * reading a name again, and a lookup compares names only when 32 bits of
- * hash agree. At most 3/4 full. */
+ * hash agree. At most half full: linear probing stays short. */
 #define SLOT_ID(x) ((x) & 0xffffffffu)
 #define SLOT_HASH(x) ((x) >> 32)
 
@@ -103,7 +103,7 @@ static uint64_t names_get_hashed(struct names *nm, const char *s, size_t len, ui
 {
 	size_t h;
 
-	if (nm->n_slots == 0 || (nm->n + 1) * 4 > nm->n_slots * 3) {
+	if (nm->n_slots == 0 || (nm->n + 1) * 2 > nm->n_slots) {
 		if (nm->n_slots >= ((size_t)1 << 32)) {
 			cli_err("too many distinct ids");
 			exit(EXIT_FAIL);
@@ -153,7 +153,7 @@ static void names_index(struct names *nm)
 {
 	size_t n_slots = 1024;
 
-	while (nm->n * 4 > n_slots * 3)
+	while (nm->n * 2 > n_slots)
 		n_slots *= 2;
 	free(nm->slot);
 	nm->slot = xcalloc(n_slots, sizeof *nm->slot);
