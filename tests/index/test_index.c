@@ -125,7 +125,8 @@ static void ref_query(const ref *r, const simhash_fp *q, unsigned k, simhash_mat
 		}
 		out->v[out->n++] = (simhash_match){r->id[i], d};
 	}
-	qsort(out->v, out->n, sizeof *out->v, cmp_m);
+	if (out->n > 1) /* v is NULL while nothing matched: qsort wants a pointer */
+		qsort(out->v, out->n, sizeof *out->v, cmp_m);
 }
 
 static uint64_t seed;
