@@ -13,6 +13,7 @@
  * is replaced atomically (simhash_index_save) or not at all; output of query
  * is in input order and the same for every -j. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,16 +435,29 @@ static int read_any(const char *path, unsigned *bits, const char **scheme, char 
 	return read_text(path, bits, fn, arg);
 }
 
-/* Lines wait in a batch of COLLECT_BATCH, their ids copied and their slots
- * prefetched, so that the id table's cache misses overlap; looked up in
- * input order, so ids are numbered as without the batch. */
-#define COLLECT_BATCH 32
-#define COLLECT_ARENA 4096
+/* Lines wait in a batch, their ids copied and hashed; the batch is then
+ * looked up in input order (so ids are numbered as line by line), each
+ * slot prefetched PREFETCH_AHEAD lines before its lookup so that the id
+ * table's cache misses overlap. With threads (index build -j 2 and more),
+ * full batches go to one consumer thread through a short queue: the reading
+ * thread parses and hashes, the consumer numbers the ids and keeps the
+ * fingerprints; only the consumer touches the id table and the vector. */
+#define COLLECT_BATCH 1024
+#define COLLECT_ARENA 65536
+#define COLLECT_QUEUE 4
+#define PREFETCH_AHEAD 16
 
 struct pending {
 	simhash_fp fp;
 	uint64_t hash;
 	uint32_t off, len;
+};
+
+struct cbatch {
+	struct pending pend[COLLECT_BATCH];
+	unsigned n;
+	size_t arena_len, arena_cap;
+	char *arena;
 };
 
 struct collect {
@@ -452,35 +466,145 @@ struct collect {
 	int add;          /* new names get ids; else unknown names are skipped */
 	struct progress *prog; /* or NULL */
 	uint64_t bytes, lines; /* not yet reported to prog */
-	struct pending pend[COLLECT_BATCH];
-	unsigned n_pend;
-	size_t arena_len;
-	char arena[COLLECT_ARENA];
+	struct cbatch *cur;    /* being filled by the reading thread */
+	int threaded;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct cbatch *queue[COLLECT_QUEUE]; /* full, in input order */
+	unsigned q_head, q_len;
+	struct cbatch *spare[COLLECT_QUEUE + 1];
+	unsigned n_spare;
+	int done;
 };
 
-static void collect_one(struct collect *c, const simhash_fp *fp, const char *id, size_t id_len,
-			uint64_t hash)
+static struct cbatch *cbatch_new(void)
 {
-	uint64_t n = c->nm ? names_get_hashed(c->nm, id, id_len, hash, c->add) : 0;
-	if (n != UINT64_MAX)
-		fpvec_push(c->v, fp, n);
+	struct cbatch *b = xcalloc(1, sizeof *b);
+	b->arena_cap = COLLECT_ARENA;
+	b->arena = xmalloc(b->arena_cap);
+	return b;
 }
 
-/* Looks up the waiting lines; call it before using c->v. */
-static void collect_flush(struct collect *c)
+static void cbatch_free(struct cbatch *b)
 {
-	for (unsigned i = 0; i < c->n_pend; i++) {
-		struct pending *p = &c->pend[i];
-		collect_one(c, &p->fp, c->arena + p->off, p->len, p->hash);
+	if (b) {
+		free(b->arena);
+		free(b);
 	}
-	c->n_pend = 0;
-	c->arena_len = 0;
+}
+
+/* Numbers the ids of b's lines and keeps their fingerprints, in order. */
+static void cbatch_run(struct collect *c, struct cbatch *b)
+{
+	for (unsigned i = 0; i < b->n; i++) {
+		struct pending *p = &b->pend[i];
+		uint64_t n;
+		if (i + PREFETCH_AHEAD < b->n)
+			names_prefetch(c->nm, b->pend[i + PREFETCH_AHEAD].hash);
+		n = names_get_hashed(c->nm, b->arena + p->off, p->len, p->hash, c->add);
+		if (n != UINT64_MAX)
+			fpvec_push(c->v, &p->fp, n);
+	}
+	b->n = 0;
+	b->arena_len = 0;
+}
+
+static void *collect_consumer(void *arg)
+{
+	struct collect *c = arg;
+
+	for (;;) {
+		struct cbatch *b;
+		pthread_mutex_lock(&c->mu);
+		while (c->q_len == 0 && !c->done)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (c->q_len == 0) {
+			pthread_mutex_unlock(&c->mu);
+			return NULL;
+		}
+		b = c->queue[c->q_head];
+		c->q_head = (c->q_head + 1) % COLLECT_QUEUE;
+		c->q_len--;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		cbatch_run(c, b);
+		pthread_mutex_lock(&c->mu);
+		c->spare[c->n_spare++] = b;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+	}
+}
+
+/* Sets c up; threaded: a consumer thread (if none can start, it runs inline). */
+static void collect_init(struct collect *c, struct fpvec *v, struct names *nm, int add,
+			 struct progress *prog, int threaded)
+{
+	memset(c, 0, sizeof *c);
+	c->v = v, c->nm = nm, c->add = add, c->prog = prog;
+	c->cur = cbatch_new();
+	if (!threaded || !nm)
+		return;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	for (unsigned i = 0; i <= COLLECT_QUEUE; i++)
+		c->spare[c->n_spare++] = cbatch_new();
+	c->threaded = pthread_create(&c->th, NULL, collect_consumer, c) == 0;
+	if (!c->threaded) {
+		for (unsigned i = 0; i < c->n_spare; i++)
+			cbatch_free(c->spare[i]);
+		c->n_spare = 0;
+		pthread_cond_destroy(&c->cv);
+		pthread_mutex_destroy(&c->mu);
+	}
+}
+
+/* Hands the batch being filled on (to the consumer, or runs it here). */
+static void collect_hand(struct collect *c)
+{
+	if (!c->threaded) {
+		cbatch_run(c, c->cur);
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	while (c->q_len == COLLECT_QUEUE)
+		pthread_cond_wait(&c->cv, &c->mu);
+	c->queue[(c->q_head + c->q_len) % COLLECT_QUEUE] = c->cur;
+	c->q_len++;
+	pthread_cond_broadcast(&c->cv);
+	while (c->n_spare == 0)
+		pthread_cond_wait(&c->cv, &c->mu);
+	c->cur = c->spare[--c->n_spare];
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Every line in; call it before using c->v (also after a failed read). */
+static void collect_finish(struct collect *c)
+{
+	if (c->cur->n)
+		collect_hand(c);
+	if (c->threaded) {
+		pthread_mutex_lock(&c->mu);
+		c->done = 1;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		pthread_join(c->th, NULL);
+		for (unsigned i = 0; i < c->n_spare; i++)
+			cbatch_free(c->spare[i]);
+		pthread_cond_destroy(&c->cv);
+		pthread_mutex_destroy(&c->mu);
+		c->threaded = 0;
+	}
+	cbatch_free(c->cur);
+	c->cur = NULL;
 }
 
 static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t id_len,
 			const char *path, uint64_t line)
 {
 	struct collect *c = arg;
+	struct cbatch *b = c->cur;
+	struct pending *p;
 	(void)path, (void)line;
 	if (c->prog) { /* the line's bytes: HEX, tab, id, newline */
 		c->bytes += fp->bits / 4 + id_len + 2;
@@ -490,25 +614,25 @@ static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t 
 		}
 	}
 	if (!c->nm) {
-		collect_one(c, fp, id, id_len, 0);
+		fpvec_push(c->v, fp, 0);
 		return 0;
 	}
-	if (c->n_pend == COLLECT_BATCH || COLLECT_ARENA - c->arena_len < id_len)
-		collect_flush(c);
-	if (id_len > COLLECT_ARENA) { /* a long id: alone */
-		collect_one(c, fp, id, id_len, name_hash(id, id_len));
-		return 0;
+	if (b->n == COLLECT_BATCH || b->arena_cap - b->arena_len < id_len) {
+		collect_hand(c);
+		b = c->cur;
 	}
-	{
-		struct pending *p = &c->pend[c->n_pend++];
-		p->fp = *fp;
-		p->hash = name_hash(id, id_len);
-		p->off = (uint32_t)c->arena_len;
-		p->len = (uint32_t)id_len;
-		memcpy(c->arena + c->arena_len, id, id_len);
-		c->arena_len += id_len;
-		names_prefetch(c->nm, p->hash);
+	if (id_len > b->arena_cap) { /* a long id: an arena of its size */
+		free(b->arena);
+		b->arena = xmalloc(id_len);
+		b->arena_cap = id_len;
 	}
+	p = &b->pend[b->n++];
+	p->fp = *fp;
+	p->hash = name_hash(id, id_len);
+	p->off = (uint32_t)b->arena_len;
+	p->len = (uint32_t)id_len;
+	memcpy(b->arena + b->arena_len, id, id_len);
+	b->arena_len += id_len;
 	return 0;
 }
 
@@ -737,12 +861,12 @@ static int do_build(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	progress_init(&prog, optind == argc ? 0 : total_size(argv + optind, argc - optind));
-	col = (struct collect){.v = &v, .nm = &nm, .add = 1, .prog = &prog};
+	collect_init(&col, &v, &nm, 1, &prog, a.jobs > 1);
 	if (optind == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind; i < argc && ret == 0; i++)
 		ret = read_any(argv[i], &bits, &a.scheme, scheme_buf, collect_line, &col);
-	collect_flush(&col);
+	collect_finish(&col);
 	progress_end(&prog);
 	if (ret) {
 		ret = EXIT_FAIL;
@@ -821,12 +945,12 @@ static int do_change(int argc, char **argv, int add)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	col = (struct collect){.v = &v, .nm = &nm, .add = add};
+	collect_init(&col, &v, &nm, add, NULL, 0);
 	if (optind + 1 == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind + 1; i < argc && ret == 0; i++)
 		ret = read_any(argv[i], &bits, &scheme, scheme_buf, collect_line, &col);
-	collect_flush(&col);
+	collect_finish(&col);
 	if (ret) {
 		ret = EXIT_FAIL;
 		goto out;
