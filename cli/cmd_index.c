@@ -13,11 +13,14 @@
  * is replaced atomically (simhash_index_save) or not at all; output of query
  * is in input order and the same for every -j. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include <sys/stat.h>
 #include "config_opts.h"
+#include "progress.h"
 #include "reader.h"
 #include "util.h"
 
@@ -59,34 +62,64 @@ static const char *name_at(const struct names *nm, uint64_t id, size_t *len)
 	return "?";
 }
 
-static void names_rehash(struct names *nm, size_t n_slots)
+/* A slot holds the top 32 bits of its name's hash over id + 1 (0: empty), and
+ * a name's first slot is taken from those top bits: the table grows without
+ * reading a name again, and a lookup compares names only when 32 bits of
+ * hash agree. At most half full: linear probing stays short. */
+#define SLOT_ID(x) ((x) & 0xffffffffu)
+#define SLOT_HASH(x) ((x) >> 32)
+
+static size_t slot_home(uint64_t hash32, size_t n_slots)
 {
-	free(nm->slot);
-	nm->slot = xcalloc(n_slots, sizeof *nm->slot);
-	nm->n_slots = n_slots;
-	for (size_t i = 0; i < nm->n; i++) {
-		size_t len;
-		const char *s = name_at(nm, i, &len);
-		size_t h = (size_t)fnv1a(s, len) & (n_slots - 1);
-		while (nm->slot[h])
-			h = (h + 1) & (n_slots - 1);
-		nm->slot[h] = i + 1;
-	}
+	return (size_t)((hash32 * n_slots) >> 32); /* n_slots <= 2^32 */
 }
 
-/* The id of s, added if new (add) or UINT64_MAX if absent. */
-static uint64_t names_get(struct names *nm, const char *s, size_t len, int add)
+static void names_rehash(struct names *nm, size_t n_slots)
+{
+	uint64_t *old = nm->slot;
+	size_t old_n = nm->n_slots;
+
+	nm->slot = xcalloc(n_slots, sizeof *nm->slot);
+	nm->n_slots = n_slots;
+	for (size_t i = 0; i < old_n; i++) {
+		size_t h;
+		if (!old[i])
+			continue;
+		h = slot_home(SLOT_HASH(old[i]), n_slots);
+		while (nm->slot[h])
+			h = h + 1 == n_slots ? 0 : h + 1;
+		nm->slot[h] = old[i];
+	}
+	free(old);
+}
+
+/* The top 32 bits of the hash of a name. */
+static uint64_t name_hash(const char *s, size_t len)
+{
+	return fnv1a(s, len) >> 32;
+}
+
+/* The id of s (hash: name_hash(s)), added if new (add) or UINT64_MAX if absent. */
+static uint64_t names_get_hashed(struct names *nm, const char *s, size_t len, uint64_t hash, int add)
 {
 	size_t h;
 
-	if (nm->n_slots == 0 || (nm->n + 1) * 2 > nm->n_slots)
+	if (nm->n_slots == 0 || (nm->n + 1) * 2 > nm->n_slots) {
+		if (nm->n_slots >= ((size_t)1 << 32)) {
+			cli_err("too many distinct ids");
+			exit(EXIT_FAIL);
+		}
 		names_rehash(nm, nm->n_slots ? nm->n_slots * 2 : 1024);
-	h = (size_t)fnv1a(s, len) & (nm->n_slots - 1);
-	for (; nm->slot[h]; h = (h + 1) & (nm->n_slots - 1)) {
+	}
+	h = slot_home(hash, nm->n_slots);
+	for (; nm->slot[h]; h = h + 1 == nm->n_slots ? 0 : h + 1) {
 		size_t l;
-		const char *t = name_at(nm, nm->slot[h] - 1, &l);
+		const char *t;
+		if (SLOT_HASH(nm->slot[h]) != hash)
+			continue;
+		t = name_at(nm, SLOT_ID(nm->slot[h]) - 1, &l);
 		if (l == len && memcmp(s, t, len) == 0)
-			return nm->slot[h] - 1;
+			return SLOT_ID(nm->slot[h]) - 1;
 	}
 	if (!add)
 		return UINT64_MAX;
@@ -105,8 +138,36 @@ static uint64_t names_get(struct names *nm, const char *s, size_t len, int add)
 		exit(EXIT_FAIL);
 	}
 	nm->off[nm->n + 1] = nm->bytes.len;
-	nm->slot[h] = ++nm->n;
+	nm->slot[h] = hash << 32 | ++nm->n;
 	return nm->n - 1;
+}
+
+/* Where a lookup of hash starts: fetched into the cache ahead of it. */
+static void names_prefetch(const struct names *nm, uint64_t hash)
+{
+	if (nm->n_slots)
+		__builtin_prefetch(nm->slot + slot_home(hash, nm->n_slots));
+}
+
+/* Builds nm's table for its n names. */
+static void names_index(struct names *nm)
+{
+	size_t n_slots = 1024;
+
+	while (nm->n * 2 > n_slots)
+		n_slots *= 2;
+	free(nm->slot);
+	nm->slot = xcalloc(n_slots, sizeof *nm->slot);
+	nm->n_slots = n_slots;
+	for (size_t i = 0; i < nm->n; i++) {
+		size_t len;
+		const char *s = name_at(nm, i, &len);
+		uint64_t hash = name_hash(s, len);
+		size_t h = slot_home(hash, n_slots);
+		while (nm->slot[h])
+			h = h + 1 == n_slots ? 0 : h + 1;
+		nm->slot[h] = hash << 32 | (i + 1);
+	}
 }
 
 /* Reads the names of ix into nm: in place for lookups by id (query), or
@@ -153,9 +214,7 @@ static int names_load(struct names *nm, const simhash_index *ix, int copy, const
 			nm->n++;
 		}
 		nm->ext_n = 0;
-		names_rehash(nm, 1024);
-		while (nm->n * 2 > nm->n_slots)
-			names_rehash(nm, nm->n_slots * 2);
+		names_index(nm);
 	}
 	return 0;
 bad:
@@ -376,21 +435,219 @@ static int read_any(const char *path, unsigned *bits, const char **scheme, char 
 	return read_text(path, bits, fn, arg);
 }
 
+/* Lines wait in a batch, their ids copied and hashed; the batch is then
+ * looked up in input order (so ids are numbered as line by line), each
+ * slot prefetched PREFETCH_AHEAD lines before its lookup so that the id
+ * table's cache misses overlap. With threads (index build -j 2 and more),
+ * full batches go to one consumer thread through a short queue: the reading
+ * thread parses and hashes, the consumer numbers the ids and keeps the
+ * fingerprints; only the consumer touches the id table and the vector. */
+#define COLLECT_BATCH 1024
+#define COLLECT_ARENA 65536
+#define COLLECT_QUEUE 4
+#define PREFETCH_AHEAD 16
+
+struct pending {
+	simhash_fp fp;
+	uint64_t hash;
+	uint32_t off, len;
+};
+
+struct cbatch {
+	struct pending pend[COLLECT_BATCH];
+	unsigned n;
+	size_t arena_len, arena_cap;
+	char *arena;
+};
+
 struct collect {
 	struct fpvec *v;
 	struct names *nm;
 	int add;          /* new names get ids; else unknown names are skipped */
+	struct progress *prog; /* or NULL */
+	uint64_t bytes, lines; /* not yet reported to prog */
+	struct cbatch *cur;    /* being filled by the reading thread */
+	int threaded;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct cbatch *queue[COLLECT_QUEUE]; /* full, in input order */
+	unsigned q_head, q_len;
+	struct cbatch *spare[COLLECT_QUEUE + 1];
+	unsigned n_spare;
+	int done;
 };
+
+static struct cbatch *cbatch_new(void)
+{
+	struct cbatch *b = xcalloc(1, sizeof *b);
+	b->arena_cap = COLLECT_ARENA;
+	b->arena = xmalloc(b->arena_cap);
+	return b;
+}
+
+static void cbatch_free(struct cbatch *b)
+{
+	if (b) {
+		free(b->arena);
+		free(b);
+	}
+}
+
+/* Numbers the ids of b's lines and keeps their fingerprints, in order. */
+static void cbatch_run(struct collect *c, struct cbatch *b)
+{
+	for (unsigned i = 0; i < b->n; i++) {
+		struct pending *p = &b->pend[i];
+		uint64_t n;
+		if (i + PREFETCH_AHEAD < b->n)
+			names_prefetch(c->nm, b->pend[i + PREFETCH_AHEAD].hash);
+		n = names_get_hashed(c->nm, b->arena + p->off, p->len, p->hash, c->add);
+		if (n != UINT64_MAX)
+			fpvec_push(c->v, &p->fp, n);
+	}
+	b->n = 0;
+	b->arena_len = 0;
+}
+
+static void *collect_consumer(void *arg)
+{
+	struct collect *c = arg;
+
+	for (;;) {
+		struct cbatch *b;
+		pthread_mutex_lock(&c->mu);
+		while (c->q_len == 0 && !c->done)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (c->q_len == 0) {
+			pthread_mutex_unlock(&c->mu);
+			return NULL;
+		}
+		b = c->queue[c->q_head];
+		c->q_head = (c->q_head + 1) % COLLECT_QUEUE;
+		c->q_len--;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		cbatch_run(c, b);
+		pthread_mutex_lock(&c->mu);
+		c->spare[c->n_spare++] = b;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+	}
+}
+
+/* Sets c up; threaded: a consumer thread (if none can start, it runs inline). */
+static void collect_init(struct collect *c, struct fpvec *v, struct names *nm, int add,
+			 struct progress *prog, int threaded)
+{
+	memset(c, 0, sizeof *c);
+	c->v = v, c->nm = nm, c->add = add, c->prog = prog;
+	c->cur = cbatch_new();
+	if (!threaded || !nm)
+		return;
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	for (unsigned i = 0; i <= COLLECT_QUEUE; i++)
+		c->spare[c->n_spare++] = cbatch_new();
+	c->threaded = pthread_create(&c->th, NULL, collect_consumer, c) == 0;
+	if (!c->threaded) {
+		for (unsigned i = 0; i < c->n_spare; i++)
+			cbatch_free(c->spare[i]);
+		c->n_spare = 0;
+		pthread_cond_destroy(&c->cv);
+		pthread_mutex_destroy(&c->mu);
+	}
+}
+
+/* Hands the batch being filled on (to the consumer, or runs it here). */
+static void collect_hand(struct collect *c)
+{
+	if (!c->threaded) {
+		cbatch_run(c, c->cur);
+		return;
+	}
+	pthread_mutex_lock(&c->mu);
+	while (c->q_len == COLLECT_QUEUE)
+		pthread_cond_wait(&c->cv, &c->mu);
+	c->queue[(c->q_head + c->q_len) % COLLECT_QUEUE] = c->cur;
+	c->q_len++;
+	pthread_cond_broadcast(&c->cv);
+	while (c->n_spare == 0)
+		pthread_cond_wait(&c->cv, &c->mu);
+	c->cur = c->spare[--c->n_spare];
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Every line in; call it before using c->v (also after a failed read). */
+static void collect_finish(struct collect *c)
+{
+	if (c->cur->n)
+		collect_hand(c);
+	if (c->threaded) {
+		pthread_mutex_lock(&c->mu);
+		c->done = 1;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		pthread_join(c->th, NULL);
+		for (unsigned i = 0; i < c->n_spare; i++)
+			cbatch_free(c->spare[i]);
+		pthread_cond_destroy(&c->cv);
+		pthread_mutex_destroy(&c->mu);
+		c->threaded = 0;
+	}
+	cbatch_free(c->cur);
+	c->cur = NULL;
+}
 
 static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t id_len,
 			const char *path, uint64_t line)
 {
 	struct collect *c = arg;
-	uint64_t n = c->nm ? names_get(c->nm, id, id_len, c->add) : 0;
+	struct cbatch *b = c->cur;
+	struct pending *p;
 	(void)path, (void)line;
-	if (n != UINT64_MAX)
-		fpvec_push(c->v, fp, n);
+	if (c->prog) { /* the line's bytes: HEX, tab, id, newline */
+		c->bytes += fp->bits / 4 + id_len + 2;
+		if (++c->lines == 8192) {
+			progress_add(c->prog, c->bytes, c->lines);
+			c->bytes = c->lines = 0;
+		}
+	}
+	if (!c->nm) {
+		fpvec_push(c->v, fp, 0);
+		return 0;
+	}
+	if (b->n == COLLECT_BATCH || b->arena_cap - b->arena_len < id_len) {
+		collect_hand(c);
+		b = c->cur;
+	}
+	if (id_len > b->arena_cap) { /* a long id: an arena of its size */
+		free(b->arena);
+		b->arena = xmalloc(id_len);
+		b->arena_cap = id_len;
+	}
+	p = &b->pend[b->n++];
+	p->fp = *fp;
+	p->hash = name_hash(id, id_len);
+	p->off = (uint32_t)b->arena_len;
+	p->len = (uint32_t)id_len;
+	memcpy(b->arena + b->arena_len, id, id_len);
+	b->arena_len += id_len;
 	return 0;
+}
+
+/* Total size of the regular files among paths (0: unknown), for the progress line. */
+static uint64_t total_size(char **paths, int n)
+{
+	uint64_t sum = 0;
+	struct stat st;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(paths[i], "-") || stat(paths[i], &st) || !S_ISREG(st.st_mode))
+			return 0;
+		sum += (uint64_t)st.st_size;
+	}
+	return sum;
 }
 
 /* ---- options */
@@ -573,13 +830,16 @@ static int save_index(simhash_index *ix, const char *path)
 
 /* ---- build, add, delete */
 
+/* The index is written by simhash_index_build_file, one table at a time:
+ * the peak is the fingerprints, ids and names read plus one table, under the
+ * size of the file written (the names' lookup table is freed before). */
 static int do_build(int argc, char **argv)
 {
-	struct cli_config cc;
 	struct args a;
 	struct fpvec v = {0};
 	struct names nm = {0};
-	struct collect col = {&v, &nm, 1};
+	struct progress prog;
+	struct collect col;
 	simhash_index *ix = NULL;
 	char scheme_buf[SIMHASH_SCHEME_MAX];
 	unsigned bits = 0;
@@ -589,7 +849,6 @@ static int do_build(int argc, char **argv)
 	ret = parse_args("index build", argc, argv, &a, NULL, &optind);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	(void)cc;
 	if (!a.out) {
 		cli_err("index build: -o INDEX is required");
 		return EXIT_USAGE;
@@ -602,14 +861,20 @@ static int do_build(int argc, char **argv)
 		cli_err("index build: -k %lu is out of range (0 to 16 at 64 bits, 0 to 32 at 128)", a.k);
 		return EXIT_USAGE;
 	}
+	progress_init(&prog, optind == argc ? 0 : total_size(argv + optind, argc - optind));
+	collect_init(&col, &v, &nm, 1, &prog, a.jobs > 1);
 	if (optind == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind; i < argc && ret == 0; i++)
 		ret = read_any(argv[i], &bits, &a.scheme, scheme_buf, collect_line, &col);
+	collect_finish(&col);
+	progress_end(&prog);
 	if (ret) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	free(nm.slot); /* no more lookups */
+	nm.slot = NULL, nm.n_slots = 0;
 	if (bits == 0)
 		bits = 64;
 	if (!a.have_k)
@@ -621,16 +886,28 @@ static int do_build(int argc, char **argv)
 	err = simhash_index_new(bits, (unsigned)a.k, &ix);
 	if (!err && a.scheme)
 		err = simhash_index_set_scheme(ix, a.scheme);
-	if (!err)
-		err = simhash_index_build(ix, v.w, v.id, v.n, (unsigned)a.jobs);
 	if (!err && names_store(&nm, ix))
 		err = SIMHASH_ENOMEM;
+	names_free(&nm); /* the index holds their copy */
+	memset(&nm, 0, sizeof nm);
+	if (!err && v.n > UINT32_MAX)
+		err = SIMHASH_EINVAL;
 	if (err) {
 		cli_err("index build: %s", simhash_strerror(err));
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	ret = save_index(ix, a.out) ? EXIT_FAIL : EXIT_OK;
+	err = simhash_index_build_file(ix, v.w, v.id, v.n, (unsigned)a.jobs, a.out);
+	if (err == SIMHASH_ENOMEM) {
+		cli_err("index build: %s", simhash_strerror(err));
+		ret = EXIT_FAIL;
+	} else if (err) {
+		cli_err("%s: cannot write the index: %s", a.out,
+			err == SIMHASH_EINVAL ? "not a regular file" : strerror(errno ? errno : EIO));
+		ret = EXIT_FAIL;
+	} else {
+		ret = EXIT_OK;
+	}
 out:
 	simhash_index_free(ix);
 	names_free(&nm);
@@ -645,7 +922,7 @@ static int do_change(int argc, char **argv, int add)
 	struct args a;
 	struct fpvec v = {0};
 	struct names nm = {0};
-	struct collect col = {&v, &nm, add};
+	struct collect col;
 	simhash_index *ix;
 	char scheme_buf[SIMHASH_SCHEME_MAX];
 	const char *scheme;
@@ -669,10 +946,12 @@ static int do_change(int argc, char **argv, int add)
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	collect_init(&col, &v, &nm, add, NULL, 0);
 	if (optind + 1 == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind + 1; i < argc && ret == 0; i++)
 		ret = read_any(argv[i], &bits, &scheme, scheme_buf, collect_line, &col);
+	collect_finish(&col);
 	if (ret) {
 		ret = EXIT_FAIL;
 		goto out;

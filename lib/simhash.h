@@ -614,6 +614,16 @@ SIMHASH_API simhash_err simhash_index_get_stats(const simhash_index *ix, simhash
  * is little-endian with a magic, format version, width, scheme, count and a
  * header checksum (docs/format.md). Thread safety: many readers, one writer. */
 SIMHASH_API simhash_err simhash_index_save(const simhash_index *ix, const char *path);
+/* Builds the index of n fingerprints straight into the file at path: the same
+ * bytes as simhash_index_build into the empty ix, then simhash_index_save,
+ * but each table is built (on `threads` threads, 0 = 1), written and freed
+ * in turn, so memory holds the rows and one table, never the whole index.
+ * fps and ids are the caller's and serve as scratch: they are left sorted by
+ * (fp, id) with repeated pairs removed. ix gives the width, max_dist,
+ * layout, scheme and user bytes and must be empty (else SIMHASH_EINVAL); it
+ * is not changed. Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uint64_t *ids,
+						 size_t n, unsigned threads, const char *path);
 /* Opens a saved index by memory map, in time independent of its size; the
  * header is checked before use. SIMHASH_EIO if unreadable, SIMHASH_EVERSION if
  * written by a newer format version, SIMHASH_ECORRUPT if not a valid index

@@ -181,6 +181,10 @@ int shpy_fingerprints_ctx(simhash_ctx **ctxs, unsigned n_threads, const char *bl
                           size_t *err_offset);
 int shpy_features_list(simhash_ctx *ctx, const char *text, size_t len,
                        char **blob, size_t **ends, uint32_t **counts, size_t *n);
+int shpy_index_build_seq(simhash_index *ix, const uint64_t *fps, size_t n, uint64_t start,
+                         unsigned threads);
+int shpy_index_query_arrays(const simhash_index *ix, const uint64_t *qs, size_t n, unsigned k,
+                            unsigned threads, uint64_t *offsets, uint64_t **ids, uint8_t **dists);
 void shpy_free(void *p);
 """
 

@@ -451,3 +451,149 @@ out:
 	free(fps);
 	return err;
 }
+
+/* ---------------------------------------------------------------- the index, arrays in and out */
+
+/* simhash_index_build with ids start, start + 1, ... (the default ids of
+ * Index.build), so that Python makes no array of them. */
+int shpy_index_build_seq(simhash_index *ix, const uint64_t *fps, size_t n, uint64_t start,
+			 unsigned threads)
+{
+	uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+	int err;
+
+	if (!ids)
+		return SIMHASH_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ids[i] = start + i;
+	err = simhash_index_build(ix, fps, ids, n, threads);
+	free(ids);
+	return err;
+}
+
+/* The answers of queries [from, to), appended to growing arrays; offsets[i]
+ * is where query i's answers start, relative to this part. */
+struct qpart {
+	const simhash_index *ix;
+	const uint64_t *qs;
+	size_t from, to;
+	unsigned k, words;
+	uint64_t *offsets;   /* the caller's, from + 1 .. to written */
+	uint64_t *ids;
+	uint8_t *dists;
+	size_t n, cap;
+	int err;
+};
+
+static void *qpart_run(void *arg)
+{
+	struct qpart *p = arg;
+	simhash_matches m = { 0 };
+	simhash_fp fp = { { 0, 0 }, p->words * 64 };
+
+	for (size_t i = p->from; i < p->to && !p->err; i++) {
+		fp.w[0] = p->qs[i * p->words];
+		fp.w[1] = p->words == 2 ? p->qs[i * 2 + 1] : 0;
+		p->err = simhash_index_query(p->ix, &fp, p->k, &m);
+		if (p->err)
+			break;
+		if (p->n + m.n > p->cap) {
+			size_t cap = p->cap ? p->cap : 1024;
+			uint64_t *ids;
+			uint8_t *dists;
+			while (cap < p->n + m.n)
+				cap *= 2;
+			ids = realloc(p->ids, cap * sizeof(*ids));
+			if (ids)
+				p->ids = ids;
+			dists = realloc(p->dists, cap);
+			if (dists)
+				p->dists = dists;
+			if (!ids || !dists) {
+				p->err = SIMHASH_ENOMEM;
+				break;
+			}
+			p->cap = cap;
+		}
+		for (size_t j = 0; j < m.n; j++) {
+			p->ids[p->n + j] = m.v[j].id;
+			p->dists[p->n + j] = (uint8_t)m.v[j].dist;
+		}
+		p->n += m.n;
+		p->offsets[i + 1] = p->n;
+	}
+	simhash_matches_free(&m);
+	return NULL;
+}
+
+/* n queries (bits/64 words each in qs), answered CSR style: offsets (n + 1,
+ * the caller's) and *ids, *dists (total = offsets[n] each, malloc'd here,
+ * freed with shpy_free()); query i's answers are [offsets[i], offsets[i+1]),
+ * nearest first, then by id. threads (>= 1) split the queries into
+ * contiguous parts, so the answer does not depend on their number. */
+int shpy_index_query_arrays(const simhash_index *ix, const uint64_t *qs, size_t n, unsigned k,
+			    unsigned threads, uint64_t *offsets, uint64_t **ids, uint8_t **dists)
+{
+	struct qpart part[64];
+	pthread_t tid[64];
+	int started[64] = { 0 };
+	unsigned words = simhash_index_bits(ix) / 64, t;
+	size_t total = 0;
+	int err = SIMHASH_OK;
+
+	*ids = NULL;
+	*dists = NULL;
+	if (threads < 1)
+		threads = 1;
+	if (threads > 64)
+		threads = 64;
+	if (threads > 1 && n / threads < 256) /* small batches: one thread */
+		threads = n / 256 ? (unsigned)(n / 256) : 1;
+	for (t = 0; t < threads; t++) {
+		part[t] = (struct qpart){ ix, qs, n * t / threads, n * (t + 1) / threads, k, words,
+					  offsets, NULL, NULL, 0, 0, SIMHASH_OK };
+		if (t > 0 && pthread_create(&tid[t], NULL, qpart_run, &part[t]) == 0)
+			started[t] = 1;
+	}
+	qpart_run(&part[0]);
+	for (t = 1; t < threads; t++) {
+		if (started[t])
+			pthread_join(tid[t], NULL);
+		else
+			qpart_run(&part[t]);
+	}
+	for (t = 0; t < threads; t++) {
+		if (part[t].err && !err)
+			err = part[t].err;
+		total += part[t].n;
+	}
+	offsets[0] = 0;
+	if (!err) {
+		*ids = malloc((total ? total : 1) * sizeof(**ids));
+		*dists = malloc(total ? total : 1);
+		if (!*ids || !*dists)
+			err = SIMHASH_ENOMEM;
+	}
+	/* the parts one after another; their offsets made absolute */
+	for (t = 0, total = 0; t < threads && !err; t++) {
+		struct qpart *p = &part[t];
+		if (p->n) {
+			memcpy(*ids + total, p->ids, p->n * sizeof(**ids));
+			memcpy(*dists + total, p->dists, p->n);
+		}
+		for (size_t i = p->from; i < p->to; i++)
+			offsets[i + 1] += total;
+		total += p->n;
+	}
+	for (t = 0; t < threads; t++) {
+		free(part[t].ids);
+		free(part[t].dists);
+	}
+	if (err) {
+		free(*ids);
+		free(*dists);
+		*ids = NULL;
+		*dists = NULL;
+	}
+	return err;
+}

@@ -261,6 +261,27 @@ simhash_err simhash_outfile_write(simhash_outfile *f, const void *data, size_t l
 	return SIMHASH_OK;
 }
 
+simhash_err sh_outfile_pwrite(simhash_outfile *f, const void *data, size_t len, uint64_t off)
+{
+	const char *p = data;
+	ssize_t w;
+
+	if (!f || !f->tmp || (!data && len) || f->fd < 0)
+		return SIMHASH_EINVAL;
+	while (len) {
+		w = pwrite(f->fd, p, len, (off_t)off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return os_fail(NULL, errno);
+		}
+		p += w;
+		len -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return SIMHASH_OK;
+}
+
 const char *simhash_outfile_temp(const simhash_outfile *f)
 {
 	return f ? f->tmp : NULL;

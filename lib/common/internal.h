@@ -272,4 +272,8 @@ double sh_weight(const simhash_config *cfg, const sh_uniq *u);
 simhash_err sh_pairs_self_path(const uint64_t *fps, size_t n, unsigned bits, unsigned max_dist,
 			       unsigned n_threads, int simd, simhash_pair **out, size_t *n_out);
 
+/* Writes len bytes at offset off of f's file (a temporary file, not a
+ * target written in place): for a header whose checksum comes last. */
+simhash_err sh_outfile_pwrite(simhash_outfile *f, const void *p, size_t len, uint64_t off);
+
 #endif

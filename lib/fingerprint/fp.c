@@ -40,31 +40,23 @@ size_t simhash_fp_format(const simhash_fp *fp, char *buf)
 	return fp->bits / 4;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Reads n_digits (at most 16) hex digits into *v; 0 on a non-digit. */
+/* Reads n_digits (at most 16) hex digits into *v; 0 on a non-digit. Without
+ * branches per digit (random hex mispredicts half of them): '0'-'9' are
+ * 0x30-0x39 and 'a'-'f', 'A'-'F' 0x61-0x66, 0x41-0x46, so the value is the
+ * low nibble plus 9 when bit 6 is set, and validity is checked apart. */
 static int get_hex(const char *s, size_t n_digits, uint64_t *v)
 {
 	uint64_t acc = 0;
+	unsigned ok = 1;
 
 	for (size_t i = 0; i < n_digits; i++) {
-		int d = hex_value(s[i]);
+		unsigned c = (unsigned char)s[i];
 
-		if (d < 0)
-			return 0;
-		acc = (acc << 4) | (uint64_t)d;
+		ok &= (c - '0' < 10u) | ((c | 0x20) - 'a' < 6u);
+		acc = acc << 4 | ((c & 15) + 9 * (c >> 6 & 1));
 	}
 	*v = acc;
-	return 1;
+	return (int)ok;
 }
 
 simhash_err simhash_fp_parse(const char *hex, size_t len, simhash_fp *out)

@@ -104,9 +104,11 @@ static int write_all(simhash_outfile *f, const void *p, size_t len)
 	return simhash_outfile_write(f, p, len, NULL) != SIMHASH_OK;
 }
 
-/* Header and section list of s; the body is written from the sections. */
+/* Header and section list of s; the body is written from the sections. The
+ * body's checksum is computed from the sections, unless they are still to be
+ * built (build): then the header holds 0 until seal() puts it in. */
 static size_t layout(const simhash_index *ix, const sh_ix_seg *s, uint8_t *hdr, sect *sec,
-		     size_t *n_sec)
+		     size_t *n_sec, int build)
 {
 	const void *user;
 	size_t user_len, hdr_len = HDR_FIXED + HDR_TABLE * s->n_tables + 8, ns = 0;
@@ -151,37 +153,136 @@ static size_t layout(const simhash_index *ix, const sh_ix_seg *s, uint8_t *hdr, 
 	putd(hdr + 64, s->plan.probes);
 	putd(hdr + 72, s->plan.candidates);
 	putd(hdr + 80, s->plan.query_ns);
-	sh_put_le64(hdr + 88, body_sum(sec, ns, align64(hdr_len)));
+	sh_put_le64(hdr + 88, build ? 0 : body_sum(sec, ns, align64(hdr_len)));
 	sh_put_le64(hdr + hdr_len - 8, sh_key(hdr, hdr_len - 8));
 	*n_sec = ns;
 	return hdr_len;
 }
 
-static simhash_err write_file(const simhash_index *ix, const sh_ix_seg *s, simhash_outfile *f)
+/* Puts the body's checksum into a header that layout() made. */
+static void seal(uint8_t *hdr, size_t hdr_len, uint64_t sum)
+{
+	sh_put_le64(hdr + 88, sum);
+	sh_put_le64(hdr + hdr_len - 8, sh_key(hdr, hdr_len - 8));
+}
+
+/* Writes len bytes to f (none when f is NULL) and adds them to the body's
+ * checksum x (when not NULL). */
+static int put(simhash_outfile *f, XXH3_state_t *x, const void *p, size_t len)
+{
+	if (x && len)
+		XXH3_64bits_update(x, p, len);
+	return f && len && write_all(f, p, len);
+}
+
+/* Writes header and sections to f, or only hashes the body into x when f
+ * is NULL. build: s has its geometry but no tables yet; each table is then
+ * built (on `threads` threads) into the same two buffers just before its
+ * sections are written, so one table at a time is in memory and its pages
+ * are faulted in once. hdr: the header from layout(), written first. */
+static simhash_err write_file(sh_ix_seg *s, unsigned words, simhash_outfile *f, XXH3_state_t *x,
+			      int build, unsigned threads, const uint8_t *hdr, size_t hdr_len,
+			      sect *sec, size_t n_sec)
+{
+	static const uint8_t zero[64];
+	uint64_t pos = align64(hdr_len), *fps = NULL;
+	uint32_t *rows = NULL;
+	simhash_err err = SIMHASH_OK;
+
+	/* the header's padding is outside the body's checksum */
+	if (put(f, NULL, hdr, hdr_len) || put(f, NULL, zero, pos - hdr_len))
+		return SIMHASH_EIO;
+	for (size_t i = 0; i < n_sec && !err; i++) {
+		size_t t = (i - 4) / 3;
+		if (build && i >= 4 && (i - 4) % 3 == 0) {
+			err = sh_ix_table_fill(s, words, &s->tab[t], threads, fps, rows);
+			if (err)
+				break;
+			fps = (uint64_t *)s->tab[t].fps, rows = (uint32_t *)s->tab[t].rows;
+			sec[i].p = s->tab[t].dir, sec[i + 1].p = fps, sec[i + 2].p = rows;
+		}
+		if (put(f, x, zero, sec[i].off - pos) || put(f, x, sec[i].p, sec[i].len))
+			err = SIMHASH_EIO;
+		pos = sec[i].off + sec[i].len;
+		if (build && i >= 4 && (i - 4) % 3 == 2) {
+			free((void *)s->tab[t].dir);
+			s->tab[t].dir = NULL, s->tab[t].fps = NULL, s->tab[t].rows = NULL;
+		}
+	}
+	if (!err && put(f, x, zero, align64(pos) - pos))
+		err = SIMHASH_EIO;
+	if (build) { /* after an error: the directory in hand */
+		for (unsigned t = 0; t < s->n_tables; t++)
+			if (s->tab[t].dir) {
+				free((void *)s->tab[t].dir);
+				s->tab[t].dir = NULL, s->tab[t].fps = NULL, s->tab[t].rows = NULL;
+			}
+		free(fps), free(rows);
+	}
+	return err;
+}
+
+/* Builds s's tables while writing them, and the body's checksum with them;
+ * the header is written again at the end with the checksum in it. A target
+ * written in place (a FIFO, a device) cannot be rewritten: there the tables
+ * are built twice, once for the checksum and once to write them. */
+static simhash_err build_file(const simhash_index *ix, sh_ix_seg *s, simhash_outfile *f,
+			      unsigned threads)
 {
 	uint8_t hdr[HDR_FIXED + HDR_TABLE * SIMHASH_PLAN_MAX_TABLES + 8];
 	sect sec[4 + 3 * SIMHASH_PLAN_MAX_TABLES];
-	static const uint8_t zero[64];
-	size_t n_sec, hdr_len = layout(ix, s, hdr, sec, &n_sec);
-	uint64_t pos = hdr_len;
+	size_t n_sec, hdr_len = layout(ix, s, hdr, sec, &n_sec, 1);
+	int in_place = simhash_outfile_temp(f) == NULL;
+	XXH3_state_t *x = XXH3_createState();
+	simhash_err err;
 
-	if (write_all(f, hdr, hdr_len))
-		return SIMHASH_EIO;
-	for (size_t i = 0; i < n_sec; i++) {
-		if (write_all(f, zero, sec[i].off - pos) || (sec[i].len && write_all(f, sec[i].p, sec[i].len)))
-			return SIMHASH_EIO;
-		pos = sec[i].off + sec[i].len;
+	if (!x)
+		return SIMHASH_ENOMEM;
+	XXH3_64bits_reset(x);
+	err = write_file(s, ix->words, in_place ? NULL : f, x, 1, threads, hdr, hdr_len, sec, n_sec);
+	if (!err) {
+		seal(hdr, hdr_len, XXH3_64bits_digest(x));
+		if (in_place)
+			err = write_file(s, ix->words, f, NULL, 1, threads, hdr, hdr_len, sec, n_sec);
+		else
+			err = sh_outfile_pwrite(f, hdr, hdr_len, 0);
 	}
-	if (write_all(f, zero, align64(pos) - pos))
-		return SIMHASH_EIO;
-	return SIMHASH_OK;
+	XXH3_freeState(x);
+	return err;
+}
+
+/* Writes a built segment: the body's checksum comes from its sections. */
+static simhash_err save_file(const simhash_index *ix, sh_ix_seg *s, simhash_outfile *f)
+{
+	uint8_t hdr[HDR_FIXED + HDR_TABLE * SIMHASH_PLAN_MAX_TABLES + 8];
+	sect sec[4 + 3 * SIMHASH_PLAN_MAX_TABLES];
+	size_t n_sec, hdr_len = layout(ix, s, hdr, sec, &n_sec, 0);
+
+	return write_file(s, ix->words, f, NULL, 0, 1, hdr, hdr_len, sec, n_sec);
+}
+
+/* The library's one atomic writer: temp file, fsync, rename, fsync of the
+ * directory; an existing file keeps its mode. */
+static simhash_err write_atomic(const simhash_index *ix, sh_ix_seg *s, const char *path, int build,
+				unsigned threads)
+{
+	simhash_outfile *f;
+	simhash_err err = simhash_outfile_open(path, &f, NULL);
+
+	if (err)
+		return err;
+	err = build ? build_file(ix, s, f, threads) : save_file(ix, s, f);
+	if (err)
+		simhash_outfile_abort(f);
+	else
+		err = simhash_outfile_commit(f, NULL);
+	return err;
 }
 
 simhash_err simhash_index_save(const simhash_index *ix, const char *path)
 {
 	sh_ix_seg *tmp_seg = NULL;
 	const sh_ix_seg *s;
-	simhash_outfile *f;
 	simhash_err err;
 
 	if (!ix || !path || !*path)
@@ -195,19 +296,40 @@ simhash_err simhash_index_save(const simhash_index *ix, const char *path)
 			goto out_unlock;
 		s = tmp_seg;
 	}
-	/* the library's one atomic writer: temp file, fsync, rename, fsync of
-	 * the directory; an existing file keeps its mode */
-	err = simhash_outfile_open(path, &f, NULL);
-	if (err)
-		goto out_unlock;
-	err = write_file(ix, s, f);
-	if (err)
-		simhash_outfile_abort(f);
-	else
-		err = simhash_outfile_commit(f, NULL);
+	err = write_atomic(ix, (sh_ix_seg *)s, path, 0, 1);
 out_unlock:
 	pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
 	sh_ix_seg_free(tmp_seg);
+	return err;
+}
+
+simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uint64_t *ids, size_t n,
+				     unsigned threads, const char *path)
+{
+	sh_ix_seg *s;
+	simhash_index_plan plan;
+	simhash_err err;
+
+	if (!ix || !path || !*path || (n && (!fps || !ids)) || n > UINT32_MAX || ix->n_seg)
+		return SIMHASH_EINVAL;
+	n = sh_ix_sort_unique(fps, ids, n, ix->words, threads);
+	if (n == SIZE_MAX)
+		return SIMHASH_ENOMEM;
+	if (n == 0)
+		return simhash_index_save(ix, path);
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return SIMHASH_ENOMEM;
+	/* the segment simhash_index_build would make, its tables still to come */
+	s->n = n, s->fps = fps, s->ids = ids;
+	err = sh_ix_plan_data(ix->bits, ix->max_dist, fps, n, (simhash_layout)ix->force, ix->force_m, &plan);
+	if (!err) {
+		sh_ix_seg_geometry(s, ix->bits, &plan);
+		pthread_rwlock_rdlock((pthread_rwlock_t *)&ix->lock);
+		err = write_atomic(ix, s, path, 1, threads);
+		pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
+	}
+	free(s);
 	return err;
 }
 

@@ -221,7 +221,7 @@ static simhash_err merge_tail(simhash_index *ix, size_t from, unsigned threads)
 
 	if (err)
 		return err;
-	n = sh_ix_sort_unique(fps, ids, n, ix->words);
+	n = sh_ix_sort_unique(fps, ids, n, ix->words, threads);
 	if (n == SIZE_MAX) {
 		free(fps), free(ids);
 		return SIMHASH_ENOMEM;
@@ -393,7 +393,7 @@ simhash_err simhash_index_build(simhash_index *ix, const uint64_t *fps, const ui
 	}
 	memcpy(f, fps, n * ix->words * 8);
 	memcpy(i, ids, n * 8);
-	n = sh_ix_sort_unique(f, i, n, ix->words);
+	n = sh_ix_sort_unique(f, i, n, ix->words, threads);
 	if (n == SIZE_MAX) {
 		free(f), free(i);
 		return SIMHASH_ENOMEM;
@@ -571,7 +571,7 @@ simhash_err sh_ix_compact_copy(const simhash_index *ix, sh_ix_seg **out)
 
 	if (err)
 		return err;
-	n = sh_ix_sort_unique(fps, ids, n, ix->words);
+	n = sh_ix_sort_unique(fps, ids, n, ix->words, 2);
 	if (n == SIZE_MAX) {
 		free(fps), free(ids);
 		return SIMHASH_ENOMEM;

@@ -111,6 +111,13 @@ unsigned sh_ix_dir_bits(unsigned width, uint64_t n);
 /* Fills tb's chunk, directory width, filter start and mask. */
 void sh_ix_table_geometry(sh_ix_table *tb, unsigned bits, unsigned start, unsigned width,
 			  uint64_t n);
+/* Sets s->plan, s->n_tables and each table's geometry (no tables built). */
+void sh_ix_seg_geometry(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan);
+/* Fills tb's directory, fingerprints and rows from s->fps (geometry set) on
+ * `threads` threads; the same bytes for any number. The directory is
+ * allocated, and so are fps and rows unless given (n rows each). */
+simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads,
+			     uint64_t *fps, uint32_t *rows);
 simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
 			       unsigned threads);
 /* Appends the live matches of s within k of q to out (unsorted). */
@@ -124,8 +131,8 @@ void sh_ix_seg_free(sh_ix_seg *s);
 /* Measures s->pr on at most 4096 entries spread over s (few pages of a mapping). */
 void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits);
 /* Sorts n rows (fps words each, ids) by (fp, id) in place and removes
- * duplicate pairs; returns the new n. */
-size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words);
+ * duplicate pairs; returns the new n. 64 bits sort on `threads` threads. */
+size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads);
 simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist);
 
 /* ---- plan.c: the cost model's constants (ns), shared with mih.c; fitted on

@@ -114,14 +114,154 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
+/* The same sort on `threads` threads: in each pass thread j counts and
+ * scatters a[j n / T, (j + 1) n / T), its elements placed after those of
+ * threads before it under every digit, so the sort stays stable and the
+ * result is radix_sort's whatever T. */
+#define SORT_MAX_THREADS 16
+
+typedef struct psort {
+	kr *src, *dst;
+	size_t n;
+	unsigned shift, n_threads;
+	uint64_t dm;
+	size_t cnt[SORT_MAX_THREADS][2048];
+} psort;
+
+typedef struct psort_job {
+	psort *ps;
+	unsigned j, scatter;
+} psort_job;
+
+static void *psort_worker(void *arg)
 {
-	kr *a, *b, *s;
+	psort_job *job = arg;
+	psort *ps = job->ps;
+	size_t lo = ps->n * job->j / ps->n_threads, hi = ps->n * (job->j + 1) / ps->n_threads;
+	size_t *cnt = ps->cnt[job->j];
+	unsigned shift = ps->shift;
+	uint64_t dm = ps->dm;
+
+	if (!job->scatter) {
+		memset(cnt, 0, sizeof ps->cnt[0]);
+		for (size_t i = lo; i < hi; i++)
+			cnt[(ps->src[i].key >> shift) & dm]++;
+	} else {
+		for (size_t i = lo; i < hi; i++)
+			ps->dst[cnt[(ps->src[i].key >> shift) & dm]++] = ps->src[i];
+	}
+	return NULL;
+}
+
+static void psort_phase(psort *ps, unsigned scatter)
+{
+	psort_job jobs[SORT_MAX_THREADS];
+	pthread_t th[SORT_MAX_THREADS];
+	int started[SORT_MAX_THREADS] = {0};
+
+	for (unsigned j = 0; j < ps->n_threads; j++) {
+		jobs[j] = (psort_job){ps, j, scatter};
+		if (j > 0 && pthread_create(&th[j], NULL, psort_worker, &jobs[j]) == 0)
+			started[j] = 1;
+	}
+	psort_worker(&jobs[0]);
+	for (unsigned j = 1; j < ps->n_threads; j++) {
+		if (started[j])
+			pthread_join(th[j], NULL);
+		else
+			psort_worker(&jobs[j]);
+	}
+}
+
+static kr *radix_sort_mt(kr *a, kr *tmp, size_t n, unsigned keybits, unsigned threads)
+{
+	psort *ps;
+
+	if (threads > SORT_MAX_THREADS)
+		threads = SORT_MAX_THREADS;
+	if (threads > 1 && n / threads < ((size_t)1 << 16))
+		threads = n >> 16 ? (unsigned)(n >> 16) : 1;
+	if (threads <= 1 || !(ps = malloc(sizeof *ps)))
+		return radix_sort(a, tmp, n, keybits);
+	ps->n = n, ps->n_threads = threads;
+	for (unsigned shift = 0; shift < keybits; shift += 11) {
+		size_t sum = 0;
+		int skip = 0;
+
+		ps->src = a, ps->dst = tmp, ps->shift = shift;
+		ps->dm = keybits - shift >= 11 ? 2047 : ((uint64_t)1 << (keybits - shift)) - 1;
+		psort_phase(ps, 0);
+		for (size_t d = 0; d < 2048; d++) {
+			size_t c = 0;
+			for (unsigned j = 0; j < threads; j++) {
+				size_t cj = ps->cnt[j][d];
+				ps->cnt[j][d] = sum + c;
+				c += cj;
+			}
+			if (c == n)
+				skip = 1;
+			sum += c;
+		}
+		if (skip)
+			continue;
+		psort_phase(ps, 1);
+		kr *t = a;
+		a = tmp;
+		tmp = t;
+	}
+	free(ps);
+	return a;
+}
+
+static int cmp_kr_row(const void *x, const void *y)
+{
+	uint64_t a = ((const kr *)x)->row, b = ((const kr *)y)->row;
+	return a < b ? -1 : a > b;
+}
+
+/* 64 bits: the id rides along with its fingerprint through the sort, and
+ * the result goes straight back into fps and ids (scratch: 32 bytes a row). */
+static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n, unsigned threads)
+{
+	kr *a = sh_ix_alloc_big(n * sizeof *a, 0), *b = sh_ix_alloc_big(n * sizeof *b, 0), *s;
+	size_t out = 0;
+
+	if (!a || !b) {
+		free(a), free(b);
+		return SIZE_MAX;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i] = (kr){fps[i], ids[i]};
+	s = radix_sort_mt(a, b, n, 64, threads);
+	/* runs of one fingerprint: sort their ids, drop repeated pairs */
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && s[j].key == s[i].key)
+			j++;
+		if (j - i > 1)
+			qsort(s + i, j - i, sizeof *s, cmp_kr_row);
+		for (size_t t = i; t < j; t++) {
+			if (t > i && s[t].row == s[t - 1].row)
+				continue;
+			fps[out] = s[t].key;
+			ids[out++] = s[t].row;
+		}
+		i = j;
+	}
+	free(a), free(b);
+	return out;
+}
+
+size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads)
+{
+	kr *a, *b, *s, *o;
 	uint64_t *f2, *i2;
 	size_t out = 0;
 
 	if (n < 2)
 		return n;
+	if (words == 1)
+		return sort_unique64(fps, ids, n, threads);
 	a = malloc(n * sizeof *a);
 	b = malloc(n * sizeof *b);
 	f2 = malloc(n * words * sizeof *f2);
@@ -130,27 +270,17 @@ size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
 		free(a), free(b), free(f2), free(i2);
 		return SIZE_MAX;
 	}
-	if (words == 1) {
-		/* the id rides along: no gather from random rows afterwards */
-		for (size_t i = 0; i < n; i++)
-			a[i] = (kr){fps[i], ids[i]};
-		s = radix_sort(a, b, n, 64);
-		for (size_t i = 0; i < n; i++)
-			f2[i] = s[i].key, i2[i] = s[i].row;
-	} else {
-		/* by w[0], then stably by w[1]: the order of the hex form */
-		kr *o;
-		for (size_t i = 0; i < n; i++)
-			a[i] = (kr){fps[i * 2], i};
-		s = radix_sort(a, b, n, 64);
-		o = s == a ? b : a;
-		for (size_t i = 0; i < n; i++)
-			s[i].key = fps[s[i].row * 2 + 1];
-		s = radix_sort(s, o, n, 64);
-		for (size_t i = 0; i < n; i++) {
-			memcpy(f2 + i * 2, fps + s[i].row * 2, 2 * sizeof *fps);
-			i2[i] = ids[s[i].row];
-		}
+	/* by w[0], then stably by w[1]: the order of the hex form */
+	for (size_t i = 0; i < n; i++)
+		a[i] = (kr){fps[i * 2], i};
+	s = radix_sort(a, b, n, 64);
+	o = s == a ? b : a;
+	for (size_t i = 0; i < n; i++)
+		s[i].key = fps[s[i].row * 2 + 1];
+	s = radix_sort(s, o, n, 64);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(f2 + i * 2, fps + s[i].row * 2, 2 * sizeof *fps);
+		i2[i] = ids[s[i].row];
 	}
 	/* runs of one fingerprint: sort their ids, drop repeated pairs */
 	for (size_t i = 0; i < n;) {
@@ -171,66 +301,223 @@ size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words)
 	return out;
 }
 
-/* ---- building tables */
+/* ---- building tables
+ *
+ * A table is a stable counting sort of the segment's rows (already in (fp, id)
+ * order) on the top dir_bits of its chunk: the counts are the directory. When
+ * the chunk is wider than the directory, each slot is then sorted stably on
+ * the chunk's low bits. That equals a stable sort on the whole chunk, and the
+ * bytes do not depend on the number of threads: thread j counts and scatters
+ * rows [j n / T, (j + 1) n / T), and in every slot its rows land after those
+ * of the threads before it. Memory: the table itself plus one count array of
+ * 2^dir_bits per thread; no copy of the rows. */
 
-typedef struct tjob {
-	sh_ix_seg *s;
-	unsigned words, t;
+#define FILL_MAX_THREADS 64
+
+typedef struct fill {
+	const sh_ix_seg *s;
+	const sh_ix_table *tb;
+	unsigned words, n_threads;
+	uint64_t *fps;
+	uint32_t *rows, *dir;
+	uint32_t *cnt[FILL_MAX_THREADS]; /* per thread: counts, then cursors */
+} fill;
+
+typedef struct fill_job {
+	fill *f;
+	unsigned j;
+	int phase; /* 0 count, 1 scatter, 2 sort slots */
 	simhash_err err;
-} tjob;
+} fill_job;
 
-static simhash_err table_build(sh_ix_seg *s, unsigned words, unsigned t)
+static inline uint64_t slot_of(const fill *f, size_t i)
 {
-	sh_ix_table *tb = &s->tab[t];
-	size_t n = s->n, nd = (size_t)1 << tb->dir_bits;
-	kr *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *r;
-	uint64_t *fps = sh_ix_alloc_big(n * words * sizeof *fps, 0);
-	uint32_t *rows = sh_ix_alloc_big(n * sizeof *rows, 0);
-	uint32_t *dir = sh_ix_alloc_big((nd + 1) * sizeof *dir, 1);
+	const sh_ix_table *tb = f->tb;
+	return sh_ix_chunk(f->s->fps + i * f->words, tb->start, tb->width) >> (tb->width - tb->dir_bits);
+}
 
-	if (!a || !b || !fps || !rows || !dir) {
-		free(a), free(b), free(fps), free(rows), free(dir);
-		return SIMHASH_ENOMEM;
+static void fill_count(fill *f, unsigned j)
+{
+	size_t n = f->s->n, lo = n * j / f->n_threads, hi = n * (j + 1) / f->n_threads;
+	uint32_t *cnt = f->cnt[j];
+
+	for (size_t i = lo; i < hi; i++)
+		cnt[slot_of(f, i)]++;
+}
+
+static void fill_scatter(fill *f, unsigned j)
+{
+	size_t n = f->s->n, lo = n * j / f->n_threads, hi = n * (j + 1) / f->n_threads;
+	uint32_t *cur = f->cnt[j];
+	unsigned words = f->words;
+
+	for (size_t i = lo; i < hi; i++) {
+		uint32_t pos = cur[slot_of(f, i)]++;
+		if (words == 1)
+			f->fps[pos] = f->s->fps[i];
+		else
+			memcpy(f->fps + (size_t)pos * 2, f->s->fps + i * 2, 16);
+		f->rows[pos] = (uint32_t)i;
 	}
-	if (words == 1) {
-		/* key: fp rotated so that the chunk is its low bits; sorting on
-		 * those carries the whole fingerprint, with no gather after */
-		unsigned st = tb->start, w = tb->width;
-		uint64_t mask = w == 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t f = s->fps[i];
-			a[i] = (kr){st ? f >> st | f << (64 - st) : f, i};
+}
+
+/* Sorts entries [a, b) of the table stably by the chunk's low bits (the slot
+ * fixes the top ones); tmp holds 2 * (b - a) entries when b - a > 32. */
+static void sort_slot(fill *f, size_t a, size_t b, kr *tmp)
+{
+	const sh_ix_table *tb = f->tb;
+	unsigned words = f->words, low = tb->width - tb->dir_bits;
+	uint64_t lm = ((uint64_t)1 << low) - 1;
+	uint64_t fp[2];
+	kr *r;
+
+#define LOW_AT(i) (sh_ix_chunk(f->fps + (i) * words, tb->start, tb->width) & lm)
+	if (b - a <= 32) { /* insertion sort: stable, and slots are small */
+		for (size_t i = a + 1; i < b; i++) {
+			uint64_t key = LOW_AT(i);
+			uint32_t row = f->rows[i];
+			size_t k = i;
+			memcpy(fp, f->fps + i * words, words * 8);
+			for (; k > a && LOW_AT(k - 1) > key; k--) {
+				memcpy(f->fps + k * words, f->fps + (k - 1) * words, words * 8);
+				f->rows[k] = f->rows[k - 1];
+			}
+			memcpy(f->fps + k * words, fp, words * 8);
+			f->rows[k] = row;
 		}
-		r = radix_sort(a, b, n, w);
-		for (size_t i = 0; i < n; i++) {
-			uint64_t k = r[i].key;
-			fps[i] = st ? k << st | k >> (64 - st) : k;
-			rows[i] = (uint32_t)r[i].row;
-			dir[((k & mask) >> (w - tb->dir_bits)) + 1]++;
-		}
-	} else {
-		for (size_t i = 0; i < n; i++)
-			a[i] = (kr){sh_ix_chunk(s->fps + i * words, tb->start, tb->width), i};
-		r = radix_sort(a, b, n, tb->width);
-		for (size_t i = 0; i < n; i++) {
-			memcpy(fps + i * words, s->fps + r[i].row * words, words * 8);
-			rows[i] = (uint32_t)r[i].row;
-			dir[(r[i].key >> (tb->width - tb->dir_bits)) + 1]++;
+		return;
+	}
+	for (size_t i = a; i < b; i++)
+		tmp[i - a] = (kr){LOW_AT(i), i};
+#undef LOW_AT
+	r = radix_sort(tmp, tmp + (b - a), b - a, low);
+	/* the rows come back in place through the second half of tmp */
+	{
+		kr *o = r == tmp ? tmp + (b - a) : tmp;
+		for (size_t i = 0; i < b - a; i++)
+			o[i] = (kr){f->fps[r[i].row * words], f->rows[r[i].row]};
+		if (words == 2)
+			for (size_t i = 0; i < b - a; i++)
+				r[i].key = f->fps[r[i].row * 2 + 1];
+		for (size_t i = 0; i < b - a; i++) {
+			f->fps[(a + i) * words] = o[i].key;
+			if (words == 2)
+				f->fps[(a + i) * 2 + 1] = r[i].key;
+			f->rows[a + i] = (uint32_t)o[i].row;
 		}
 	}
-	for (size_t d = 0; d < nd; d++)
-		dir[d + 1] += dir[d];
-	free(a), free(b);
-	tb->fps = fps, tb->rows = rows, tb->dir = dir;
-	s->own[2 + 3 * t] = fps, s->own[3 + 3 * t] = rows, s->own[4 + 3 * t] = dir;
+}
+
+static simhash_err fill_sort_slots(fill *f, unsigned j)
+{
+	size_t nd = (size_t)1 << f->tb->dir_bits;
+	size_t lo = nd * j / f->n_threads, hi = nd * (j + 1) / f->n_threads, cap = 0;
+	kr *tmp = NULL;
+
+	for (size_t d = lo; d < hi; d++) {
+		size_t a = f->dir[d], b = f->dir[d + 1];
+		if (b - a < 2)
+			continue;
+		if (b - a > 32 && b - a > cap) {
+			free(tmp);
+			cap = b - a;
+			tmp = malloc(2 * cap * sizeof *tmp);
+			if (!tmp)
+				return SIMHASH_ENOMEM;
+		}
+		sort_slot(f, a, b, tmp);
+	}
+	free(tmp);
 	return SIMHASH_OK;
 }
 
-static void *table_worker(void *arg)
+static void *fill_worker(void *arg)
 {
-	tjob *j = arg;
-	j->err = table_build(j->s, j->words, j->t);
+	fill_job *job = arg;
+
+	if (job->phase == 0)
+		fill_count(job->f, job->j);
+	else if (job->phase == 1)
+		fill_scatter(job->f, job->j);
+	else
+		job->err = fill_sort_slots(job->f, job->j);
 	return NULL;
+}
+
+/* Runs one phase on every thread of f (the caller's is thread 0). */
+static simhash_err fill_phase(fill *f, int phase)
+{
+	fill_job jobs[FILL_MAX_THREADS];
+	pthread_t th[FILL_MAX_THREADS];
+	int started[FILL_MAX_THREADS] = {0};
+	simhash_err err = SIMHASH_OK;
+
+	for (unsigned j = 0; j < f->n_threads; j++) {
+		jobs[j] = (fill_job){f, j, phase, SIMHASH_OK};
+		if (j > 0 && pthread_create(&th[j], NULL, fill_worker, &jobs[j]) == 0)
+			started[j] = 1;
+	}
+	fill_worker(&jobs[0]);
+	for (unsigned j = 1; j < f->n_threads; j++) {
+		if (started[j])
+			pthread_join(th[j], NULL);
+		else
+			fill_worker(&jobs[j]); /* no thread: do its share here */
+		if (jobs[j].err)
+			err = jobs[j].err;
+	}
+	return jobs[0].err ? jobs[0].err : err;
+}
+
+simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads,
+			     uint64_t *fps, uint32_t *rows)
+{
+	size_t n = s->n, nd = (size_t)1 << tb->dir_bits;
+	fill f = {s, tb, words, threads ? threads : 1, fps, rows, NULL, {NULL}};
+	simhash_err err = SIMHASH_ENOMEM;
+
+	if (f.n_threads > FILL_MAX_THREADS)
+		f.n_threads = FILL_MAX_THREADS;
+	/* a thread per 65536 rows at least: fewer are not worth starting one */
+	if (f.n_threads > 1 && n / f.n_threads < ((size_t)1 << 16))
+		f.n_threads = n >> 16 ? (unsigned)(n >> 16) : 1;
+	if (!f.fps)
+		f.fps = sh_ix_alloc_big(n * words * sizeof *f.fps, 0);
+	if (!f.rows)
+		f.rows = sh_ix_alloc_big(n * sizeof *f.rows, 0);
+	f.dir = sh_ix_alloc_big((nd + 1) * sizeof *f.dir, 0);
+	if (!f.fps || !f.rows || !f.dir)
+		goto out_free;
+	for (unsigned j = 0; j < f.n_threads; j++)
+		if (!(f.cnt[j] = sh_ix_alloc_big(nd * sizeof *f.cnt[j], 1)))
+			goto out_free_cnt;
+	fill_phase(&f, 0);
+	/* slot d starts at dir[d]; thread j's share of it after threads < j */
+	for (size_t d = 0, pos = 0; d < nd; d++) {
+		f.dir[d] = (uint32_t)pos;
+		for (unsigned j = 0; j < f.n_threads; j++) {
+			uint32_t c = f.cnt[j][d];
+			f.cnt[j][d] = (uint32_t)pos;
+			pos += c;
+		}
+	}
+	f.dir[nd] = (uint32_t)n;
+	fill_phase(&f, 1);
+	err = tb->dir_bits < tb->width ? fill_phase(&f, 2) : SIMHASH_OK;
+out_free_cnt:
+	for (unsigned j = 0; j < f.n_threads; j++)
+		free(f.cnt[j]);
+	if (!err) {
+		tb->fps = f.fps, tb->rows = f.rows, tb->dir = f.dir;
+		return SIMHASH_OK;
+	}
+out_free:
+	if (f.fps != fps)
+		free(f.fps);
+	if (f.rows != rows)
+		free(f.rows);
+	free(f.dir);
+	return err;
 }
 
 unsigned sh_ix_dir_bits(unsigned width, uint64_t n)
@@ -256,41 +543,40 @@ void sh_ix_table_geometry(sh_ix_table *tb, unsigned bits, unsigned start, unsign
 		tb->mask[b >> 6] |= UINT64_C(1) << (b & 63);
 }
 
-simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
-			       unsigned threads)
+void sh_ix_seg_geometry(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan)
 {
-	unsigned words = bits / 64, nt = plan->layout == SIMHASH_LAYOUT_MIH ? plan->n_tables : 0;
-	tjob jobs[SIMHASH_PLAN_MAX_TABLES];
-	pthread_t th[SIMHASH_PLAN_MAX_TABLES];
-	simhash_err err = SIMHASH_OK;
+	unsigned nt = plan->layout == SIMHASH_LAYOUT_MIH ? plan->n_tables : 0;
 
 	s->plan = *plan;
-	s->n_tables = 0;
-	if (nt == 0 || s->n == 0)
-		return SIMHASH_OK;
-	if (s->n > UINT32_MAX)
-		return SIMHASH_EINVAL;
+	s->n_tables = nt;
 	for (unsigned t = 0, start = 0; t < nt; t++) {
 		sh_ix_table_geometry(&s->tab[t], bits, start, plan->chunk_bits[t], s->n);
 		start += plan->chunk_bits[t];
 	}
-	if (threads == 0)
-		threads = 1;
-	for (unsigned t0 = 0; t0 < nt; t0 += threads) {
-		unsigned started = 0;
-		for (unsigned t = t0; t < nt && t < t0 + threads; t++) {
-			jobs[t] = (tjob){s, words, t, SIMHASH_OK};
-			if (t > t0 && pthread_create(&th[t], NULL, table_worker, &jobs[t]) == 0) {
-				started |= 1u << (t - t0);
-				continue;
-			}
-			table_worker(&jobs[t]);
-		}
-		for (unsigned t = t0; t < nt && t < t0 + threads; t++) {
-			if (started >> (t - t0) & 1)
-				pthread_join(th[t], NULL);
-			if (jobs[t].err)
-				err = jobs[t].err;
+}
+
+simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
+			       unsigned threads)
+{
+	unsigned words = bits / 64, nt = plan->layout == SIMHASH_LAYOUT_MIH ? plan->n_tables : 0;
+	simhash_err err = SIMHASH_OK;
+
+	if (nt == 0 || s->n == 0) {
+		s->plan = *plan;
+		s->n_tables = 0;
+		return SIMHASH_OK;
+	}
+	if (s->n > UINT32_MAX)
+		return SIMHASH_EINVAL;
+	sh_ix_seg_geometry(s, bits, plan);
+	s->n_tables = 0; /* until they are built */
+	/* one table at a time, every thread on it: the scratch is one table's */
+	for (unsigned t = 0; t < nt && !err; t++) {
+		err = sh_ix_table_fill(s, words, &s->tab[t], threads, NULL, NULL);
+		if (!err) {
+			s->own[2 + 3 * t] = (void *)s->tab[t].fps;
+			s->own[3 + 3 * t] = (void *)s->tab[t].rows;
+			s->own[4 + 3 * t] = (void *)s->tab[t].dir;
 		}
 	}
 	if (err)

@@ -137,9 +137,10 @@ struct sh_pairs_job {
 	int no_simd; /* tests: the scalar path */
 	int force_threads; /* tests: threads however small the set */
 	int simd; /* the CPU has AVX-512 VPOPCNTQ (64-bit compares only) */
+	int popcnt; /* the CPU has the popcnt instruction */
 };
 
-#define SH_AVX512_POPCNT __attribute__((target("avx512f,avx512vpopcntdq")))
+#define SH_AVX512_POPCNT __attribute__((target("avx512f,avx512vpopcntdq,popcnt")))
 
 #define WORD uint64_t
 #define WORD_BITS 64
@@ -218,7 +219,8 @@ static simhash_err run_join(struct sh_pairs_job *job, simhash_pair **out, size_t
 	if (job->n_threads > 1 && !job->force_threads &&
 	    job->n < (size_t)MIN_PER_THREAD * job->n_threads)
 		job->n_threads = 1; /* not worth a thread */
-	job->simd = job->bits != 128 && !job->no_simd && __builtin_cpu_supports("avx512f") &&
+	job->popcnt = !job->no_simd && __builtin_cpu_supports("popcnt");
+	job->simd = job->bits != 128 && job->popcnt && __builtin_cpu_supports("avx512f") &&
 		    __builtin_cpu_supports("avx512vpopcntdq");
 	err = job->bits == 128 ? join_128(job, &res) : join_64(job, &res);
 	if (!err && sort_pairs(&res))

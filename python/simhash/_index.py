@@ -15,6 +15,7 @@ the bucket keys the original would have created, from the values it has seen
 (8 bytes each at f <= 64).
 """
 import logging
+import operator
 import os
 import tempfile
 import threading
@@ -97,6 +98,51 @@ def _new_log():
     return ffi.gc(log, lib.shpy_log_free)
 
 
+_U64_FORMATS = frozenset(("Q", "L", "=Q", "=L", "<Q", "<L", "@Q", "@L"))
+
+
+def _u64_buffer(obj, words, what):
+    """A uint64 buffer (numpy array, array('Q'), memoryview...) as
+    (cdata uint64_t[], number of fingerprints of `words` words, the object
+    to keep alive while C reads it), without converting one element; None if
+    obj has no buffer interface. At words == 2 a buffer holds n rows of two
+    words (shape (n, 2), or flat), bits 0..63 first. A non-contiguous buffer
+    is copied once, in C."""
+    if isinstance(obj, (bytes, bytearray, str)):
+        return None
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        return None
+    if mv.itemsize != 8 or mv.format not in _U64_FORMATS:
+        raise TypeError("%s: a buffer of uint64 is expected, not of format %r (itemsize %d)"
+                        % (what, mv.format, mv.itemsize))
+    if mv.ndim == 2 and words == 2 and mv.shape[1] == 2:
+        n = mv.shape[0]
+    elif mv.ndim == 1 and mv.shape[0] % words == 0:
+        n = mv.shape[0] // words
+    else:
+        raise ValueError("%s: a buffer of shape %r does not hold %d-word fingerprints"
+                         % (what, mv.shape, words))
+    if not mv.c_contiguous:
+        mv = memoryview(mv.tobytes()).cast("Q")
+    if n == 0:
+        return ffi.new("uint64_t[]", 1), 0, None
+    return ffi.from_buffer("uint64_t[]", mv), n, mv
+
+
+def _u64_out(n, like_numpy):
+    """A zeroed uint64 array of n: numpy's when the input was numpy's."""
+    if like_numpy:
+        import numpy
+        return numpy.zeros(n, dtype=numpy.uint64)
+    return array("Q", bytes(8 * n))
+
+
+def _is_numpy(obj):
+    return type(obj).__module__ == "numpy"
+
+
 def _threads(threads):
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
         raise ValueError("threads must be an integer >= 0, not %r" % (threads,))
@@ -166,24 +212,42 @@ class Index:
         return lib.simhash_index_count(self._ix)
 
     def _fp(self, fp):
-        if isinstance(fp, bool) or not isinstance(fp, int):
+        if fp.__class__ is not int:
+            if isinstance(fp, bool):
+                raise TypeError("a fingerprint is an int, not bool")
             if hasattr(fp, "value") and isinstance(fp.value, int):
                 fp = fp.value  # a Simhash
             else:
-                raise TypeError("a fingerprint is an int, not %s" % type(fp).__name__)
+                try:
+                    fp = operator.index(fp)  # numpy's integers too
+                except TypeError:
+                    raise TypeError("a fingerprint is an int, not %s" % type(fp).__name__) from None
         if fp < 0 or fp >> self._bits:
             raise ValueError("fingerprint %#x does not fit in %d bits" % (fp, self._bits))
         return fp
 
     @staticmethod
     def _id(i):
+        if i.__class__ is not int and not isinstance(i, bool):
+            try:
+                i = operator.index(i)
+            except TypeError:
+                pass
         if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i <= _M64:
             raise ValueError("an id is an integer in 0..2**64-1, not %r" % (i,))
         return i
 
     def build(self, fps, ids=None, threads=0):
         """Adds many fingerprints at once (ids: the same number of ints;
-        default: len(self), len(self) + 1, ...). Pairs already there are skipped."""
+        default: len(self), len(self) + 1, ...). Pairs already there are skipped.
+        fps (and ids) may be uint64 buffers (a numpy array, array('Q')): read
+        in place, not element by element; 128-bit fingerprints as rows of two
+        words (bits 0..63 first)."""
+        words = self._bits // 64
+        buf = _u64_buffer(fps, words, "build")
+        if buf is not None:
+            self._build_buffer(buf, ids, _threads(threads))
+            return
         fps = [self._fp(v) for v in fps]
         n = len(fps)
         if ids is None:
@@ -204,6 +268,60 @@ class Index:
                                       _threads(threads))
         if err:
             _core._raise(err, "build")
+
+    def _build_buffer(self, buf, ids, threads):
+        words, n, keep = buf
+        if ids is None:
+            err = lib.shpy_index_build_seq(self._ix, words, n, len(self), threads)
+        else:
+            idbuf = _u64_buffer(ids, 1, "build: ids")
+            if idbuf is None:
+                idl = [self._id(i) for i in ids]
+                idbuf = (ffi.new("uint64_t[]", idl or [0]), len(idl), None)
+            if idbuf[1] != n:
+                raise ValueError("build: %d fingerprints but %d ids" % (n, idbuf[1]))
+            err = lib.simhash_index_build(self._ix, words, idbuf[0], n, threads)
+        if err:
+            _core._raise(err, "build")
+
+    def query_arrays(self, fps, k=None, threads=0):
+        """Every query of fps (a uint64 buffer such as a numpy array or
+        array('Q'), or any iterable of ints) at once, CSR style: returns
+        (offsets, ids, distances), query i's answers being ids[offsets[i]:
+        offsets[i + 1]] with their distances, nearest first then by id, as
+        query() gives them. numpy arrays (uint64, uint64, uint8) when fps is
+        one, else array('Q'), array('Q'), array('B'). threads: 0 = every CPU."""
+        words = self._bits // 64
+        k = self._k(k)
+        buf = _u64_buffer(fps, words, "query_arrays")
+        like_numpy = _is_numpy(fps)
+        if buf is None:
+            vals = [self._fp(v) for v in fps]
+            flat = vals if words == 1 else [w for v in vals for w in (v & _M64, v >> 64)]
+            buf = (ffi.new("uint64_t[]", flat or [0]), len(vals), None)
+        qs, n, keep = buf
+        offsets = _u64_out(n + 1, like_numpy)
+        ids = ffi.new("uint64_t **")
+        dists = ffi.new("uint8_t **")
+        err = lib.shpy_index_query_arrays(self._ix, qs, n, k, _threads(threads),
+                                          ffi.from_buffer("uint64_t[]", offsets), ids, dists)
+        if err:
+            _core._raise(err, "query_arrays")
+        try:
+            total = int(offsets[n])
+            out_ids = _u64_out(total, like_numpy)
+            if like_numpy:
+                import numpy
+                out_d = numpy.zeros(total, dtype=numpy.uint8)
+            else:
+                out_d = array("B", bytes(total))
+            if total:
+                ffi.memmove(ffi.from_buffer("uint64_t[]", out_ids), ids[0], 8 * total)
+                ffi.memmove(ffi.from_buffer("uint8_t[]", out_d), dists[0], total)
+            return offsets, out_ids, out_d
+        finally:
+            lib.shpy_free(ids[0])
+            lib.shpy_free(dists[0])
 
     def add(self, fp, id):
         """Adds one (fingerprint, id) pair; adding it again changes nothing."""

@@ -181,3 +181,92 @@ def test_values_outside_the_width_are_taken_modulo_2_to_the_f(orig):
         got = sorted(mine.get_near_dups(Simhash(q)))
         assert got == sorted(theirs.get_near_dups(orig.Simhash(q))), q
         assert got == sorted(mine.get_near_dups(Simhash(q % 2**64))), q
+
+
+def _csr_equals(ix, qs, k, offsets, ids, dists):
+    """query() of each q, against the CSR answer."""
+    assert len(offsets) == len(qs) + 1 and offsets[0] == 0
+    assert len(ids) == len(dists) == offsets[len(qs)]
+    for j, q in enumerate(qs):
+        a, b = int(offsets[j]), int(offsets[j + 1])
+        got = list(zip((int(x) for x in ids[a:b]), (int(x) for x in dists[a:b])))
+        if got != ix.query(q, k):
+            return False
+    return True
+
+
+def test_arrays_in_and_out_without_numpy():
+    """array('Q') in, array('Q') / array('B') out: the same answers as
+    query() and as brute force, for 1 and several threads, 64 and 128 bits
+    (128: rows of two words, bits 0..63 first)."""
+    from array import array
+    seed = random.randrange(2**32)
+    rng = random.Random(seed)
+    for bits in (64, 128):
+        vals = _fps(rng, 3000, bits, "biased")
+        words = array("Q")
+        for v in vals:
+            words.extend([v & (2**64 - 1), v >> 64] if bits == 128 else [v])
+        ix = Index(bits, max_dist=6)
+        ix.build(words, threads=1)
+        ix2 = Index(bits, max_dist=6)
+        ix2.build(vals)
+        assert len(ix) == len(ix2)
+        pairs = {(v, i) for i, v in enumerate(vals)}
+        qs = [_flip(rng, rng.choice(vals), bits, rng.randint(0, 6)) for _ in range(700)]
+        qwords = array("Q")
+        for q in qs:
+            qwords.extend([q & (2**64 - 1), q >> 64] if bits == 128 else [q])
+        for threads in (1, 3):
+            offsets, ids, dists = ix.query_arrays(qwords, k=4, threads=threads)
+            assert isinstance(offsets, array) and offsets.typecode == "Q", "seed %d" % seed
+            assert isinstance(dists, array) and dists.typecode == "B"
+            assert _csr_equals(ix, qs, 4, offsets, ids, dists), "seed %d" % seed
+            for j in range(0, len(qs), 50):
+                a, b = offsets[j], offsets[j + 1]
+                assert list(zip(ids[a:b], dists[a:b])) == _brute(pairs, qs[j], 4), "seed %d" % seed
+        # an iterable of ints takes the same path out
+        assert ix.query_arrays(qs[:20], k=2) == ix.query_arrays(qwords[:20 * (bits // 64)], k=2)
+        assert ix.query_arrays([], k=1) == (array("Q", [0]), array("Q"), array("B"))
+
+
+def test_numpy_arrays_in_and_out():
+    np = pytest.importorskip("numpy")
+    seed = random.randrange(2**32)
+    rng = np.random.default_rng(seed)
+    fps = rng.integers(0, 2**64, size=5000, dtype=np.uint64)
+    ids = rng.permutation(5000).astype(np.uint64) * 7
+    ix = Index(64, max_dist=5)
+    ix.build(fps, ids=ids, threads=2)
+    ref = Index(64, max_dist=5)
+    ref.build([int(v) for v in fps], ids=[int(i) for i in ids])
+    qs = fps[::3].copy()
+    qs[::2] ^= np.uint64(0b1011)
+    offsets, out_ids, dists = ix.query_arrays(qs, k=5, threads=1)
+    assert offsets.dtype == np.uint64 and out_ids.dtype == np.uint64 and dists.dtype == np.uint8
+    assert _csr_equals(ref, [int(q) for q in qs], 5, offsets, out_ids, dists), "seed %d" % seed
+    # threads and a strided view (copied once) give the same arrays
+    o2, i2, d2 = ix.query_arrays(fps[::3] ^ np.where(np.arange(len(qs)) % 2 == 0,
+                                                     np.uint64(0b1011), np.uint64(0)),
+                                 k=5, threads=4)
+    assert (o2 == offsets).all() and (i2 == out_ids).all() and (d2 == dists).all()
+    o3, i3, d3 = ix.query_arrays(np.repeat(qs, 2)[::2], k=5)
+    assert (o3 == offsets).all() and (i3 == out_ids).all()
+    # numpy integer scalars are fingerprints and ids
+    assert ix.query(fps[10], 0) == [(int(ids[10]), 0)]
+    ix.add(np.uint64(12345), np.uint64(99999))
+    assert ix.query(np.int64(12345), 0) == [(99999, 0)]
+    # default ids follow len(self); 128 bits as (n, 2) rows
+    ix128 = Index(128, max_dist=4)
+    rows = rng.integers(0, 2**64, size=(300, 2), dtype=np.uint64)
+    ix128.build(rows)
+    v = int(rows[42, 0]) | int(rows[42, 1]) << 64
+    assert ix128.query(v, 0) == [(42, 0)]
+    o, i, d = ix128.query_arrays(rows[40:45], k=0)
+    assert o.tolist() == [0, 1, 2, 3, 4, 5] and i.tolist() == [40, 41, 42, 43, 44]
+    with pytest.raises(TypeError, match="uint64"):
+        ix.build(np.arange(5, dtype=np.int32))
+    with pytest.raises(ValueError, match="5 fingerprints but 4 ids"):
+        ix.build(fps[:5], ids=ids[:4])
+    with pytest.raises(ValueError, match="shape"):
+        ix.query_arrays(np.zeros((3, 2), dtype=np.uint64))

@@ -166,6 +166,28 @@ static void test_parse_rejects_and_leaves_out_untouched(void)
 	CHECK(simhash_fp_parse(NULL, 8, &fp) == SIMHASH_EINVAL);
 }
 
+/* Every byte value at every position of a 16-digit form: accepted exactly
+ * when it is a hex digit (either case), with the digit's value; against
+ * strtoull as the reference (fp.c decodes without branches). */
+static void test_parse_every_byte_at_every_position(void)
+{
+	for (unsigned pos = 0; pos < 16; pos++) {
+		for (unsigned c = 0; c < 256; c++) {
+			char hex[17] = "0123456789abcdef";
+			simhash_fp f = {{7, 7}, 99};
+			int is_hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+			simhash_err err;
+			hex[pos] = (char)c;
+			err = simhash_fp_parse(hex, 16, &f);
+			CHECK(err == (is_hex ? SIMHASH_OK : SIMHASH_ECORRUPT));
+			if (is_hex)
+				CHECK(f.bits == 64 && f.w[0] == strtoull(hex, NULL, 16));
+			else
+				CHECK(f.bits == 99 && f.w[0] == 7);
+		}
+	}
+}
+
 static void test_hamming_known_values(void)
 {
 	simhash_fp a32 = fp_make(32, 0, 0), b32 = fp_make(32, 0xffffffffu, 0);
@@ -241,6 +263,7 @@ TEST_MAIN("fp",
 	  TEST(test_parse_accepts_upper_case),
 	  TEST(test_parse_uses_exactly_len_bytes),
 	  TEST(test_parse_rejects_and_leaves_out_untouched),
+	  TEST(test_parse_every_byte_at_every_position),
 	  TEST(test_hamming_known_values),
 	  TEST(test_hamming_matches_bit_loop_on_random_values),
 	  TEST(test_hamming_ignores_bits_above_width),

@@ -125,7 +125,8 @@ static void ref_query(const ref *r, const simhash_fp *q, unsigned k, simhash_mat
 		}
 		out->v[out->n++] = (simhash_match){r->id[i], d};
 	}
-	qsort(out->v, out->n, sizeof *out->v, cmp_m);
+	if (out->n > 1) /* v is NULL while nothing matched: qsort wants a pointer */
+		qsort(out->v, out->n, sizeof *out->v, cmp_m);
 }
 
 static uint64_t seed;
@@ -492,6 +493,133 @@ static void test_queries_with_many_matches_find_them_all(void)
 	}
 }
 
+/* Reads a whole file; *len its size. */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	long size;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0) {
+		rewind(f);
+		buf = malloc((size_t)size + 1);
+		if (buf && fread(buf, 1, (size_t)size, f) != (size_t)size) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)size;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The tables are built by several threads at once (mih.c: a counting sort
+ * split by rows, then slots sorted on the chunk's low bits): the saved bytes
+ * must not depend on their number. 200,000 rows (past the 65,536 rows a
+ * thread), uniform, biased and clustered, chunks narrower and wider than
+ * the directory (m = 1 at 64 bits: one 64-bit chunk); then the 8-thread
+ * build answers as brute force does. */
+static void test_thread_count_never_changes_the_file(void)
+{
+	static const unsigned threads[] = {1, 2, 3, 8};
+	static const struct { unsigned bits, k, m; } cf[] = {
+		{64, 3, 0}, {64, 0, 1}, {64, 6, 5}, {128, 6, 0}, {128, 1, 2},
+	};
+	char path[] = "/tmp/simhash-test-threads-XXXXXX";
+	char buf[128];
+	int fd = mkstemp(path);
+	size_t n = 200000;
+
+	close(fd);
+	for (size_t c = 0; c < sizeof cf / sizeof cf[0]; c++) {
+		for (int d = UNIFORM; d <= CLUSTERED; d++) {
+			unsigned w = cf[c].bits / 64;
+			uint64_t *fps = malloc(n * w * 8), *ids = malloc(n * 8);
+			unsigned char *first = NULL;
+			size_t first_len = 0;
+			ref r = {0};
+			simhash_fp qs[50];
+
+			for (size_t i = 0; i < n; i++) {
+				simhash_fp f = random_fp(cf[c].bits, (enum dist)d);
+				memcpy(fps + i * w, f.w, w * 8);
+				ids[i] = rnd() % (n / 2); /* repeated ids too */
+			}
+			for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+				simhash_index *ix;
+				unsigned char *bytes;
+				size_t len = 0;
+				snprintf(buf, sizeof buf, "%s %u bits k %u m %u threads %u", dist_name[d],
+					 cf[c].bits, cf[c].k, cf[c].m, threads[t]);
+				what = buf;
+				CHECK(simhash_index_new(cf[c].bits, cf[c].k, &ix) == SIMHASH_OK);
+				CHECK(simhash_index_set_layout(ix, SIMHASH_LAYOUT_MIH, cf[c].m) == SIMHASH_OK);
+				CHECK(simhash_index_build(ix, fps, ids, n, threads[t]) == SIMHASH_OK);
+				CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
+				simhash_index_free(ix);
+				bytes = slurp(path, &len);
+				CHECK(bytes != NULL);
+				if (!first) {
+					first = bytes, first_len = len;
+					continue;
+				}
+				CHECK(len == first_len && memcmp(bytes, first, len) == 0);
+				free(bytes);
+			}
+			/* straight to the file, one table at a time: the same bytes, and
+			 * the caller's arrays left sorted and unique */
+			for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+				simhash_index *ix;
+				uint64_t *f2 = malloc(n * w * 8), *i2 = malloc(n * 8);
+				unsigned char *bytes;
+				size_t len = 0;
+				memcpy(f2, fps, n * w * 8), memcpy(i2, ids, n * 8);
+				snprintf(buf, sizeof buf, "%s %u bits k %u m %u build_file threads %u",
+					 dist_name[d], cf[c].bits, cf[c].k, cf[c].m, threads[t]);
+				what = buf;
+				CHECK(simhash_index_new(cf[c].bits, cf[c].k, &ix) == SIMHASH_OK);
+				CHECK(simhash_index_set_layout(ix, SIMHASH_LAYOUT_MIH, cf[c].m) == SIMHASH_OK);
+				CHECK(simhash_index_build_file(ix, f2, i2, n, threads[t], path) == SIMHASH_OK);
+				CHECK(simhash_index_count(ix) == 0);
+				simhash_index_free(ix);
+				bytes = slurp(path, &len);
+				CHECK(bytes != NULL && len == first_len && memcmp(bytes, first, len) == 0);
+				if (t == 0 && w == 1) {
+					int sorted = 1; /* past n / 2: repeated ids make fewer rows */
+					for (size_t i = 1; i < n / 2; i++)
+						sorted &= f2[i - 1] < f2[i] || (f2[i - 1] == f2[i] && i2[i - 1] < i2[i]);
+					CHECK(sorted);
+				}
+				free(bytes), free(f2), free(i2);
+			}
+			/* and the answers of the many-thread build are brute force's */
+			r.fp = malloc(n * sizeof *r.fp), r.id = malloc(n * sizeof *r.id);
+			for (size_t i = 0; i < n; i++) { /* unique ids: no pair twice */
+				r.fp[i] = (simhash_fp){{fps[i * w], w == 2 ? fps[i * w + 1] : 0}, cf[c].bits};
+				r.id[i] = ids[i] = i;
+			}
+			r.n = r.cap = n;
+			for (int i = 0; i < 50; i++) {
+				qs[i] = r.fp[rnd() % n];
+				flip_bits(&qs[i], (unsigned)(rnd() % (cf[c].k + 1)));
+			}
+			{
+				simhash_index *ix;
+				CHECK(simhash_index_new(cf[c].bits, cf[c].k, &ix) == SIMHASH_OK);
+				CHECK(simhash_index_set_layout(ix, SIMHASH_LAYOUT_MIH, cf[c].m) == SIMHASH_OK);
+				CHECK(simhash_index_build(ix, fps, ids, n, 8) == SIMHASH_OK);
+				CHECK(same_answers(ix, &r, qs, 50, cf[c].k));
+				simhash_index_free(ix);
+			}
+			free(r.fp), free(r.id);
+			free(first), free(fps), free(ids);
+		}
+	}
+	unlink(path);
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -501,6 +629,7 @@ int main(void)
 		TEST(test_batch_equals_single_queries),
 		TEST(test_queries_with_many_matches_find_them_all),
 		TEST(test_every_k_every_layout_matches_brute_force),
+		TEST(test_thread_count_never_changes_the_file),
 	};
 	seed = 0x5eed1d3e;
 	rng_state = seed;
