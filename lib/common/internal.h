@@ -267,4 +267,11 @@ double sh_weight(const simhash_config *cfg, const sh_uniq *u);
 simhash_err sh_pairs_self_path(const uint64_t *fps, size_t n, unsigned bits, unsigned max_dist,
 			       unsigned n_threads, int simd, simhash_pair **out, size_t *n_out);
 
+/* ---- fingerprint/near.c: the threshold of a kind of sketch in tenths
+ * (SIMHASH_NEAR_T_SHORT, SIMHASH_NEAR_T_LONG), for exact integer tests:
+ * near iff 10 * shared >= tenths * union. */
+static inline uint64_t sh_near_tenths(simhash_near_kind kind)
+{
+	return kind == SIMHASH_NEAR_CHARS ? 4 : 8;
+}
 #endif
