@@ -741,27 +741,28 @@ SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, si
 
 /* What `simhash dedup` decides with no -k and no --verify (docs/quality.md,
  * "Near-duplicates out of the box"). Two texts are near-duplicates when the
- * Jaccard index of their feature sets, |A and B| / |A or B|, reaches the
- * threshold of their kind; the features and the threshold follow the text's
- * length, never a labelled set:
+ * Jaccard index J of their feature sets, |A and B| / |A or B|, reaches the
+ * threshold of their kind; the features follow the text's length (and so
+ * its script, through what a character is), never a labelled set:
  *  - short, at most SIMHASH_NEAR_SHORT code points of input: the set of its
  *    character 3-grams (2-grams from a Han or Kana character, which carries a
  *    syllable), normalized as the default config does (NFKC and case folding,
- *    traditional Chinese folded to simplified, punctuation dropped, spaces as
- *    "auto"); threshold SIMHASH_NEAR_T_SHORT;
+ *    traditional Chinese folded to simplified, punctuation dropped); a text
+ *    shorter than n is one feature; threshold J >= SIMHASH_NEAR_T_SHORT;
  *  - long: the set of its word 3-shingles (simple tokenizer, NFKC and case
- *    folding; a text of fewer than three words is one shingle); threshold
- *    SIMHASH_NEAR_T_LONG (the shingle Jaccard a reader of the `natural` set
- *    calls a near-duplicate).
- * Both thresholds mean "at most a fifth of the text edited": one edit in a
- * short text (a typo, a changed word, an added prefix) changes up to three
- * char 3-grams, so a fifth of a short text edited leaves about 0.4 of its
- * n-grams in common; in a long text a fifth of the words edited in place
- * leaves 0.8 of the shingles... (see docs/quality.md for the measured
- * calibration). A short and a long text are never near-duplicates. Feature
- * keys are 64-bit XXH3, as everywhere in the library.
+ *    folding); threshold J >= SIMHASH_NEAR_T_LONG, the shingle Jaccard of the
+ *    `natural` set's definition of a near-duplicate.
+ * One threshold on one scale: the similarity S = simhash_near_similarity()
+ * is J for long texts and 1 - (1 - J) / 3 for short ones, and a pair is near
+ * iff S >= 0.8. The factor 3: on a short text an edit (a typo, a changed
+ * word, a prefix or suffix) removes about three times the share of n-grams
+ * that it removes of a long text's shingles relative to its length, so the
+ * same reader's judgment sits at 1 - J = 0.6 for short texts and 0.2 for long
+ * ones (measured on the public sets, docs/quality.md). A short and a long text
+ * are never near-duplicates. Feature keys are 64-bit XXH3, as everywhere in
+ * the library.
  */
-#define SIMHASH_NEAR_SHORT 192
+#define SIMHASH_NEAR_SHORT 176
 #define SIMHASH_NEAR_T_SHORT 0.4
 #define SIMHASH_NEAR_T_LONG 0.8
 
@@ -825,7 +826,9 @@ typedef struct simhash_near_pair {
 
 /* Every near-duplicate pair of n sketches, exactly: the pairs for which
  * simhash_near_decide() says near, with no candidate missed (prefix
- * filtering, docs/algorithms.md). Exact duplicates are collapsed first:
+ * filtering, lib/index/near_join.c), so any other exact method (a cluster
+ * job testing its own candidates with simhash_near_decide()) finds the same
+ * pairs. Exact duplicates are collapsed first:
  * same[i] gets the first j <= i whose sketch is identical to i's (same kind
  * and keys; same[i] == i for the first of each), and the pairs, sorted by a
  * then b, are those between such first members only (two texts with the

@@ -40,12 +40,6 @@
 #include <string.h>
 #include "../common/internal.h"
 
-#ifndef SH_NEAR_PREFIX_MAX
-#define SH_NEAR_PREFIX_MAX 6
-#endif
-#ifndef SH_NEAR_DF_MAX
-#define SH_NEAR_DF_MAX 32
-#endif
 
 struct slot {
 	uint64_t key;
@@ -172,7 +166,6 @@ struct join {
 	uint32_t *seen;     /* per visit position: shared prefix ranks met, or UINT32_MAX: pruned */
 	uint32_t *cand;     /* the positions met by the current x */
 	uint32_t n_single;  /* ranks [0, n_single) are held by one member only */
-	uint32_t n_rare;    /* ranks [0, n_rare) by at most SH_NEAR_DF_MAX members */
 	uint32_t *uf;       /* components only: union-find over visit positions */
 	simhash_near_pair *out;
 	size_t n_out, cap;
@@ -245,22 +238,6 @@ static size_t first_shared(const struct join *j, size_t i)
 	return k;
 }
 
-/* Where member i's prefix of length len ends: for short texts at most
- * SH_NEAR_PREFIX_MAX shared ranks past the unshared ones (step 5). */
-static size_t cap_end(const struct join *j, size_t i, size_t len)
-{
-	size_t u;
-
-	if (j->d[j->rep[i]].kind != SIMHASH_NEAR_CHARS)
-		return len;
-	u = first_shared(j, i);
-	if (u + SH_NEAR_PREFIX_MAX < len)
-		len = u + SH_NEAR_PREFIX_MAX;
-	while (len > u && j->ranks[j->roff[i] + len - 1] >= j->n_rare)
-		len--;
-	return len;
-}
-
 /* Ranks (step 1): every key of the first members counted, then numbered by
  * ascending count with a counting sort; each member's ranks come out
  * ascending by walking the ranks in order. */
@@ -280,11 +257,9 @@ static simhash_err rank_all(struct join *j, struct table *t)
 	if (err)
 		return err;
 	n_ranks = t->used;
-	j->n_single = j->n_rare = 0;
-	for (i = 0; i <= t->mask; i++) {
+	j->n_single = 0;
+	for (i = 0; i <= t->mask; i++)
 		j->n_single += t->s[i].df == 1;
-		j->n_rare += t->s[i].df <= SH_NEAR_DF_MAX;
-	}
 	for (i = 0; i <= t->mask; i++)
 		if (t->s[i].df > max_df)
 			max_df = t->s[i].df;
@@ -334,7 +309,7 @@ static simhash_err rank_all(struct join *j, struct table *t)
 	}
 	/* the inverted lists of the prefixes, by visit position ascending */
 	for (i = 0; i < j->n_reps; i++)
-		for (k = first_shared(j, i); k < cap_end(j, i, index_len(&j->d[j->rep[i]])); k++)
+		for (k = first_shared(j, i); k < index_len(&j->d[j->rep[i]]); k++)
 			j->poff[j->ranks[j->roff[i] + k] + 2]++;
 	for (i = 2; i <= n_ranks + 1; i++)
 		j->poff[i] += j->poff[i - 1];
@@ -345,7 +320,7 @@ static simhash_err rank_all(struct join *j, struct table *t)
 		goto out;
 	}
 	for (i = 0; i < j->n_reps; i++)
-		for (k = first_shared(j, i); k < cap_end(j, i, index_len(&j->d[j->rep[i]])); k++) {
+		for (k = first_shared(j, i); k < index_len(&j->d[j->rep[i]]); k++) {
 			size_t at = j->poff[j->ranks[j->roff[i] + k] + 1]++;
 			j->post[at] = (uint32_t)i;
 			j->ppos[at] = (uint32_t)k;
@@ -429,7 +404,7 @@ static simhash_err probe(struct join *j, size_t px)
 	size_t n_cand = 0, i, c;
 	simhash_err err = SIMHASH_OK;
 
-	for (i = first_shared(j, px); i < cap_end(j, px, prefix_len(x)); i++) {
+	for (i = first_shared(j, px); i < prefix_len(x); i++) {
 		uint32_t r = j->ranks[j->roff[px] + i];
 		for (size_t q = j->poff[r]; q < j->poff[r + 1]; q++) {
 			size_t py = j->post[q];

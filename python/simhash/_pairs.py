@@ -95,12 +95,21 @@ def clusters(fps, max_dist=3, *, bits=None, threads=0):
         lib.simhash_pairs_free(p)
 
 
-def dedup(items, max_dist=3, *, config=None, f=None, bits=None, threads=0):
+def dedup(items, max_dist=None, *, config=None, f=None, bits=None, threads=0):
     """The indexes of the items to keep, in order: the first of each cluster
-    of near-duplicates. Items are texts (fingerprinted under config, or as
-    Simhash(text, f) without one) or fingerprints (ints, Simhash objects)."""
+    of near-duplicates. Texts without max_dist: the decision of `simhash
+    dedup` with no options (exact similarity, simhash._near). Otherwise items
+    are texts (fingerprinted under config, or as Simhash(text, f) without
+    one) or fingerprints (ints, Simhash objects), clustered within max_dist."""
     items = list(items)
-    if items and all(isinstance(x, (str, bytes)) for x in items):
+    texts = bool(items) and all(isinstance(x, (str, bytes)) for x in items)
+    if max_dist is None and (texts or not items) and config is None and f is None:
+        from ._near import near_clusters
+        rep = near_clusters(items)
+        return [i for i, r in enumerate(rep) if r == i]
+    if max_dist is None:
+        max_dist = 3
+    if texts:
         fps = _core.fingerprints(items, config, f=f, threads=threads)
         if bits is None:
             bits = config.bits if config is not None else (64 if (f or 64) <= 64 else 128)
