@@ -3,7 +3,7 @@
 # and dedup (pairs.sh: generated data, then the corpus), the store (store.sh)
 # and the HTTP service under load (serve.sh, with wrk), the speed
 # figures (speed.sh), peak memory on one large document (memory.sh) and the
-# quality figures (quality.sh) on ../shared/corpus (or $SIMHASH_CORPUS), then the
+# quality figures (quality.sh) and `dedup`'s default decision (near.sh) on ../shared/corpus (or $SIMHASH_CORPUS), then the
 # PostgreSQL extension's index (pg.sh, generated data). Without the corpus or
 # PostgreSQL each part says so and succeeds: the benchmark is optional, the tests
 # are not.
@@ -26,6 +26,8 @@ else
 	sh bench/memory.sh "$BUILD"
 	echo
 	sh bench/quality.sh "$BUILD"
+	echo
+	sh bench/near.sh "$BUILD"
 fi
 echo
 sh bench/pg.sh "$BUILD"
