@@ -14,13 +14,10 @@
  *  3. simhash_near_decide() reads nothing but its two sketches: the decision
  *     is a pure function of the pair, the same in any order of the input.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include "../common/internal.h"
 #include "ctx.h"
-
-_Static_assert((int)(SIMHASH_NEAR_T_SHORT * 10 + 0.5) == 4 &&
-		       (int)(SIMHASH_NEAR_T_LONG * 10 + 0.5) == 8,
-	       "sh_near_tenths() holds the thresholds of simhash.h");
 
 struct simhash_near {
 	simhash_ctx *chars;    /* short texts: char 3-grams, 2 at CJK */
@@ -34,6 +31,9 @@ simhash_err simhash_near_new(simhash_near **out)
 	simhash_near *nd;
 	simhash_err err;
 
+	/* sh_near_tenths() holds the thresholds of simhash.h */
+	assert(sh_near_tenths(SIMHASH_NEAR_CHARS) == (uint64_t)(SIMHASH_NEAR_T_SHORT * 10 + 0.5) &&
+	       sh_near_tenths(SIMHASH_NEAR_SHINGLES) == (uint64_t)(SIMHASH_NEAR_T_LONG * 10 + 0.5));
 	if (!out)
 		return SIMHASH_EINVAL;
 	nd = calloc(1, sizeof *nd);
