@@ -1029,7 +1029,8 @@ static int near_pairs_out(struct outfile *out, const struct docs *d, const struc
 				p[n++] = (struct partner){ nr->gmem[q], jac };
 			}
 		}
-		qsort(p, n, sizeof(*p), by_partner);
+		if (n > 1)
+			qsort(p, n, sizeof(*p), by_partner);
 		for (k = 0; k < n && ret == EXIT_OK; k++)
 			if (near_line(&b, d, nr, a, (size_t)p[k].b, p[k].jaccard, explain) ||
 			    flush_out(out, &b, 0))
