@@ -3,8 +3,9 @@
 # and dedup (pairs.sh: generated data, then the corpus), the store (store.sh)
 # and the HTTP service under load (serve.sh, with wrk), the speed
 # figures (speed.sh), peak memory on one large document (memory.sh), the cost
-# of adversarial Unicode (adversarial.sh) and the
-# quality figures (quality.sh) on ../shared/corpus (or $SIMHASH_CORPUS), then the
+# of adversarial Unicode (adversarial.sh), the quality figures (quality.sh)
+# and those of the exact near-duplicate decision (near.sh) on
+# ../shared/corpus (or $SIMHASH_CORPUS), then the
 # PostgreSQL extension's index (pg.sh, generated data) and its shards over
 # postgres_fdw against one table (pg_shard.sh), and how soon a timeout stops
 # a long fingerprint in SQL (pg_cancel.sh). Without the corpus or
@@ -31,6 +32,8 @@ else
 	sh bench/adversarial.sh "$BUILD"
 	echo
 	sh bench/quality.sh "$BUILD"
+	echo
+	sh bench/near.sh "$BUILD"
 fi
 echo
 sh bench/pg.sh "$BUILD"

@@ -49,7 +49,8 @@ enum output { OUT_PAIRS, OUT_CLUSTERS, OUT_KEEP, OUT_DROP };
 enum verify { VERIFY_NONE, VERIFY_JACCARD, VERIFY_COSINE };
 
 enum { OPT_LINES, OPT_JSONL, OPT_TEXT_FIELD, OPT_ID_FIELD, OPT_JOBS, OPT_K, OPT_OUTPUT_MODE,
-       OPT_OUT, OPT_VERIFY, OPT_VERIFY_FEATURES, OPT_QUIET, OPT_AGAINST };
+       OPT_OUT, OPT_VERIFY, OPT_VERIFY_FEATURES, OPT_QUIET, OPT_AGAINST, OPT_NEAR,
+       OPT_EXPLAIN };
 
 static const struct cli_opt opts[] = {
 	[OPT_LINES] = { "lines", 0, NULL, "one document per line; id: its line number" },
@@ -72,6 +73,12 @@ static const struct cli_opt opts[] = {
 			  "find each document's near-duplicates in INDEX (simhash index build) "
 			  "instead: pairs ID<TAB>INDEX_ID<TAB>DIST, keep/drop the documents "
 			  "without/with one" },
+	[OPT_NEAR] = { "near", 0, NULL,
+		       "decide each pair by the exact similarity of its features instead of "
+		       "fingerprints (see below; slow on large sets of short texts)" },
+	[OPT_EXPLAIN] = { "explain", 0, NULL,
+			  "with --near: add why each pair is kept (features, shared, "
+			  "Jaccard, threshold)" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -85,6 +92,10 @@ struct docs {
 	uint32_t *src;     /* index of its input */
 	uint64_t *id_off;  /* n + 1 offsets into ids */
 	struct sbuf ids;
+	/* the default (no -k, no --verify): each document's sketch, its keys in
+	 * one arena; kinfo[i] = kind << 56 | number of keys */
+	uint64_t *kinfo;
+	struct sbuf keys;
 };
 
 struct run {
@@ -94,10 +105,13 @@ struct run {
 	unsigned jsonl_flags;
 	const simhash_config *cfg;
 	struct worker *workers;
+	int near; /* sketch documents for simhash_near_join() instead */
 };
 
 struct worker {
 	simhash_ctx *ctx;
+	simhash_near *near;
+	int near_mode;
 	struct sbuf file;
 	struct jsonl_rec rec;
 };
@@ -114,7 +128,7 @@ struct batch {
 	uint64_t base_off; /* input offset of chunk.data */
 	/* results */
 	size_t n;
-	struct sbuf fps, offs, lens, ids, id_lens;
+	struct sbuf fps, offs, lens, ids, id_lens, keys, kinfo;
 	uint64_t n_bytes;
 	int failed;
 	char err[ERR_MAX];
@@ -125,11 +139,20 @@ static void help(void)
 	fputs("usage: simhash dedup [OPTION]... [FILE]...\n\n"
 	      "Finds the near-duplicate documents among the FILEs (each a document, or with\n"
 	      "--lines or --jsonl, each line) and writes, as --output says: `pairs`\n"
-	      "(ID_A<TAB>ID_B<TAB>DIST, plus <TAB>SIM with --verify), `clusters` (JSON Lines:\n"
-	      "cluster, size and members with their distance to the first member), `keep`\n"
+	      "(ID_A<TAB>ID_B<TAB>DIST, plus <TAB>SIM with --verify or --near), `clusters`\n"
+	      "(JSON Lines: cluster, size and members with their distance, or with --near\n"
+	      "their similarity, to the first member), `keep`\n"
 	      "(the records of the first document of each cluster and of every other\n"
 	      "document, byte for byte, in input order) or `drop` (the others).\n"
-	      "A summary goes to standard error.\n",
+	      "A summary goes to standard error.\n\n"
+	      "By default pairs of fingerprints within Hamming distance K are found (and\n"
+	      "with --verify, kept when their exact similarity SIM reaches T). With --near\n"
+	      "two documents are near-duplicates when their exact similarity SIM reaches\n"
+	      "0.8: the Jaccard index of the word 3-shingles of long texts, and for texts\n"
+	      "of at most 176 characters 1 - (1 - J) / 3, J that of their character\n"
+	      "3-grams (2-grams in Chinese and Japanese); DIST is round(100 (1 - SIM)).\n"
+	      "Every such pair is found (docs/quality.md), in time that grows faster than\n"
+	      "the input on large sets of short texts of one language.\n",
 	      stdout);
 	cli_opts_help(stdout, opts, 1);
 }
@@ -175,10 +198,26 @@ static int add_doc(struct batch *b, const simhash_fp *fp, unsigned nw, uint64_t 
 	return 0;
 }
 
+/* The document's fingerprint, or by default its sketch (into the batch;
+ * *fp is then zero). */
 static int fingerprint(struct worker *w, struct batch *b, const char *text, size_t len,
 		       simhash_fp *fp, const char *path, uint64_t line)
 {
-	simhash_err err = simhash_fingerprint(w->ctx, text, len, fp);
+	simhash_sketch sk;
+	simhash_err err;
+
+	if (w->near_mode) {
+		memset(fp, 0, sizeof(*fp));
+		err = simhash_near_sketch(w->near, text, len, &sk);
+		if (!err) {
+			uint64_t info = (uint64_t)sk.kind << 56 | sk.n_keys;
+			if (sbuf_add(&b->keys, sk.keys, sk.n_keys * sizeof(uint64_t)) ||
+			    sbuf_add(&b->kinfo, &info, 8))
+				return fail(b, path, line, "out of memory");
+		}
+	} else {
+		err = simhash_fingerprint(w->ctx, text, len, fp);
+	}
 
 	if (err == SIMHASH_EUTF8)
 		return fail(b, path, line, "invalid UTF-8 at byte %zu",
@@ -278,6 +317,14 @@ static void work(void *job, unsigned index, void *arg)
 			return;
 		}
 	}
+	w->near_mode = run->near;
+	if (run->near && !w->near) {
+		err = simhash_near_new(&w->near);
+		if (err) {
+			fail(b, b->path ? b->path : "-", 0, "%s", simhash_strerror(err));
+			return;
+		}
+	}
 	if (run->mode == MODE_FILES)
 		do_files(run, w, b);
 	else
@@ -299,7 +346,8 @@ static int docs_take(struct docs *d, struct batch *b)
 		d->rec_len = realloc(d->rec_len, c * 8);
 		d->src = realloc(d->src, c * 4);
 		d->id_off = realloc(d->id_off, (c + 1) * 8);
-		if (!d->fps || !d->rec_off || !d->rec_len || !d->src || !d->id_off)
+		d->kinfo = realloc(d->kinfo, c * 8);
+		if (!d->fps || !d->rec_off || !d->rec_len || !d->src || !d->id_off || !d->kinfo)
 			return -1;
 		d->cap = c;
 	}
@@ -307,7 +355,11 @@ static int docs_take(struct docs *d, struct batch *b)
 		memcpy(d->fps + d->n * d->nw, b->fps.p, b->n * d->nw * 8);
 		memcpy(d->rec_off + d->n, b->offs.p, b->n * 8);
 		memcpy(d->rec_len + d->n, b->lens.p, b->n * 8);
+		if (b->kinfo.len)
+			memcpy(d->kinfo + d->n, b->kinfo.p, b->n * 8);
 	}
+	if (sbuf_add(&d->keys, b->keys.p, b->keys.len))
+		return -1;
 	for (i = 0; i < b->n; i++) {
 		d->src[d->n + i] = b->mode_files ? b->first_file + (uint32_t)i : b->src;
 		d->id_off[d->n + i] = d->ids.len + at;
@@ -367,6 +419,7 @@ static struct batch *get_batch(struct state *st)
 	}
 	b->n = 0;
 	b->fps.len = b->offs.len = b->lens.len = b->ids.len = b->id_lens.len = 0;
+	b->keys.len = b->kinfo.len = 0;
 	b->n_bytes = 0;
 	b->failed = 0;
 	return b;
@@ -474,6 +527,8 @@ static int fingerprint_all(struct run *run, unsigned jobs, struct input *ins, ch
 		sbuf_free(&b->lens);
 		sbuf_free(&b->ids);
 		sbuf_free(&b->id_lens);
+		sbuf_free(&b->keys);
+		sbuf_free(&b->kinfo);
 	}
 	free(st.batches);
 	free(st.free);
@@ -718,10 +773,15 @@ static int write_pairs(struct outfile *out, const struct docs *d, const simhash_
 	return ret;
 }
 
+struct near;
+static int member_sim(struct sbuf *b, const struct docs *d, const struct near *nr, size_t first,
+		      size_t m);
+
 /* JSON Lines, one per cluster of two or more, in order of its first member:
- * {"cluster":N,"size":S,"members":[{"id":...,"dist":D},...]}. */
+ * {"cluster":N,"size":S,"members":[{"id":...,"dist":D},...]}; by default
+ * (nr) "sim" instead of "dist": the member's similarity to the first. */
 static int write_clusters(struct outfile *out, const struct docs *d, const uint64_t *cl,
-			  size_t *n_clusters)
+			  const struct near *nr, size_t *n_clusters)
 {
 	size_t n = d->n, i, *start = xcalloc(n + 1, sizeof(*start)), *order, *fill;
 	struct sbuf b = { 0 };
@@ -751,8 +811,7 @@ static int write_clusters(struct outfile *out, const struct docs *d, const uint6
 			if ((j > start[i] && sbuf_addc(&b, ',')) || sbuf_adds(&b, "{\"id\":") ||
 			    sbuf_add_json_str(&b, d->ids.p + d->id_off[m],
 					      (size_t)(d->id_off[m + 1] - d->id_off[m])) ||
-			    sbuf_adds(&b, ",\"dist\":") || sbuf_add_u64(&b, doc_dist(d, i, m)) ||
-			    sbuf_addc(&b, '}'))
+			    member_sim(&b, d, nr, i, m) || sbuf_addc(&b, '}'))
 				ret = EXIT_FAIL;
 		}
 		if (ret == EXIT_OK && (sbuf_adds(&b, "]}\n") || flush_out(out, &b, 0)))
@@ -805,6 +864,232 @@ static int write_records(struct outfile *out, const struct run *run, const struc
 	return ret;
 }
 
+/* ---- the default: exact similarity of sketches (simhash_near_join) */
+
+/* The outcome of the join over every document: exact-duplicate groups
+ * (members of each first member, ascending) and the near pairs between the
+ * first members, both ways (adjacency lists). */
+struct near {
+	simhash_sketch *sk;
+	uint64_t *same;
+	simhash_near_pair *pairs;
+	size_t n_pairs;
+	size_t *gstart, *gmem; /* group of first member f: gmem[gstart[f] .. gstart[f + 1]) */
+	size_t *astart;        /* pairs of first member f: adj[astart[f] .. astart[f + 1]) */
+	struct adj { uint64_t other; double jaccard; } *adj;
+};
+
+static void near_free(struct near *nr)
+{
+	free(nr->sk);
+	free(nr->same);
+	simhash_near_pairs_free(nr->pairs);
+	free(nr->gstart);
+	free(nr->gmem);
+	free(nr->astart);
+	free(nr->adj);
+}
+
+static simhash_near_kind doc_kind(const struct docs *d, size_t i)
+{
+	return (simhash_near_kind)(d->kinfo[i] >> 56);
+}
+
+static void near_sketches(const struct docs *d, struct near *nr)
+{
+	const uint64_t *keys = (const uint64_t *)(void *)d->keys.p;
+	size_t n = d->n, i, at = 0;
+
+	nr->sk = xcalloc(n ? n : 1, sizeof(*nr->sk));
+	for (i = 0; i < n; i++) {
+		nr->sk[i].keys = keys + at;
+		nr->sk[i].n_keys = (size_t)(d->kinfo[i] & (((uint64_t)1 << 56) - 1));
+		nr->sk[i].kind = doc_kind(d, i);
+		at += nr->sk[i].n_keys;
+	}
+}
+
+static int near_join(const struct docs *d, struct near *nr)
+{
+	size_t n = d->n, i, *fill;
+	simhash_err err;
+
+	nr->same = xcalloc(n ? n : 1, sizeof(*nr->same));
+	err = simhash_near_join(nr->sk, n, nr->same, &nr->pairs, &nr->n_pairs);
+	if (err) {
+		cli_err("dedup: %s", simhash_strerror(err));
+		return EXIT_FAIL;
+	}
+	nr->gstart = xcalloc(n + 2, sizeof(*nr->gstart));
+	nr->gmem = xmalloc((n ? n : 1) * sizeof(*nr->gmem));
+	for (i = 0; i < n; i++)
+		nr->gstart[nr->same[i] + 2]++;
+	for (i = 2; i < n + 2; i++)
+		nr->gstart[i] += nr->gstart[i - 1];
+	for (i = 0; i < n; i++)
+		nr->gmem[nr->gstart[nr->same[i] + 1]++] = i;
+	nr->astart = xcalloc(n + 2, sizeof(*nr->astart));
+	nr->adj = xmalloc((2 * nr->n_pairs + 1) * sizeof(*nr->adj));
+	for (i = 0; i < nr->n_pairs; i++) {
+		nr->astart[nr->pairs[i].a + 1]++;
+		nr->astart[nr->pairs[i].b + 1]++;
+	}
+	for (i = 1; i < n + 1; i++)
+		nr->astart[i] += nr->astart[i - 1];
+	fill = xmalloc((n + 1) * sizeof(*fill));
+	memcpy(fill, nr->astart, (n + 1) * sizeof(*fill));
+	for (i = 0; i < nr->n_pairs; i++) {
+		const simhash_near_pair *p = &nr->pairs[i];
+		nr->adj[fill[p->a]++] = (struct adj){ p->b, p->jaccard };
+		nr->adj[fill[p->b]++] = (struct adj){ p->a, p->jaccard };
+	}
+	free(fill);
+	return EXIT_OK;
+}
+
+/* Pairs in all: within each group, and group by group for each near pair. */
+static size_t near_count(const struct docs *d, const struct near *nr)
+{
+	size_t total = 0, i;
+
+	for (i = 0; i < d->n; i++) {
+		size_t g = nr->gstart[i + 1] - nr->gstart[i];
+		if (nr->same[i] == i)
+			total += g * (g - 1) / 2;
+	}
+	for (i = 0; i < nr->n_pairs; i++) {
+		const simhash_near_pair *p = &nr->pairs[i];
+		total += (nr->gstart[p->a + 1] - nr->gstart[p->a]) *
+			 (nr->gstart[p->b + 1] - nr->gstart[p->b]);
+	}
+	return total;
+}
+
+struct partner {
+	uint64_t b;
+	double jaccard;
+};
+
+static int by_partner(const void *x, const void *y)
+{
+	uint64_t a = ((const struct partner *)x)->b, b = ((const struct partner *)y)->b;
+	return a < b ? -1 : a > b;
+}
+
+/* One pair line: ID_A, ID_B, DIST = round(100 (1 - SIM)), SIM, and with
+ * --explain why: the kind's features, shared of all, Jaccard and threshold. */
+static int near_line(struct sbuf *b, const struct docs *d, const struct near *nr, size_t x,
+		     size_t y, double jaccard, int explain)
+{
+	simhash_near_kind kind = doc_kind(d, x);
+	double sim = simhash_near_similarity(kind, jaccard);
+	char num[160];
+	int m;
+
+	if (add_id(b, d, x) || sbuf_addc(b, '\t') || add_id(b, d, y) || sbuf_addc(b, '\t'))
+		return -1;
+	m = snprintf(num, sizeof(num), "%u\t%.6f", (unsigned)(100 * (1 - sim) + 0.5), sim);
+	if (sbuf_add(b, num, (size_t)m))
+		return -1;
+	if (explain) {
+		simhash_near_verdict v;
+		simhash_near_decide(&nr->sk[x], &nr->sk[y], &v);
+		m = snprintf(num, sizeof(num), "\t%s: %zu of %zu shared, jaccard %.6f >= %.1f%s",
+			     kind == SIMHASH_NEAR_CHARS ? "short, char n-grams" : "long, word 3-shingles",
+			     v.shared, v.n_a + v.n_b - v.shared, v.jaccard, v.threshold,
+			     nr->same[x] == nr->same[y] ? ", exact duplicate" : "");
+		if (sbuf_add(b, num, (size_t)m))
+			return -1;
+	}
+	return sbuf_addc(b, '\n');
+}
+
+/* Every pair a < b, in input order of a then b: b in a's own group, or in
+ * the group of a first member paired with a's. */
+static int near_pairs_out(struct outfile *out, const struct docs *d, const struct near *nr,
+			  int explain)
+{
+	struct partner *p = NULL;
+	size_t cap = 0, a, k, q;
+	struct sbuf b = { 0 };
+	int ret = EXIT_OK;
+
+	for (a = 0; a < d->n && ret == EXIT_OK; a++) {
+		size_t g = nr->same[a], n = 0;
+		for (k = nr->astart[g]; k <= nr->astart[g + 1]; k++) {
+			uint64_t grp = k < nr->astart[g + 1] ? nr->adj[k].other : g;
+			double jac = k < nr->astart[g + 1] ? nr->adj[k].jaccard : 1.0;
+			for (q = nr->gstart[grp]; q < nr->gstart[grp + 1]; q++) {
+				if (nr->gmem[q] <= a)
+					continue;
+				if (n == cap) {
+					cap = cap ? 2 * cap : 64;
+					p = realloc(p, cap * sizeof(*p));
+					if (!p) {
+						cli_err("out of memory");
+						sbuf_free(&b);
+						return EXIT_FAIL;
+					}
+				}
+				p[n++] = (struct partner){ nr->gmem[q], jac };
+			}
+		}
+		if (n > 1)
+			qsort(p, n, sizeof(*p), by_partner);
+		for (k = 0; k < n && ret == EXIT_OK; k++)
+			if (near_line(&b, d, nr, a, (size_t)p[k].b, p[k].jaccard, explain) ||
+			    flush_out(out, &b, 0))
+				ret = EXIT_FAIL;
+	}
+	if (ret == EXIT_OK && flush_out(out, &b, 1))
+		ret = EXIT_FAIL;
+	free(p);
+	sbuf_free(&b);
+	return ret;
+}
+
+/* A cluster member's "dist" (Hamming distance to the first member) or by
+ * default its "sim" (simhash_near_similarity() to the first member). */
+static int member_sim(struct sbuf *b, const struct docs *d, const struct near *nr, size_t first,
+		      size_t m)
+{
+	simhash_near_verdict v;
+	char num[32];
+	int len;
+
+	if (!nr)
+		return sbuf_adds(b, ",\"dist\":") || sbuf_add_u64(b, doc_dist(d, first, m));
+	simhash_near_decide(&nr->sk[first], &nr->sk[m], &v);
+	len = snprintf(num, sizeof(num), ",\"sim\":%.6f",
+		       v.kind ? simhash_near_similarity(v.kind, v.jaccard) : 0.0);
+	return sbuf_add(b, num, (size_t)len);
+}
+
+/* Clusters: the near pairs of the first members, and each member to its
+ * first; linear in the documents and the pairs of first members. */
+static int near_clusters(const struct docs *d, const struct near *nr, uint64_t *cl)
+{
+	size_t n_e = nr->n_pairs, i;
+	simhash_pair *e;
+	int ret = EXIT_OK;
+
+	for (i = 0; i < d->n; i++)
+		n_e += nr->same[i] != i;
+	e = xmalloc((n_e ? n_e : 1) * sizeof(*e));
+	n_e = 0;
+	for (i = 0; i < nr->n_pairs; i++)
+		e[n_e++] = (simhash_pair){ nr->pairs[i].a, nr->pairs[i].b, 0 };
+	for (i = 0; i < d->n; i++)
+		if (nr->same[i] != i)
+			e[n_e++] = (simhash_pair){ nr->same[i], i, 0 };
+	if (simhash_clusters(d->n, e, n_e, cl)) {
+		cli_err("dedup: clusters: invalid pairs");
+		ret = EXIT_FAIL;
+	}
+	free(e);
+	return ret;
+}
+
 static unsigned online_cores(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -847,6 +1132,8 @@ struct opts {
 	const char *vfeatures;
 	const char *against;
 	int quiet;
+	int near;
+	int explain;
 };
 
 static int parse(int argc, char **argv, struct run *run, struct cli_config *cc, struct opts *o,
@@ -869,6 +1156,8 @@ static int parse(int argc, char **argv, struct run *run, struct cli_config *cc, 
 		case OPT_QUIET: o->quiet = 1; break;
 		case OPT_VERIFY_FEATURES: o->vfeatures = p.arg; break;
 		case OPT_AGAINST: o->against = p.arg; break;
+		case OPT_EXPLAIN: o->explain = 1; break;
+		case OPT_NEAR: o->near = 1; break;
 		case OPT_JOBS:
 			if (parse_uint(p.arg, 1, MAX_JOBS, &v)) {
 				cli_err("dedup: invalid --jobs '%s' (expected 1 to %d)", p.arg, MAX_JOBS);
@@ -1055,6 +1344,77 @@ static int open_inputs(struct input *ins, char **paths, size_t n, enum mode mode
 	return EXIT_OK;
 }
 
+static size_t count_clusters(const uint64_t *cl, size_t n)
+{
+	char *has = xcalloc(n ? n : 1, 1);
+	size_t i, c = 0;
+
+	for (i = 0; i < n; i++)
+		if (cl[i] != i && !has[cl[i]]) {
+			has[cl[i]] = 1;
+			c++;
+		}
+	free(has);
+	return c;
+}
+
+/* The default: join the sketches, write what --output says. */
+static int near_run(const struct opts *o, const struct run *run, const struct input *ins,
+		    const struct docs *d, double t0)
+{
+	struct near nr = { 0 };
+	struct outfile out;
+	uint64_t *cl = NULL;
+	size_t n_clusters = 0, n_pairs = 0;
+	simhash_err err;
+	int ret = EXIT_OK;
+
+	near_sketches(d, &nr);
+	cl = xmalloc((d->n ? d->n : 1) * sizeof(*cl));
+	if (o->output == OUT_PAIRS) {
+		/* every pair is listed, so every pair is verified */
+		ret = near_join(d, &nr);
+		if (ret == EXIT_OK)
+			ret = near_clusters(d, &nr, cl);
+		if (ret == EXIT_OK)
+			n_pairs = near_count(d, &nr);
+	} else {
+		err = simhash_near_clusters(nr.sk, d->n, cl);
+		if (err) {
+			cli_err("dedup: %s", simhash_strerror(err));
+			ret = EXIT_FAIL;
+		}
+	}
+	if (ret)
+		goto done;
+	ret = outfile_open(&out, o->out);
+	if (ret)
+		goto done;
+	if (o->output == OUT_PAIRS)
+		ret = near_pairs_out(&out, d, &nr, o->explain);
+	else if (o->output == OUT_CLUSTERS)
+		ret = write_clusters(&out, d, cl, &nr, &n_clusters);
+	else
+		ret = write_records(&out, run, ins, d, cl, o->output == OUT_KEEP);
+	if (ret) {
+		outfile_abort(&out);
+		goto done;
+	}
+	ret = outfile_commit(&out);
+	if (o->output != OUT_CLUSTERS)
+		n_clusters = count_clusters(cl, d->n);
+	if (ret == EXIT_OK && !o->quiet && o->output == OUT_PAIRS)
+		fprintf(stderr, "simhash: dedup: %zu documents, %zu pairs, %zu clusters, %.2f s\n",
+			d->n, n_pairs, n_clusters, now() - t0);
+	else if (ret == EXIT_OK && !o->quiet)
+		fprintf(stderr, "simhash: dedup: %zu documents, %zu clusters, %.2f s\n", d->n,
+			n_clusters, now() - t0);
+done:
+	free(cl);
+	near_free(&nr);
+	return ret;
+}
+
 int cmd_dedup(int argc, char **argv)
 {
 	static char *stdin_only[] = { "-", NULL };
@@ -1085,6 +1445,17 @@ int cmd_dedup(int argc, char **argv)
 	run.cfg = &cc.cfg;
 	bits = cc.cfg.bits;
 	run.jsonl_flags = cc.cfg.utf8 == SIMHASH_UTF8_REPLACE ? JSONL_REPLACE_UTF8 : 0;
+	run.near = o.near;
+	if (o.near && (o.k >= 0 || o.verify || o.against)) {
+		cli_err("dedup: --near decides by exact similarity: without -k, --verify or --against");
+		ret = EXIT_USAGE;
+		goto out_config;
+	}
+	if (o.explain && !run.near) {
+		cli_err("dedup: --explain is for --near");
+		ret = EXIT_USAGE;
+		goto out_config;
+	}
 	if (o.k < 0)
 		o.k = (o.verify ? DEFAULT_K_VERIFY : DEFAULT_K) * (bits == 128 ? 2 : 1) /
 		      (bits == 32 ? 2 : 1);
@@ -1168,6 +1539,10 @@ int cmd_dedup(int argc, char **argv)
 				docs.n, n_pairs, o.against, now() - t0);
 		goto out;
 	}
+	if (run.near) {
+		ret = near_run(&o, &run, ins, &docs, t0);
+		goto out;
+	}
 	err = simhash_pairs_self(docs.fps, docs.n, bits, (unsigned)o.k, o.jobs, &pairs, &n_pairs);
 	if (err) {
 		cli_err("dedup: %s", simhash_strerror(err));
@@ -1192,7 +1567,7 @@ int cmd_dedup(int argc, char **argv)
 	if (o.output == OUT_PAIRS)
 		ret = write_pairs(&out, &docs, pairs, n_pairs, sims);
 	else if (o.output == OUT_CLUSTERS)
-		ret = write_clusters(&out, &docs, cl, &n_clusters);
+		ret = write_clusters(&out, &docs, cl, NULL, &n_clusters);
 	else
 		ret = write_records(&out, &run, ins, &docs, cl, o.output == OUT_KEEP);
 	if (ret) {
@@ -1217,6 +1592,7 @@ out:
 	if (run.workers)
 		for (i = 0; i < o.jobs; i++) {
 			simhash_ctx_free(run.workers[i].ctx);
+			simhash_near_free(run.workers[i].near);
 			sbuf_free(&run.workers[i].file);
 			jsonl_rec_free(&run.workers[i].rec);
 		}
@@ -1236,6 +1612,8 @@ out:
 	free(docs.rec_len);
 	free(docs.src);
 	free(docs.id_off);
+	free(docs.kinfo);
+	sbuf_free(&docs.keys);
 	sbuf_free(&docs.ids);
 	simhash_ctx_free(vctx);
 out_config:

@@ -754,6 +754,116 @@ SIMHASH_API void simhash_pairs_free(simhash_pair *pairs);
 SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, size_t n_pairs,
 					 uint64_t *cluster);
 
+/* ---------------------------------------------------------------- near-duplicates by exact similarity */
+
+/* What `simhash dedup` decides with no -k and no --verify (docs/quality.md,
+ * "Near-duplicates out of the box"). Two texts are near-duplicates when the
+ * Jaccard index J of their feature sets, |A and B| / |A or B|, reaches the
+ * threshold of their kind; the features follow the text's length (and so
+ * its script, through what a character is), never a labelled set:
+ *  - short, at most SIMHASH_NEAR_SHORT code points of input: the set of its
+ *    character 3-grams (2-grams from a Han or Kana character, which carries a
+ *    syllable), normalized as the default config does (NFKC and case folding,
+ *    traditional Chinese folded to simplified, punctuation dropped); a text
+ *    shorter than n is one feature; threshold J >= SIMHASH_NEAR_T_SHORT;
+ *  - long: the set of its word 3-shingles (simple tokenizer, NFKC and case
+ *    folding); threshold J >= SIMHASH_NEAR_T_LONG, the shingle Jaccard of the
+ *    `natural` set's definition of a near-duplicate.
+ * One threshold on one scale: the similarity S = simhash_near_similarity()
+ * is J for long texts and 1 - (1 - J) / 3 for short ones, and a pair is near
+ * iff S >= 0.8. The factor 3: on a short text an edit (a typo, a changed
+ * word, a prefix or suffix) removes about three times the share of n-grams
+ * that it removes of a long text's shingles relative to its length, so the
+ * same reader's judgment sits at 1 - J = 0.6 for short texts and 0.2 for long
+ * ones (measured on the public sets, docs/quality.md). A short and a long text
+ * are never near-duplicates. Feature keys are 64-bit XXH3, as everywhere in
+ * the library.
+ */
+#define SIMHASH_NEAR_SHORT 176
+#define SIMHASH_NEAR_T_SHORT 0.4
+#define SIMHASH_NEAR_T_LONG 0.8
+
+typedef enum simhash_near_kind {
+	SIMHASH_NEAR_CHARS = 1,    /* a short text: char 3-grams (CJK: 2-grams) */
+	SIMHASH_NEAR_SHINGLES = 2, /* a long text: word 3-shingles */
+} simhash_near_kind;
+
+/* What the decision needs of one text: its distinct feature keys, ascending. */
+typedef struct simhash_sketch {
+	const uint64_t *keys;
+	size_t n_keys;
+	simhash_near_kind kind;
+} simhash_sketch;
+
+/* The similarity of a pair of a kind on the one scale of the threshold 0.8:
+ * long texts, their Jaccard index; short texts, 1 - (1 - J) / 3 (J >= 0.4
+ * is similarity >= 0.8). Thread safety: safe. */
+SIMHASH_API double simhash_near_similarity(simhash_near_kind kind, double jaccard);
+
+/* The decision on one pair, and why. */
+typedef struct simhash_near_verdict {
+	int near;                /* 1: near-duplicates */
+	simhash_near_kind kind;  /* of the pair; 0 when the kinds differ */
+	double jaccard;          /* |shared| / (n_a + n_b - shared); 0 when kinds differ */
+	double threshold;        /* of the kind */
+	size_t shared, n_a, n_b; /* distinct features in common, of a, of b */
+} simhash_near_verdict;
+
+typedef struct simhash_near simhash_near;
+
+/* A handle for sketching texts (two contexts and scratch space).
+ * Thread safety: one handle per thread. */
+SIMHASH_API simhash_err simhash_near_new(simhash_near **out);
+SIMHASH_API void simhash_near_free(simhash_near *nd);
+
+/* The sketch of len bytes of UTF-8 text (invalid bytes become U+FFFD). Its
+ * keys point into nd: valid until the next call on nd; copy them to keep
+ * them. A text without features (empty, punctuation only) has no keys.
+ * Thread safety: one handle per thread. */
+SIMHASH_API simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
+					    simhash_sketch *out);
+
+/* The decision on two sketches: near iff both have the same kind and
+ * jaccard >= the kind's threshold (two sketches without keys: jaccard 1).
+ * Symmetric. Thread safety: safe. */
+SIMHASH_API void simhash_near_decide(const simhash_sketch *a, const simhash_sketch *b,
+				     simhash_near_verdict *out);
+
+/* The decision on two texts: sketches both, then simhash_near_decide().
+ * Thread safety: one handle per thread. */
+SIMHASH_API simhash_err simhash_near_texts(simhash_near *nd, const char *a, size_t a_len,
+					   const char *b, size_t b_len, simhash_near_verdict *out);
+
+/* A near-duplicate pair of a join: a < b, indexes into its sketches. */
+typedef struct simhash_near_pair {
+	uint64_t a;
+	uint64_t b;
+	double jaccard;
+} simhash_near_pair;
+
+/* Every near-duplicate pair of n sketches, exactly: the pairs for which
+ * simhash_near_decide() says near, with no candidate missed (prefix
+ * filtering, lib/index/near_join.c), so any other exact method (a cluster
+ * job testing its own candidates with simhash_near_decide()) finds the same
+ * pairs. Exact duplicates are collapsed first:
+ * same[i] gets the first j <= i whose sketch is identical to i's (same kind
+ * and keys; same[i] == i for the first of each), and the pairs, sorted by a
+ * then b, are those between such first members only (two texts with the
+ * same sketch have jaccard 1; a caller that wants every pair expands them).
+ * *out is malloc'ed (simhash_near_pairs_free()); n < 2^32. Memory: about 12
+ * bytes per key beyond the input, plus the result. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_near_join(const simhash_sketch *docs, size_t n, uint64_t *same,
+					  simhash_near_pair **out, size_t *n_out);
+SIMHASH_API void simhash_near_pairs_free(simhash_near_pair *pairs);
+
+/* The clusters of the same join without listing its pairs: cluster[i] gets
+ * the first (smallest index) member of i's connected component of near pairs
+ * and exact duplicates, as simhash_clusters() would from every pair; a pair
+ * whose two sides are already connected is not verified. Thread safety:
+ * safe. */
+SIMHASH_API simhash_err simhash_near_clusters(const simhash_sketch *docs, size_t n,
+					      uint64_t *cluster);
+
 /* ---------------------------------------------------------------- store */
 
 /* A persistent store of documents on LMDB: one data file PATH and its lock

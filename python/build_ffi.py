@@ -153,6 +153,26 @@ void simhash_pairs_free(simhash_pair *pairs);
 simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, size_t n_pairs,
                              uint64_t *cluster);
 
+typedef enum simhash_near_kind { SIMHASH_NEAR_CHARS = 1, SIMHASH_NEAR_SHINGLES = 2 } simhash_near_kind;
+typedef struct simhash_sketch { const uint64_t *keys; size_t n_keys; simhash_near_kind kind; } simhash_sketch;
+typedef struct simhash_near_verdict {
+    int near; simhash_near_kind kind; double jaccard; double threshold;
+    size_t shared, n_a, n_b;
+} simhash_near_verdict;
+typedef struct simhash_near simhash_near;
+simhash_err simhash_near_new(simhash_near **out);
+void simhash_near_free(simhash_near *nd);
+simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len, simhash_sketch *out);
+double simhash_near_similarity(simhash_near_kind kind, double jaccard);
+void simhash_near_decide(const simhash_sketch *a, const simhash_sketch *b, simhash_near_verdict *out);
+simhash_err simhash_near_texts(simhash_near *nd, const char *a, size_t a_len, const char *b,
+                               size_t b_len, simhash_near_verdict *out);
+typedef struct simhash_near_pair { uint64_t a; uint64_t b; double jaccard; } simhash_near_pair;
+simhash_err simhash_near_join(const simhash_sketch *docs, size_t n, uint64_t *same,
+                              simhash_near_pair **out, size_t *n_out);
+void simhash_near_pairs_free(simhash_near_pair *pairs);
+simhash_err simhash_near_clusters(const simhash_sketch *docs, size_t n, uint64_t *cluster);
+
 /* python/native.c */
 int shpy_index_insert(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id);
 int shpy_index_delete(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id, int *found);

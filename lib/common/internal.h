@@ -276,4 +276,11 @@ simhash_err sh_pairs_self_path(const uint64_t *fps, size_t n, unsigned bits, uns
  * target written in place): for a header whose checksum comes last. */
 simhash_err sh_outfile_pwrite(simhash_outfile *f, const void *p, size_t len, uint64_t off);
 
+/* ---- fingerprint/near.c: the threshold of a kind of sketch in tenths
+ * (SIMHASH_NEAR_T_SHORT, SIMHASH_NEAR_T_LONG), for exact integer tests:
+ * near iff 10 * shared >= tenths * union. */
+static inline uint64_t sh_near_tenths(simhash_near_kind kind)
+{
+	return kind == SIMHASH_NEAR_CHARS ? 4 : 8;
+}
 #endif

@@ -499,19 +499,26 @@ void sh_mh_init(uint64_t mins[128], unsigned bits)
 
 /* The bits of a one-permutation MinHash from its bins: an empty bin takes
  * the next nonempty one to its right (circularly) at distance r; its bit is
- * the low bit of mix(min + r * golden). All bins empty: every bit 0. */
+ * the low bit of mix(min + r * golden). All bins empty: every bit 0.
+ * One walk from the right: `next` is the position of the nearest nonempty
+ * bin at or after j, counted past the end (+ bits) once it has wrapped. */
 void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2])
 {
+	unsigned first = 0, next, j;
+
 	out[0] = out[1] = 0;
-	for (unsigned j = 0; j < bits; j++) {
-		unsigned k = j, r = 0;
-		while (mins[k] == UINT64_MAX && r < bits) {
-			k = (k + 1) % bits;
-			r++;
-		}
-		if (r == bits)
-			return;
-		out[j >> 6] |= (sh_mix64(mins[k] + r * 0x9e3779b97f4a7c15ull) & 1) << (j & 63);
+	while (first < bits && mins[first] == UINT64_MAX)
+		first++;
+	if (first == bits)
+		return;
+	next = first + bits;
+	for (j = bits; j-- > 0;) {
+		unsigned k;
+		if (mins[j] != UINT64_MAX)
+			next = j;
+		k = next >= bits ? next - bits : next;
+		out[j >> 6] |= (sh_mix64(mins[k] + (uint64_t)(next - j) * 0x9e3779b97f4a7c15ull) & 1)
+			       << (j & 63);
 	}
 }
 

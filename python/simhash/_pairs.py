@@ -95,12 +95,22 @@ def clusters(fps, max_dist=3, *, bits=None, threads=0):
         lib.simhash_pairs_free(p)
 
 
-def dedup(items, max_dist=3, *, config=None, f=None, bits=None, threads=0):
+def dedup(items, max_dist=3, *, config=None, f=None, bits=None, threads=0, near=False):
     """The indexes of the items to keep, in order: the first of each cluster
-    of near-duplicates. Items are texts (fingerprinted under config, or as
-    Simhash(text, f) without one) or fingerprints (ints, Simhash objects)."""
+    of near-duplicates. With near=True, items are texts decided as `simhash
+    dedup --near` decides them (exact similarity, simhash._near). Otherwise
+    items are texts (fingerprinted under config, or as Simhash(text, f)
+    without one) or fingerprints (ints, Simhash objects), clustered within
+    max_dist."""
     items = list(items)
-    if items and all(isinstance(x, (str, bytes)) for x in items):
+    texts = bool(items) and all(isinstance(x, (str, bytes)) for x in items)
+    if near:
+        if items and not texts:
+            raise TypeError("dedup(near=True) takes texts")
+        from ._near import near_clusters
+        rep = near_clusters(items)
+        return [i for i, r in enumerate(rep) if r == i]
+    if texts:
         fps = _core.fingerprints(items, config, f=f, threads=threads)
         if bits is None:
             bits = config.bits if config is not None else (64 if (f or 64) <= 64 else 128)

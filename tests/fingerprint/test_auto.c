@@ -373,7 +373,35 @@ static void test_shingle_key_is_xxh3_of_bytes(void)
 	}
 }
 
+void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2]);
+
+/* The densified bits, one walk from the right, equal the definition's walk
+ * to the next nonempty bin for every pattern of empty bins: none, all but
+ * one (first, middle, last), random shares from 0 to all. */
+static void test_minhash_densify_matches_definition(void)
+{
+	static const unsigned widths[] = {32, 64, 128};
+
+	for (int i = 0; i < 3000; i++) {
+		unsigned bits = widths[i % 3], keep = (unsigned)(rnd() % 101), only = (unsigned)(rnd() % bits);
+		uint64_t mins[128], got[2], want[2] = {0, 0};
+		int any = 0;
+		for (unsigned j = 0; j < bits; j++) {
+			int full = i % 7 == 0 ? 1 : i % 7 == 1 ? j == only : (unsigned)(rnd() % 100) < keep;
+			mins[j] = full ? rnd() >> 1 : UINT64_MAX;
+			any |= full;
+		}
+		for (unsigned j = 0; any && j < bits; j++)
+			if (mh_bit(mins, bits, j))
+				want[j >> 6] |= 1ull << (j & 63);
+		sh_mh_bits(mins, bits, got);
+		CHECK_EQ_U64(got[0], want[0]);
+		CHECK_EQ_U64(got[1], want[1]);
+	}
+}
+
 TEST_MAIN("auto",
+	  TEST(test_minhash_densify_matches_definition),
 	  TEST(test_shingle_key_is_xxh3_of_bytes),
 	  TEST(test_default_features_are_auto),
 	  TEST(test_auto_matches_reference),

@@ -1,0 +1,75 @@
+#!/bin/sh
+# near.sh BUILD - `make bench` figures of `simhash dedup --near` (the exact
+# per-pair decision, simhash_near_*):
+#
+#   case                                   simhash run                         baseline (same run)
+#   en.jsonl, zh.jsonl                     dedup --near --jsonl (pairs)        fingerprint --jsonl
+#   300,000 short lines (near_data.py)     dedup --near --lines --output keep  fingerprint --lines
+#   quality: eval short_zh + short_en +    dedup --near --jsonl, scored set    -
+#   natural in one file                    by set by score.py
+#
+# Targets (printed as MISSED when missed, never failing the run): CPU time
+# (user + system) within 2x of fingerprint alone; peak memory on the lines
+# under 1 GB; F1 short_zh >= 0.88, short_en >= 0.95, natural >= 0.97; pairs
+# across sets under 0.5% of the pairs printed. Environment: SIMHASH_CORPUS
+# (../shared/corpus); without it, skipped.
+set -eu
+BUILD=${1:-build}
+CORPUS=${SIMHASH_CORPUS:-../shared/corpus}
+SH=$BUILD/simhash
+if [ ! -f "$CORPUS/en.jsonl" ] || [ ! -f "$CORPUS/eval/natural.jsonl" ]; then
+	echo "bench: $CORPUS not found, near-duplicate figures skipped"
+	exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
+python3 bench/near_data.py "$CORPUS" "$tmp"
+
+# timev CMD...: runs CMD under /usr/bin/time -v; sets cpu (s), wall (s), rss (MB).
+timev() {
+	/usr/bin/time -v "$@" 2>"$tmp/time" >/dev/null
+	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0;
+		for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s }' "$tmp/time")
+	rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$tmp/time")
+	cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$tmp/time")
+}
+
+echo "== dedup --near (exact similarity), against fingerprint alone, CPU time (user + system)"
+echo "   machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+run_case() { # run_case NAME MODE FILE DEDUP_ARGS...
+	name=$1 mode=$2 file=$3
+	shift 3
+	timev "$SH" fingerprint "$mode" "$file"
+	fcpu=$cpu frss=$rss
+	timev "$SH" dedup -q --near "$mode" "$@" "$file"
+	printf '%-12s dedup %6.2f s cpu (%5.2f s wall, %4s MB)  fingerprint %5.2f s cpu (%4s MB)  ratio %sx %s\n' \
+		"$name" "$cpu" "$wall" "$rss" "$fcpu" "$frss" \
+		"$(awk -v a="$cpu" -v b="$fcpu" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')" \
+		"$(awk -v a="$cpu" -v b="$fcpu" 'BEGIN { print (a <= 2 * b) ? "ok (<= 2x)" : "MISSED (<= 2x)" }')"
+}
+run_case en.jsonl --jsonl "$CORPUS/en.jsonl"
+run_case zh.jsonl --jsonl "$CORPUS/zh.jsonl"
+run_case "300k lines" --lines "$tmp/lines.txt" --output keep
+printf '300k lines   peak memory %s MB %s\n' "$rss" \
+	"$(awk -v m="$rss" 'BEGIN { print (m < 1024) ? "ok (< 1 GB)" : "MISSED (< 1 GB)" }')"
+
+echo
+echo "== quality: one run of dedup --near --jsonl on short_zh + short_en + natural, scored set by set"
+"$SH" dedup -q --near --jsonl "$tmp/mix.jsonl" -o "$tmp/mix.pairs"
+awk -F'\t' -v d="$tmp" '{ a = substr($1, 1, 3); b = substr($2, 1, 3)
+	sa = a == "zh-" ? "short_zh" : a == "en-" ? "short_en" : "natural"
+	sb = b == "zh-" ? "short_zh" : b == "en-" ? "short_en" : "natural"
+	if (sa != sb) cross++; else print > (d "/" sa ".pairs") }
+	END { printf "pairs %d, across sets %d (%.3f%%) %s\n", NR, cross, NR ? 100 * cross / NR : 0,
+		(cross < 0.005 * NR) ? "ok (< 0.5%)" : "MISSED (< 0.5%)" }' "$tmp/mix.pairs"
+for s in short_zh:0.88 short_en:0.95 natural:0.97; do
+	set=${s%%:*} target=${s##*:}
+	touch "$tmp/$set.pairs"
+	python3 "$CORPUS/score.py" "$set" "$tmp/$set.pairs" --kmax 20 --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin); r = d["rows"][-1]; t = float(sys.argv[2])
+print("%-9s F1 %.4f  precision %.4f  recall %.4f  (%d pairs)  %s" % (sys.argv[1], r["f1"],
+      r["precision"] or 0, r["recall"] or 0, r["predicted"], "ok (>= %s)" % t if r["f1"] >= t
+      else "MISSED (>= %s)" % t))' "$set" "$target"
+done

@@ -1,0 +1,187 @@
+/* near.c - the per-pair decision of `simhash dedup`'s defaults: a text's
+ * sketch (its distinct feature keys, ascending, and its kind) and the exact
+ * Jaccard test of two sketches (simhash.h, "near-duplicates by exact
+ * similarity").
+ *
+ * Invariants:
+ *  1. A text's kind depends on its input length alone (code points: bytes
+ *     that are not UTF-8 continuation bytes), so both sides of a pair are
+ *     sketched the same way wherever they are sketched (the command, the
+ *     Python module, a cluster job).
+ *  2. The keys are those simhash_text_similarity() takes for the same
+ *     config (sh_dedup_run() of the prepared features), sorted ascending and
+ *     distinct, so the Jaccard of two sketches equals that function's.
+ *  3. simhash_near_decide() reads nothing but its two sketches: the decision
+ *     is a pure function of the pair, the same in any order of the input.
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include "../common/internal.h"
+#include "ctx.h"
+
+struct simhash_near {
+	simhash_ctx *chars;    /* short texts: char 3-grams, 2 at CJK */
+	simhash_ctx *shingles; /* long texts: word 3-shingles */
+	sh_buf keys;           /* the last sketch's keys */
+};
+
+simhash_err simhash_near_new(simhash_near **out)
+{
+	simhash_config c, s;
+	simhash_near *nd;
+	simhash_err err;
+
+	/* sh_near_tenths() holds the thresholds of simhash.h */
+	assert(sh_near_tenths(SIMHASH_NEAR_CHARS) == (uint64_t)(SIMHASH_NEAR_T_SHORT * 10 + 0.5) &&
+	       sh_near_tenths(SIMHASH_NEAR_SHINGLES) == (uint64_t)(SIMHASH_NEAR_T_LONG * 10 + 0.5));
+	if (!out)
+		return SIMHASH_EINVAL;
+	nd = calloc(1, sizeof *nd);
+	if (!nd)
+		return SIMHASH_ENOMEM;
+	simhash_config_init(&c);
+	c.features = SIMHASH_FEATURES_CHAR;
+	c.ngram = 3;
+	c.ngram_cjk = 2;
+	simhash_config_init(&s);
+	s.features = SIMHASH_FEATURES_SHINGLE;
+	s.ngram = 3;
+	s.tokenizer = SIMHASH_TOKENIZER_SIMPLE;
+	s.t2s = 0;
+	err = simhash_ctx_new(&c, &nd->chars);
+	if (!err)
+		err = simhash_ctx_new(&s, &nd->shingles);
+	if (err) {
+		simhash_near_free(nd);
+		return err;
+	}
+	*out = nd;
+	return SIMHASH_OK;
+}
+
+void simhash_near_free(simhash_near *nd)
+{
+	if (!nd)
+		return;
+	simhash_ctx_free(nd->chars);
+	simhash_ctx_free(nd->shingles);
+	sh_buf_free(&nd->keys);
+	free(nd);
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts n keys: insertion sort for the few of a short text, qsort beyond. */
+static void sort_keys(uint64_t *k, size_t n)
+{
+	if (n > 48) {
+		qsort(k, n, sizeof *k, by_u64);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		uint64_t v = k[i];
+		size_t j = i;
+		while (j > 0 && k[j - 1] > v) {
+			k[j] = k[j - 1];
+			j--;
+		}
+		k[j] = v;
+	}
+}
+
+simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
+				simhash_sketch *out)
+{
+	const uint8_t *p = (const uint8_t *)text;
+	size_t n_cp = 0, n, n_uniq, i;
+	const sh_uniq *u;
+	simhash_ctx *ctx;
+	uint64_t *k;
+	simhash_err err;
+
+	if (!nd || !out || (!text && len))
+		return SIMHASH_EINVAL;
+	for (i = 0; i < len && n_cp <= SIMHASH_NEAR_SHORT; i++)
+		n_cp += (p[i] & 0xc0) != 0x80;
+	ctx = n_cp <= SIMHASH_NEAR_SHORT ? nd->chars : nd->shingles;
+	err = sh_ctx_features(ctx, text ? text : "", len, &n);
+	if (!err)
+		err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
+	if (err)
+		return err;
+	if (sh_feats_none(ctx->feats))
+		n_uniq = 0;
+	if (sh_buf_reserve(&nd->keys, (n_uniq + 1) * sizeof *k))
+		return SIMHASH_ENOMEM;
+	k = (uint64_t *)(void *)nd->keys.p;
+	for (i = 0; i < n_uniq; i++)
+		k[i] = u[i].key;
+	sort_keys(k, n_uniq);
+	out->keys = k;
+	out->n_keys = n_uniq;
+	out->kind = ctx == nd->chars ? SIMHASH_NEAR_CHARS : SIMHASH_NEAR_SHINGLES;
+	return SIMHASH_OK;
+}
+
+double simhash_near_similarity(simhash_near_kind kind, double jaccard)
+{
+	return kind == SIMHASH_NEAR_CHARS ? 1 - (1 - jaccard) / 3 : jaccard;
+}
+
+void simhash_near_decide(const simhash_sketch *a, const simhash_sketch *b,
+			 simhash_near_verdict *out)
+{
+	size_t i = 0, j = 0, shared = 0, union_;
+
+	out->near = 0;
+	out->kind = 0;
+	out->jaccard = 0;
+	out->threshold = 0;
+	out->shared = 0;
+	out->n_a = a->n_keys;
+	out->n_b = b->n_keys;
+	if (a->kind != b->kind)
+		return;
+	while (i < a->n_keys && j < b->n_keys) {
+		uint64_t x = a->keys[i], y = b->keys[j];
+		shared += x == y;
+		i += x <= y;
+		j += y <= x;
+	}
+	out->kind = a->kind;
+	out->shared = shared;
+	out->threshold = a->kind == SIMHASH_NEAR_CHARS ? SIMHASH_NEAR_T_SHORT : SIMHASH_NEAR_T_LONG;
+	union_ = a->n_keys + b->n_keys - shared;
+	out->jaccard = union_ == 0 ? 1.0 : (double)shared / (double)union_;
+	/* in integers: the thresholds are tenths */
+	out->near = union_ == 0 || 10 * (uint64_t)shared >= sh_near_tenths(a->kind) * (uint64_t)union_;
+}
+
+simhash_err simhash_near_texts(simhash_near *nd, const char *a, size_t a_len, const char *b,
+			       size_t b_len, simhash_near_verdict *out)
+{
+	simhash_sketch sa, sb;
+	uint64_t *copy;
+	simhash_err err;
+
+	if (!out)
+		return SIMHASH_EINVAL;
+	err = simhash_near_sketch(nd, a, a_len, &sa);
+	if (err)
+		return err;
+	copy = malloc((sa.n_keys ? sa.n_keys : 1) * sizeof *copy);
+	if (!copy)
+		return SIMHASH_ENOMEM;
+	for (size_t i = 0; i < sa.n_keys; i++)
+		copy[i] = sa.keys[i];
+	sa.keys = copy;
+	err = simhash_near_sketch(nd, b, b_len, &sb);
+	if (!err)
+		simhash_near_decide(&sa, &sb, out);
+	free(copy);
+	return err;
+}

@@ -1,0 +1,180 @@
+/* test_near_join.c - simhash_near_join() and simhash_near_clusters() against
+ * brute force: every pair of random sketches decided by
+ * simhash_near_decide(), on sets of many shapes (keys from a small universe
+ * so that near pairs are common, exact duplicates, empty sketches, both
+ * kinds, sizes across the thresholds' boundaries), seeded; the seed is
+ * printed on a failure. Also the decision's edge cases. */
+#include <stdint.h>
+#include "../test.h"
+#include "simhash.h"
+
+static uint64_t rng;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+#define MAX_DOCS 120
+#define MAX_KEYS 60
+
+static uint64_t keys[MAX_DOCS][MAX_KEYS];
+static simhash_sketch sk[MAX_DOCS];
+
+/* n random sketches: keys ascending and distinct from a universe of u;
+ * every third one a variant of an earlier one (a few keys swapped), some
+ * exact copies. */
+static void make_set(size_t n, unsigned u)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t m = 0;
+		int copy = i > 0 && rnd() % 8 == 0;
+		size_t from = i ? (size_t)(rnd() % i) : 0;
+		sk[i].kind = rnd() % 4 ? SIMHASH_NEAR_CHARS : SIMHASH_NEAR_SHINGLES;
+		if (copy) {
+			sk[i] = sk[from];
+			for (size_t k = 0; k < sk[from].n_keys; k++)
+				keys[i][k] = keys[from][k];
+			sk[i].keys = keys[i];
+			continue;
+		}
+		if (i > 0 && rnd() % 3 == 0) { /* a variant: drop and add a few */
+			for (size_t k = 0; k < sk[from].n_keys; k++)
+				if (rnd() % 6)
+					keys[i][m++] = keys[from][k];
+			sk[i].kind = sk[from].kind;
+		} else {
+			size_t want = (size_t)(rnd() % MAX_KEYS);
+			for (uint64_t v = 0; v < u && m < want; v++)
+				if (rnd() % u < want)
+					keys[i][m++] = v * 0x9e3779b97f4a7c15ull >> 8;
+		}
+		/* ascending, distinct */
+		for (size_t a = 1; a < m; a++)
+			for (size_t b = a; b > 0 && keys[i][b - 1] > keys[i][b]; b--) {
+				uint64_t t = keys[i][b];
+				keys[i][b] = keys[i][b - 1];
+				keys[i][b - 1] = t;
+			}
+		{
+			size_t w = 0;
+			for (size_t a = 0; a < m; a++)
+				if (!w || keys[i][w - 1] != keys[i][a])
+					keys[i][w++] = keys[i][a];
+			m = w;
+		}
+		sk[i].keys = keys[i];
+		sk[i].n_keys = m;
+	}
+}
+
+static size_t find(size_t *p, size_t i)
+{
+	while (p[i] != i)
+		i = p[i];
+	return i;
+}
+
+static void test_join_equals_brute_force(void)
+{
+	static const unsigned universes[] = {8, 20, 80, 400};
+	for (int round = 0; round < 400; round++) {
+		uint64_t seed = 0x5eed0000ull + (uint64_t)round;
+		size_t n = 1 + (size_t)(round * 7 % MAX_DOCS), n_pairs = 0, got = 0;
+		uint64_t same[MAX_DOCS], cl[MAX_DOCS];
+		size_t parent[MAX_DOCS];
+		simhash_near_pair *pairs = NULL;
+		int bad = 0;
+
+		rng = seed;
+		make_set(n, universes[round % 4]);
+		if (simhash_near_join(sk, n, same, &pairs, &n_pairs) != SIMHASH_OK) {
+			fprintf(stderr, "seed %llx: join failed\n", (unsigned long long)seed);
+			CHECK(0);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			parent[i] = i;
+		/* same[]: the first identical sketch */
+		for (size_t i = 0; i < n; i++) {
+			size_t f = 0;
+			while (f < i && !(sk[f].kind == sk[i].kind && sk[f].n_keys == sk[i].n_keys &&
+					  !memcmp(sk[f].keys, sk[i].keys, sk[i].n_keys * 8)))
+				f++;
+			bad |= same[i] != f;
+		}
+		/* the pairs between first members: exactly the near ones, sorted */
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = a + 1; b < n; b++) {
+				simhash_near_verdict v;
+				simhash_near_decide(&sk[a], &sk[b], &v);
+				if (v.near) {
+					size_t ra = find(parent, a), rb = find(parent, b);
+					parent[ra > rb ? ra : rb] = ra > rb ? rb : ra;
+				}
+				if (same[a] != a || same[b] != b || !v.near)
+					continue;
+				if (got >= n_pairs || pairs[got].a != a || pairs[got].b != b ||
+				    pairs[got].jaccard != v.jaccard)
+					bad = 1;
+				got++;
+			}
+		bad |= got != n_pairs;
+		CHECK(simhash_near_clusters(sk, n, cl) == SIMHASH_OK);
+		for (size_t i = 0; i < n; i++)
+			bad |= cl[i] != find(parent, i);
+		if (bad) {
+			fprintf(stderr, "seed %llx (n %zu): join or clusters differ from brute force\n",
+				(unsigned long long)seed, n);
+			CHECK(0);
+		}
+		simhash_near_pairs_free(pairs);
+	}
+}
+
+static void test_decision_edges(void)
+{
+	static const uint64_t k1[] = {1, 2, 3, 4, 5}, k2[] = {1, 2, 3, 4, 6}, k3[] = {1, 2};
+	simhash_sketch a = {k1, 5, SIMHASH_NEAR_SHINGLES}, b = {k2, 5, SIMHASH_NEAR_SHINGLES};
+	simhash_sketch e1 = {NULL, 0, SIMHASH_NEAR_CHARS}, e2 = {NULL, 0, SIMHASH_NEAR_CHARS};
+	simhash_sketch c = {k3, 2, SIMHASH_NEAR_CHARS}, d = {k1, 5, SIMHASH_NEAR_CHARS};
+	simhash_near_verdict v;
+
+	simhash_near_decide(&a, &b, &v); /* 4 of 6: J 0.667 < 0.8 */
+	CHECK(!v.near && v.shared == 4 && v.kind == SIMHASH_NEAR_SHINGLES);
+	b.kind = SIMHASH_NEAR_CHARS; /* kinds differ: never near */
+	simhash_near_decide(&a, &b, &v);
+	CHECK(!v.near && v.kind == 0);
+	simhash_near_decide(&e1, &e2, &v); /* two empty sketches: J 1 */
+	CHECK(v.near && v.jaccard == 1.0);
+	simhash_near_decide(&c, &d, &v); /* 2 of 5: J exactly 0.4, near */
+	CHECK(v.near && v.shared == 2);
+	CHECK(simhash_near_similarity(SIMHASH_NEAR_CHARS, 0.4) > 0.8 - 1e-12);
+	CHECK(simhash_near_similarity(SIMHASH_NEAR_SHINGLES, 0.8) == 0.8);
+	CHECK(simhash_near_join(NULL, 1, NULL, NULL, NULL) == SIMHASH_EINVAL);
+}
+
+static void test_texts(void)
+{
+	simhash_near *nd = NULL;
+	simhash_near_verdict v;
+	simhash_sketch s;
+	const char *a = "The library will extend its opening hours during the exam period in December.";
+	const char *b = "The library will extend its opening hours during the exam period in January.";
+
+	CHECK(simhash_near_new(&nd) == SIMHASH_OK);
+	CHECK(simhash_near_texts(nd, a, strlen(a), b, strlen(b), &v) == SIMHASH_OK);
+	CHECK(v.near && v.kind == SIMHASH_NEAR_CHARS && v.shared == 60);
+	CHECK(simhash_near_sketch(nd, "", 0, &s) == SIMHASH_OK && s.n_keys == 0);
+	CHECK(simhash_near_sketch(nd, "\xff\xfe", 2, &s) == SIMHASH_OK); /* invalid UTF-8: U+FFFD */
+	CHECK(simhash_near_sketch(nd, NULL, 3, &s) == SIMHASH_EINVAL);
+	simhash_near_free(nd);
+	simhash_near_free(NULL);
+}
+
+TEST_MAIN("near_join",
+	  TEST(test_join_equals_brute_force),
+	  TEST(test_decision_edges),
+	  TEST(test_texts))
