@@ -182,6 +182,17 @@ int shpy_fingerprints_ctx(simhash_ctx **ctxs, unsigned n_threads, const char *bl
 int shpy_features_list(simhash_ctx *ctx, const char *text, size_t len,
                        char **blob, size_t **ends, uint32_t **counts, size_t *n);
 void shpy_free(void *p);
+void shpy_block_keys(const uint64_t *fps, size_t n, unsigned bits, unsigned n_blocks,
+                     unsigned table, uint64_t *key_lo, uint64_t *key_hi);
+int shpy_block_pairs(const uint64_t *fps, const uint64_t *gids, const uint64_t *cells,
+                     const uint8_t *sides, size_t n, unsigned bits, unsigned n_blocks,
+                     unsigned table, unsigned max_dist, uint64_t **out_a, uint64_t **out_b,
+                     uint32_t **out_d, size_t *n_out);
+long shpy_parse_fps(const char *buf, size_t len, unsigned digits, uint64_t *words,
+                    uint64_t *ids, size_t cap);
+simhash_err simhash_config_set(simhash_config *cfg, const char *name, const char *value);
+int simhash_config_option_takes_value(const char *name);
+simhash_err simhash_config_from_scheme(const char *scheme, simhash_config *cfg);
 """
 
 
