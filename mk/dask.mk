@@ -23,7 +23,7 @@ dask-venv-check: all
 	@sh python/dask_tests/venv_check.sh $(BUILD)
 check-all: dask-fault-check dask-venv-check
 
-bench-dask: python all
+bench-dask: python all $(BENCH_BIN)
 	@sh bench/dask.sh $(BUILD)
 bench: bench-dask
 

@@ -549,6 +549,18 @@ static int pout_add(struct pout *o, uint64_t a, uint64_t b, uint32_t d)
 	return 0;
 }
 
+/* 1 if fingerprints x and y share block `table` and none before it. */
+static int first_table(const uint64_t *x, const uint64_t *y, unsigned nw, unsigned bits,
+		       unsigned n_blocks, unsigned table)
+{
+	unsigned t;
+
+	for (t = 0; t < table; t++)
+		if (block_of(x, nw, bits, n_blocks, t) == block_of(y, nw, bits, n_blocks, t))
+			return 0;
+	return block_of(x, nw, bits, n_blocks, table) == block_of(y, nw, bits, n_blocks, table);
+}
+
 /* 1 if fingerprints x and y share a block of a table before `table`. */
 static int earlier_table(const uint64_t *x, const uint64_t *y, unsigned nw, unsigned bits,
 			 unsigned n_blocks, unsigned table)
@@ -604,8 +616,28 @@ static int block_group(const struct brec *recs, size_t m, const uint64_t *fps,
 	return SIMHASH_OK;
 }
 
+/* The pairs among the n records of whole keys, through the engine at once. */
+static int plain_pairs(const uint64_t *fps, const uint64_t *gids, size_t n, unsigned bits,
+		       unsigned n_blocks, unsigned table, unsigned max_dist, struct pout *o)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	simhash_pair *p = NULL;
+	size_t n_p = 0, i;
+	int err = simhash_pairs_self(fps, n, bits, max_dist, 1, &p, &n_p);
+
+	for (i = 0; !err && i < n_p; i++) {
+		const uint64_t *x = fps + p[i].a * nw, *y = fps + p[i].b * nw;
+
+		if (first_table(x, y, nw, bits, n_blocks, table) &&
+		    pout_add(o, gids[p[i].a], gids[p[i].b], p[i].dist))
+			err = SIMHASH_ENOMEM;
+	}
+	simhash_pairs_free(p);
+	return err;
+}
+
 /* The pairs of one bucket of table `table`: n records (fingerprint, global
- * id, cell, side), grouped by their block and cell; every pair within
+ * id, cell, side; the records of whole keys, cell 0, first), grouped by their block and cell; every pair within
  * max_dist whose first shared block is `table` goes out once as (smaller
  * id, larger id, distance). Free the three arrays with shpy_free(). */
 int shpy_block_pairs(const uint64_t *fps, const uint64_t *gids, const uint64_t *cells,
@@ -618,7 +650,7 @@ int shpy_block_pairs(const uint64_t *fps, const uint64_t *gids, const uint64_t *
 	struct pout o = { 0 };
 	uint64_t *buf = NULL;
 	uint32_t *map = NULL;
-	size_t i, s;
+	size_t i, s, n_plain, n_split;
 	int err = SIMHASH_ENOMEM;
 
 	*out_a = *out_b = NULL;
@@ -626,19 +658,35 @@ int shpy_block_pairs(const uint64_t *fps, const uint64_t *gids, const uint64_t *
 	*n_out = 0;
 	if (n >= UINT32_MAX || table >= n_blocks || (bits != 32 && bits != 64 && bits != 128))
 		return SIMHASH_EINVAL;
+	/* The records of whole keys (the first n_plain; cell 0) go through the
+	 * engine at once: a bucket holds every fingerprint of each of its keys,
+	 * so the pairs whose first shared block is this table's are all among
+	 * its pairs, the others (keys that met by hashing) are left out. Many
+	 * small groups would cost a call each. */
+	for (n_plain = 0; n_plain < n && !(cells && cells[n_plain]); n_plain++)
+		;
+	err = n_plain >= 2 ? plain_pairs(fps, gids, n_plain, bits, n_blocks, table, max_dist, &o)
+			   : SIMHASH_OK;
+	if (err)
+		goto out;
+	err = SIMHASH_ENOMEM;
 	recs = malloc((n ? n : 1) * sizeof(*recs));
 	buf = malloc((n ? n : 1) * nw * sizeof(*buf));
 	map = malloc((n ? n : 1) * sizeof(*map));
 	if (!recs || !buf || !map)
 		goto out;
-	for (i = 0; i < n; i++) {
-		recs[i].key = block_of(fps + i * nw, nw, bits, n_blocks, table);
-		recs[i].cell = cells ? cells[i] : 0;
-		recs[i].side = sides ? sides[i] : 0;
-		recs[i].idx = (uint32_t)i;
+	n_split = 0;
+	for (i = n_plain; i < n; i++) {
+		struct brec *r = &recs[n_split++];
+
+		r->key = block_of(fps + i * nw, nw, bits, n_blocks, table);
+		r->cell = cells[i];
+		r->side = sides[i];
+		r->idx = (uint32_t)i;
 	}
-	qsort(recs, n, sizeof(*recs), brec_cmp);
+	qsort(recs, n_split, sizeof(*recs), brec_cmp);
 	err = SIMHASH_OK;
+	n = n_split;
 	for (s = 0; s < n && !err; s = i) {
 		for (i = s + 1; i < n && recs[i].key == recs[s].key && recs[i].cell == recs[s].cell;
 		     i++)

@@ -364,7 +364,7 @@ def run_all(tmp, sched):
             f.write("\n".join(docs[s * 300:(s + 1) * 300]) + ("\n" if s == 0 else ""))
         lpaths.append(p)
     for out in ("pairs", "clusters", "drop"):
-        args = ["--lines", "--output", out, "-k", "6", "--blocksize", "4000"]
+        args = ["--lines", "--output", out, "-k", "6", "--blocksize", "20000"]
         case_texts(tmp, sched, "lines over 2 files --output %s" % out,
                    args, lambda w: lpaths, lpaths, None)
 

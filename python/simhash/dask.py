@@ -542,10 +542,15 @@ def heavy_candidates(part, job, threshold):
         if not len(lo):
             out.append([])
             continue
-        keys = np.stack([lo, hi], axis=1)
-        u, c = np.unique(keys, axis=0, return_counts=True)
+        if not hi.any():
+            u, c = np.unique(lo, return_counts=True)
+            sel = c >= threshold
+            out.append([(int(a), 0, int(n)) for a, n in zip(u[sel], c[sel])])
+            continue
+        keys = np.stack([lo, hi], axis=1).view([("lo", np.uint64), ("hi", np.uint64)])
+        u, c = np.unique(keys.reshape(-1), return_counts=True)
         sel = c >= threshold
-        out.append([(int(a), int(b), int(n)) for (a, b), n in zip(u[sel], c[sel])])
+        out.append([(int(x["lo"]), int(x["hi"]), int(n)) for x, n in zip(u[sel], c[sel])])
     return out
 
 
@@ -1031,6 +1036,15 @@ def _worker_identity(config):
     return {"version": core.version(), "scheme": config.scheme if config is not None else None}
 
 
+def _peak_memory():
+    """Run on every worker: its process's peak resident memory in bytes."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
 def _check_workers(client, config):
     want = {"version": _core.version(), "scheme": config.scheme if config else None}
     try:
@@ -1306,6 +1320,10 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
                "buckets": n_buckets, "component_rounds": job_info_rounds,
                "bad_records": len(bad), "bad": [{"where": w, "error": e} for w, e in bad[:1000]],
                "seconds": dict(st.times, total=round(time.time() - t_start, 3))}
+    try:
+        summary["worker_peak_memory"] = client.run(_peak_memory)
+    except Exception:  # not on Linux: left out
+        pass
     if args.output == "clusters":
         summary["kept"] = summary["dropped"] = None
     if n_clusters is not None and args.output == "clusters":
