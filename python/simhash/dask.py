@@ -1225,6 +1225,7 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
     threshold = max(2, max_group // max(1, n_parts))
     cands = client.gather(client.map(heavy_candidates, parts, job=job, threshold=threshold))
     chunks = []
+    window = []  # the tables in flight: two at a time, so that shuffles overlap
     for t in range(_blocks.n_blocks(k)):
         counts = {}
         for per_part in cands:
@@ -1239,10 +1240,15 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
                   for p, part in enumerate(parts)]
         pieces = [[client.submit(operator.getitem, r, j) for r in routed]
                   for j in range(n_buckets)]
-        table = [client.submit(compare, job, t, *pieces[j]) for j in range(n_buckets)]
-        st.wait("pairs, table %d of %d" % (t + 1, _blocks.n_blocks(k)), table)
+        # only the results are kept: the scheduler frees each piece once used
+        window.append([client.submit(compare, job, t, *pieces[j]) for j in range(n_buckets)])
         del routed, pieces
-        chunks.extend(table)
+        if len(window) == 2:
+            st.wait("pairs, tables to %d of %d" % (t, _blocks.n_blocks(k)), window[0])
+            chunks.extend(window.pop(0))
+    for w in window:
+        st.wait("pairs, last table", w)
+        chunks.extend(w)
     st.time("pairs", t0)
 
     # 3. ids (and texts) joined to the pairs, verification, pairs written
