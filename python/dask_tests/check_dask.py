@@ -322,7 +322,37 @@ def main():
         print("dask: %d passed, %d failed" % (passed, failed))
 
 
+def version_check_case():
+    """A worker whose library version or scheme differs is refused before
+    any work, with a message naming it (a stand-in client answers for the
+    workers)."""
+    sys.path.insert(0, os.path.join(BUILD, "python"))
+    from simhash import _core, dask as sd
+    cfg = _core.Config()
+
+    class Client:
+        def __init__(self, answers):
+            self.answers = answers
+
+        def run(self, fn, *args):
+            return self.answers
+
+    good = {"version": _core.version(), "scheme": cfg.scheme}
+    for name, bad, want in (("version", dict(good, version="0.0.0-other"), "libsimhash 0.0.0"),
+                            ("scheme", dict(good, scheme="v1/other"), "scheme v1/other")):
+        try:
+            sd._check_workers(Client({"tcp://a:1": good, "tcp://b:2": bad}), cfg)
+            msg = None
+        except sd.JobError as e:
+            msg = str(e)
+        report("a worker with another %s is refused" % name,
+               msg is not None and "tcp://b:2" in msg and want in msg, repr(msg))
+    report("workers that agree are accepted",
+           sd._check_workers(Client({"tcp://a:1": good, "tcp://b:2": good}), cfg) == 2)
+
+
 def run_all(tmp, sched):
+    version_check_case()
     # fingerprints against `simhash pairs`
     for shape, bits, k, n in (("uniform", 64, 3, 3000), ("biased", 64, 3, 3000),
                               ("clustered", 64, 6, 2000), ("identical", 64, 3, 1500),
@@ -367,6 +397,17 @@ def run_all(tmp, sched):
         args = ["--lines", "--output", out, "-k", "6", "--blocksize", "20000"]
         case_texts(tmp, sched, "lines over 2 files --output %s" % out,
                    args, lambda w: lpaths, lpaths, None)
+
+    # files mode: each file a document, ids its path
+    fd = tempfile.mkdtemp(dir=tmp)
+    fpaths = []
+    for i, t in enumerate(docs[:12]):
+        p = os.path.join(fd, "d%02d.txt" % i)
+        with open(p, "w") as f:
+            f.write(t)
+        fpaths.append(p)
+    case_texts(tmp, sched, "files mode --output drop", ["--output", "drop", "-k", "8"],
+               lambda w: fpaths, fpaths, None)
 
     # bad input
     bad = os.path.join(d, "bad.jsonl")
