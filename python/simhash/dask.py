@@ -1244,7 +1244,7 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
         window.append([client.submit(compare, job, t, *pieces[j]) for j in range(n_buckets)])
         del routed, pieces
         if len(window) == 2:
-            st.wait("pairs, tables to %d of %d" % (t, _blocks.n_blocks(k)), window[0])
+            st.wait("pairs, table %d of %d" % (t, _blocks.n_blocks(k)), window[0])
             chunks.extend(window.pop(0))
     for w in window:
         st.wait("pairs, last table", w)
