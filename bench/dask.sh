@@ -60,8 +60,8 @@ if [ "$N" -gt 0 ]; then
 		"peak $(( $(field "$tmp/time.pairs" 'Maximum resident') / 1024 )) MB, $(wc -l < "$tmp/pairs.tsv") pairs"
 	/usr/bin/time -v -o "$tmp/time.job" "$PY" -m simhash.dask dedup -q --fingerprints -k 3 \
 		--workers 2 -o "$tmp/out" "$tmp"/fps/shard-*.tsv
-	echo "  simhash-dask --workers 2: $(wall_of "$tmp/time.job") s wall (client CPU" \
-		"$(cpu_of "$tmp/time.job") s), $(cat "$tmp"/out/part-* | wc -l) pairs"
+	echo "  simhash-dask --workers 2: $(wall_of "$tmp/time.job") s wall (CPU of the client, its" \
+		"scheduler and workers: $(cpu_of "$tmp/time.job") s), $(cat "$tmp"/out/part-* | wc -l) pairs"
 	stages "$tmp/out/summary.json"
 	"$PY" -c 'import json, sys
 s = json.load(open(sys.argv[1]))

@@ -379,6 +379,8 @@ def run_all(tmp, sched):
                     ["--bits", "64"],):
                 args = ["--jsonl", "--output", out] + verify + bits
                 case_texts(tmp, sched, "jsonl %s" % " ".join(args[1:]), args, one, paths, whole)
+    case_texts(tmp, sched, "jsonl, inputs as a file:// URL and a glob", ["--jsonl"], one,
+               ["file://" + paths[0], os.path.join(d, "doc-0[1-3].jsonl*")], whole)
     case_texts(tmp, sched, "jsonl -k 0 --output clusters", ["--jsonl", "-k", "0", "--output",
                                                              "clusters"], one, paths, whole)
     case_texts(tmp, sched, "jsonl --output keep --blocksize 3000 on --workers 2",

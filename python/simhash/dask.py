@@ -554,6 +554,20 @@ def heavy_candidates(part, job, threshold):
     return out
 
 
+def count_keys(part, job, wanted):
+    """Per table, how many of this partition's fingerprints hold each key of
+    wanted[table] (a list of (lo, hi)): the exact counts of the candidates."""
+    out = []
+    for t, keys in enumerate(wanted):
+        if not keys or not part["n"]:
+            out.append([0] * len(keys))
+            continue
+        lo, hi = _blocks.block_keys(part["fps"], job["bits"], job["k"], t)
+        out.append([int(np.count_nonzero((lo == np.uint64(a)) & (hi == np.uint64(b))))
+                    for a, b in keys])
+    return out
+
+
 def route(part, base, job, table, heavy, n_buckets):
     """Table `table`'s records of one partition, cut into n_buckets pieces:
     each a dict of fps, gids and (for split keys) cells and sides."""
@@ -1222,20 +1236,22 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
     t0 = time.time()
     k, bits = job["k"], job["bits"]
     n_buckets = max(2 * n_workers, int(math.ceil(n_docs / 2e6)), 1)
+    # the keys held more than max_group times: candidates from every
+    # partition, then their exact counts (both small lists)
     threshold = max(2, max_group // max(1, n_parts))
     cands = client.gather(client.map(heavy_candidates, parts, job=job, threshold=threshold))
+    wanted = [sorted({(lo, hi) for per_part in cands for lo, hi, _ in per_part[t]})
+              for t in range(_blocks.n_blocks(k))]
+    exact = client.gather(client.map(count_keys, parts, job=job, wanted=wanted)) \
+        if any(wanted) else []
     chunks = []
     window = []  # the tables in flight: two at a time, so that shuffles overlap
     for t in range(_blocks.n_blocks(k)):
-        counts = {}
-        for per_part in cands:
-            for lo, hi, c in per_part[t]:
-                counts[(lo, hi)] = counts.get((lo, hi), 0) + c
         heavy = {}
-        for key, c in counts.items():
-            upper = c + (threshold - 1) * n_parts
-            if upper > max_group:
-                heavy[key] = int(math.ceil(upper / max_group))
+        for i, key in enumerate(wanted[t]):
+            c = sum(per_part[t][i] for per_part in exact)
+            if c > max_group:
+                heavy[key] = int(math.ceil(c / max_group))
         routed = [client.submit(route, part, int(bounds[p]), job, t, heavy, n_buckets)
                   for p, part in enumerate(parts)]
         pieces = [[client.submit(operator.getitem, r, j) for r in routed]
