@@ -577,7 +577,9 @@ def route(part, base, job, table, heavy, n_buckets):
     gids = np.arange(base, base + n, dtype=np.uint64)
     lo, hi = _blocks.block_keys(fps, job["bits"], job["k"], table)
     h = _splitmix(lo ^ _splitmix(hi ^ np.uint64(table)))
-    bucket = (h % np.uint64(n_buckets)).astype(np.int64)
+    # bucket numbers as uint16 where they fit: numpy sorts those by radix
+    small = np.uint16 if n_buckets <= 65535 else np.int64
+    bucket = (h % np.uint64(n_buckets)).astype(small)
     fp2 = fps.reshape(-1, nw) if n else fps.reshape(0, nw)
     normal = np.ones(n, dtype=bool)
     extra = []  # (bucket, fps, gids, cells, sides) of split keys
@@ -649,6 +651,8 @@ def split_by(chunk, field, bounds):
     if not len(chunk["a"]):
         return [None] * n_parts
     own = _owner(bounds, chunk[field])
+    if n_parts <= 65535:
+        own = own.astype(np.uint16)  # radix sorted
     order = np.argsort(own, kind="stable")
     cuts = np.searchsorted(own[order], np.arange(n_parts + 1))
     out = []
