@@ -616,6 +616,119 @@ static int block_group(const struct brec *recs, size_t m, const uint64_t *fps,
 	return SIMHASH_OK;
 }
 
+/* Brute force within a small group (members idx[0..m) of fps): cheaper than
+ * a call into the engine below a few dozen members. */
+static int small_group(const uint64_t *fps, const uint64_t *gids, const uint32_t *idx, size_t m,
+		       unsigned bits, unsigned n_blocks, unsigned table, unsigned max_dist,
+		       struct pout *o)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	size_t i, j;
+
+	for (i = 0; i < m; i++) {
+		const uint64_t *x = fps + (size_t)idx[i] * nw;
+
+		for (j = i + 1; j < m; j++) {
+			const uint64_t *y = fps + (size_t)idx[j] * nw;
+			unsigned d = (unsigned)__builtin_popcountll(x[0] ^ y[0]);
+
+			if (nw == 2)
+				d += (unsigned)__builtin_popcountll(x[1] ^ y[1]);
+			if (d <= max_dist && first_table(x, y, nw, bits, n_blocks, table) &&
+			    pout_add(o, gids[idx[i]], gids[idx[j]], d))
+				return SIMHASH_ENOMEM;
+		}
+	}
+	return SIMHASH_OK;
+}
+
+/* One larger group through the engine: members idx[0..m) gathered into buf. */
+static int engine_group(const uint64_t *fps, const uint64_t *gids, const uint32_t *idx, size_t m,
+			unsigned bits, unsigned n_blocks, unsigned table, unsigned max_dist,
+			uint64_t *buf, struct pout *o)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	simhash_pair *p = NULL;
+	size_t n_p = 0, i;
+	int err;
+
+	for (i = 0; i < m; i++)
+		memcpy(buf + i * nw, fps + (size_t)idx[i] * nw, nw * sizeof(*buf));
+	err = simhash_pairs_self(buf, m, bits, max_dist, 1, &p, &n_p);
+	for (i = 0; !err && i < n_p; i++) {
+		uint32_t x = idx[p[i].a], y = idx[p[i].b];
+
+		if (first_table(fps + (size_t)x * nw, fps + (size_t)y * nw, nw, bits, n_blocks,
+				table) &&
+		    pout_add(o, gids[x], gids[y], p[i].dist))
+			err = SIMHASH_ENOMEM;
+	}
+	simhash_pairs_free(p);
+	return err;
+}
+
+#define SMALL_GROUP 48      /* brute force below this many members */
+#define COUNT_SORT_BITS 20  /* blocks this narrow are grouped by a counting sort */
+
+/* The pairs among the n records of whole keys, grouped by a counting sort of
+ * their (narrow) block: small groups by brute force, larger ones through the
+ * engine. -1 if the block is too wide for a counting sort. */
+static int grouped_pairs(const uint64_t *fps, const uint64_t *gids, size_t n, unsigned bits,
+			 unsigned n_blocks, unsigned table, unsigned max_dist, struct pout *o)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	unsigned width = (table + 1) * bits / n_blocks - table * bits / n_blocks;
+	size_t n_keys = (size_t)1 << width, i, s, e;
+	uint32_t *start = NULL, *idx = NULL, *key = NULL, *map = NULL;
+	uint64_t *buf = NULL;
+	int err = SIMHASH_ENOMEM;
+
+	if (width > COUNT_SORT_BITS)
+		return -1;
+	start = calloc(n_keys + 1, sizeof(*start));
+	idx = malloc((n ? n : 1) * sizeof(*idx));
+	key = malloc((n ? n : 1) * sizeof(*key));
+	if (!start || !idx || !key)
+		goto out;
+	for (i = 0; i < n; i++) {
+		key[i] = (uint32_t)block_of(fps + i * nw, nw, bits, n_blocks, table);
+		start[key[i] + 1]++;
+	}
+	for (i = 0; i < n_keys; i++)
+		start[i + 1] += start[i];
+	for (i = 0; i < n; i++)
+		idx[start[key[i]]++] = (uint32_t)i;
+	/* start[k] is now the end of key k's run */
+	err = SIMHASH_OK;
+	for (i = 0, s = 0; i < n_keys && !err; i++, s = e) {
+		e = start[i];
+		if (e - s < 2)
+			continue;
+		if (e - s < SMALL_GROUP) {
+			err = small_group(fps, gids, idx + s, e - s, bits, n_blocks, table,
+					  max_dist, o);
+			continue;
+		}
+		if (!buf) {
+			buf = malloc(n * nw * sizeof(*buf));
+			map = malloc(n * sizeof(*map));
+			if (!buf || !map) {
+				err = SIMHASH_ENOMEM;
+				break;
+			}
+		}
+		err = engine_group(fps, gids, idx + s, e - s, bits, n_blocks, table, max_dist,
+				   buf, o);
+	}
+out:
+	free(start);
+	free(idx);
+	free(key);
+	free(buf);
+	free(map);
+	return err;
+}
+
 /* The pairs among the n records of whole keys, through the engine at once. */
 static int plain_pairs(const uint64_t *fps, const uint64_t *gids, size_t n, unsigned bits,
 		       unsigned n_blocks, unsigned table, unsigned max_dist, struct pout *o)
@@ -665,8 +778,12 @@ int shpy_block_pairs(const uint64_t *fps, const uint64_t *gids, const uint64_t *
 	 * small groups would cost a call each. */
 	for (n_plain = 0; n_plain < n && !(cells && cells[n_plain]); n_plain++)
 		;
-	err = n_plain >= 2 ? plain_pairs(fps, gids, n_plain, bits, n_blocks, table, max_dist, &o)
-			   : SIMHASH_OK;
+	err = SIMHASH_OK;
+	if (n_plain >= 2) {
+		err = grouped_pairs(fps, gids, n_plain, bits, n_blocks, table, max_dist, &o);
+		if (err < 0)
+			err = plain_pairs(fps, gids, n_plain, bits, n_blocks, table, max_dist, &o);
+	}
 	if (err)
 		goto out;
 	err = SIMHASH_ENOMEM;

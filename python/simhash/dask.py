@@ -531,38 +531,54 @@ def _part_texts(part, spec, job, local):
 # ---------------------------------------------------------------- stage 2: pairs
 
 
+def _key_counts(lo, hi, bits, k):
+    """(keys, counts) of the block values of one table: a bincount when a
+    block has at most 24 bits (k >= 2 at 64 bits), else a sort."""
+    width = -(-bits // _blocks.n_blocks(k))
+    if width <= 24:
+        c = np.bincount(lo.astype(np.int64), minlength=1 << width)
+        keys = np.nonzero(c)[0].astype(np.uint64)
+        return keys, np.zeros(len(keys), np.uint64), c[keys.astype(np.int64)]
+    if not hi.any():
+        u, c = np.unique(lo, return_counts=True)
+        return u, np.zeros(len(u), np.uint64), c
+    pairs = np.stack([lo, hi], axis=1).view([("lo", np.uint64), ("hi", np.uint64)])
+    u, c = np.unique(pairs.reshape(-1), return_counts=True)
+    return u["lo"].copy(), u["hi"].copy(), c
+
+
 def heavy_candidates(part, job, threshold):
     """Per table, the block values held by at least `threshold` of this
-    partition's fingerprints, with their counts: a key held by more than
-    max_group fingerprints overall is held by at least max_group / P of some
-    partition's (pigeonhole), so these candidates cover every heavy key."""
+    partition's fingerprints: a key held by more than max_group fingerprints
+    overall is held by at least max_group / P of some partition's
+    (pigeonhole), so these candidates cover every heavy key."""
     out = []
     for t in range(_blocks.n_blocks(job["k"])):
         lo, hi = _blocks.block_keys(part["fps"], job["bits"], job["k"], t)
         if not len(lo):
             out.append([])
             continue
-        if not hi.any():
-            u, c = np.unique(lo, return_counts=True)
-            sel = c >= threshold
-            out.append([(int(a), 0, int(n)) for a, n in zip(u[sel], c[sel])])
-            continue
-        keys = np.stack([lo, hi], axis=1).view([("lo", np.uint64), ("hi", np.uint64)])
-        u, c = np.unique(keys.reshape(-1), return_counts=True)
-        sel = c >= threshold
-        out.append([(int(x["lo"]), int(x["hi"]), int(n)) for x, n in zip(u[sel], c[sel])])
+        klo, khi, c = _key_counts(lo, hi, job["bits"], job["k"])
+        sel = np.nonzero(c >= threshold)[0]
+        out.append([(int(klo[i]), int(khi[i])) for i in sel])
     return out
 
 
 def count_keys(part, job, wanted):
     """Per table, how many of this partition's fingerprints hold each key of
-    wanted[table] (a list of (lo, hi)): the exact counts of the candidates."""
+    wanted[table] (a sorted list of (lo, hi)): the candidates' exact counts."""
     out = []
     for t, keys in enumerate(wanted):
         if not keys or not part["n"]:
             out.append([0] * len(keys))
             continue
         lo, hi = _blocks.block_keys(part["fps"], job["bits"], job["k"], t)
+        if not any(h for _, h in keys) and not hi.any():
+            w = np.array([a for a, _ in keys], dtype=np.uint64)  # sorted
+            idx = np.minimum(np.searchsorted(w, lo), len(w) - 1)
+            hit = w[idx] == lo
+            out.append([int(x) for x in np.bincount(idx[hit], minlength=len(w))])
+            continue
         out.append([int(np.count_nonzero((lo == np.uint64(a)) & (hi == np.uint64(b))))
                     for a, b in keys])
     return out
@@ -1054,6 +1070,13 @@ def _worker_identity(config):
     return {"version": core.version(), "scheme": config.scheme if config is not None else None}
 
 
+def _task_seconds(dask_scheduler=None):
+    """Run on the scheduler: the seconds its tasks spent, per kind of task
+    and per activity (compute, transfer, ...)."""
+    return {name: {k: round(v, 2) for k, v in tp.all_durations.items() if v >= 0.01}
+            for name, tp in dask_scheduler.task_prefixes.items()}
+
+
 def _peak_memory():
     """Run on every worker: its process's peak resident memory in bytes."""
     with open("/proc/self/status") as f:
@@ -1244,7 +1267,7 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
     # partition, then their exact counts (both small lists)
     threshold = max(2, max_group // max(1, n_parts))
     cands = client.gather(client.map(heavy_candidates, parts, job=job, threshold=threshold))
-    wanted = [sorted({(lo, hi) for per_part in cands for lo, hi, _ in per_part[t]})
+    wanted = [sorted({key for per_part in cands for key in per_part[t]})
               for t in range(_blocks.n_blocks(k))]
     exact = client.gather(client.map(count_keys, parts, job=job, wanted=wanted)) \
         if any(wanted) else []
@@ -1346,6 +1369,10 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
                "buckets": n_buckets, "component_rounds": job_info_rounds,
                "bad_records": len(bad), "bad": [{"where": w, "error": e} for w, e in bad[:1000]],
                "seconds": dict(st.times, total=round(time.time() - t_start, 3))}
+    try:  # where the workers' time went: seconds of compute, transfer, ... per task kind
+        summary["task_seconds"] = client.run_on_scheduler(_task_seconds)
+    except Exception:
+        pass
     try:
         summary["worker_peak_memory"] = client.run(_peak_memory)
     except Exception:  # not on Linux: left out
