@@ -42,7 +42,6 @@ is written to a temporary name and renamed, so a part is whole or absent;
 """
 import argparse
 import glob
-import gzip
 import json
 import math
 import operator
@@ -863,7 +862,7 @@ def write_records(part, spec, job, base, state, keep, out_path):
 
 
 def _build_parser():
-    from ._native import ffi, lib  # noqa: F401 (the library's option table)
+    from ._native import lib  # the library's option table
     p = argparse.ArgumentParser(
         prog=PROG + " dedup", add_help=False,
         description="Finds the near-duplicate documents among the INPUTs on a Dask cluster "
