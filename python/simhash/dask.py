@@ -206,7 +206,7 @@ def _write_atomic(path, chunks):
 def _threads():
     try:
         from distributed import get_worker
-        return max(1, get_worker().state.nthreads)
+        return max(1, int(get_worker().nthreads))
     except Exception:
         return 1
 
