@@ -203,12 +203,17 @@ def _write_atomic(path, chunks):
         raise
 
 
-def _threads():
+def _threads(job):
+    """C threads for one partition's fingerprints: the cluster's threads over
+    the partitions (Dask already runs one task per worker thread), at most
+    this worker's threads."""
     try:
         from distributed import get_worker
-        return max(1, int(get_worker().nthreads))
+        w = get_worker()
+        mine = max(1, int(getattr(w, "state", w).nthreads))
     except Exception:
-        return 1
+        mine = 1
+    return max(1, min(mine, job.get("c_threads", 1)))
 
 
 # ---------------------------------------------------------------- reading partitions
@@ -391,7 +396,7 @@ def _fingerprint_part(spec, job):
         if texts:
             np.cumsum(np.fromiter(map(len, texts), dtype=np.uint64, count=len(texts)), out=ends)
         try:
-            fps = _blocks.fingerprint_blob(cfg, b"".join(texts), ends, _threads())
+            fps = _blocks.fingerprint_blob(cfg, b"".join(texts), ends, _threads(job))
             break
         except _core.Error as e:
             i = e.index
@@ -1228,6 +1233,7 @@ def run(args):
 def _run_job(client, args, job, specs, out_dir, scheme, max_group):
     t_start = time.time()
     n_workers = _check_workers(client, job["config"])
+    job["c_threads"] = -(-sum(client.nthreads().values()) // max(1, len(specs)))
     st = _Stages(args.quiet, client)
 
     # 1. read and fingerprint
