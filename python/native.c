@@ -678,13 +678,14 @@ static int grouped_pairs(const uint64_t *fps, const uint64_t *gids, size_t n, un
 {
 	unsigned nw = bits == 128 ? 2 : 1;
 	unsigned width = (table + 1) * bits / n_blocks - table * bits / n_blocks;
-	size_t n_keys = (size_t)1 << width, i, s, e;
+	size_t n_keys, i, s, e;
 	uint32_t *start = NULL, *idx = NULL, *key = NULL, *map = NULL;
 	uint64_t *buf = NULL;
 	int err = SIMHASH_ENOMEM;
 
 	if (width > COUNT_SORT_BITS)
 		return -1;
+	n_keys = (size_t)1 << width;
 	start = calloc(n_keys + 1, sizeof(*start));
 	idx = malloc((n ? n : 1) * sizeof(*idx));
 	key = malloc((n ? n : 1) * sizeof(*key));
