@@ -15,6 +15,9 @@
 #   python:      python3-cffi, python3-dev (the module), python3-pytest, python3-numpy
 #                (its tests; numpy also runs the original package they compare with),
 #                python3-sklearn (the original package's own test suite imports it)
+#   dask:        python3-dask, python3-distributed, python3-fsspec (simhash-dask and its
+#                tests), python3-setuptools, python3-venv, python3-pip (pip install
+#                ./python into a venv, tested by make check-all)
 set -euo pipefail
 
 packages=(
@@ -24,6 +27,7 @@ packages=(
 	postgresql-15 postgresql-server-dev-15
 	python3 python3-jieba man-db groff-base ca-certificates git
 	python3-cffi python3-dev python3-pytest python3-numpy python3-sklearn
+	python3-dask python3-distributed python3-fsspec python3-setuptools python3-venv python3-pip
 )
 
 # Node.js and npm come with the machine image (its nodejs package carries npm);

@@ -206,6 +206,17 @@ int shpy_index_build_seq(simhash_index *ix, const uint64_t *fps, size_t n, uint6
 int shpy_index_query_arrays(const simhash_index *ix, const uint64_t *qs, size_t n, unsigned k,
                             unsigned threads, uint64_t *offsets, uint64_t **ids, uint8_t **dists);
 void shpy_free(void *p);
+void shpy_block_keys(const uint64_t *fps, size_t n, unsigned bits, unsigned n_blocks,
+                     unsigned table, uint64_t *key_lo, uint64_t *key_hi);
+int shpy_block_pairs(const uint64_t *fps, const uint64_t *gids, const uint64_t *cells,
+                     const uint8_t *sides, size_t n, unsigned bits, unsigned n_blocks,
+                     unsigned table, unsigned max_dist, uint64_t **out_a, uint64_t **out_b,
+                     uint32_t **out_d, size_t *n_out);
+long shpy_parse_fps(const char *buf, size_t len, unsigned digits, uint64_t *words,
+                    uint64_t *ids, size_t cap);
+simhash_err simhash_config_set(simhash_config *cfg, const char *name, const char *value);
+int simhash_config_option_takes_value(const char *name);
+simhash_err simhash_config_from_scheme(const char *scheme, simhash_config *cfg);
 """
 
 

@@ -597,3 +597,436 @@ int shpy_index_query_arrays(const simhash_index *ix, const uint64_t *qs, size_t 
 	}
 	return err;
 }
+
+/* ---------------------------------------------------------------- the cluster job's kernels
+ *
+ * simhash.dask shuffles numpy arrays between these calls; none of them
+ * keeps state or touches Python objects, so a worker thread runs them with
+ * the GIL released.
+ *
+ * The block plan: a fingerprint of `bits` bits is cut into n_blocks = k + 1
+ * blocks, block j being bits [j bits / n_blocks, (j + 1) bits / n_blocks).
+ * Two fingerprints within distance k differ in at most k blocks, so they
+ * agree on at least one (pigeonhole); table j groups the fingerprints by
+ * block j, and the exact engine compares each group. A pair is reported
+ * only by the first table whose block the two share, which both fingerprints
+ * decide alone: so every pair within k is reported exactly once, with no
+ * global distinct.
+ */
+
+typedef unsigned __int128 shpy_u128;
+
+static inline shpy_u128 block_of(const uint64_t *w, unsigned nw, unsigned bits, unsigned n_blocks,
+				 unsigned j)
+{
+	unsigned lo = j * bits / n_blocks, hi = (j + 1) * bits / n_blocks, width = hi - lo;
+	shpy_u128 v = nw == 2 ? ((shpy_u128)w[1] << 64 | w[0]) : w[0];
+
+	v >>= lo;
+	if (width < 128)
+		v &= ((shpy_u128)1 << width) - 1;
+	return v;
+}
+
+/* Block `table` of n fingerprints (nw words each) as two words per value. */
+void shpy_block_keys(const uint64_t *fps, size_t n, unsigned bits, unsigned n_blocks,
+		     unsigned table, uint64_t *key_lo, uint64_t *key_hi)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		shpy_u128 v = block_of(fps + i * nw, nw, bits, n_blocks, table);
+
+		key_lo[i] = (uint64_t)v;
+		key_hi[i] = (uint64_t)(v >> 64);
+	}
+}
+
+struct brec {
+	shpy_u128 key;
+	uint64_t cell;
+	uint32_t idx;
+	uint8_t side;
+};
+
+static int brec_cmp(const void *x, const void *y)
+{
+	const struct brec *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->cell != b->cell)
+		return a->cell < b->cell ? -1 : 1;
+	if (a->side != b->side)
+		return a->side < b->side ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+struct pout {
+	uint64_t *a, *b;
+	uint32_t *d;
+	size_t n, cap;
+};
+
+static int pout_add(struct pout *o, uint64_t a, uint64_t b, uint32_t d)
+{
+	if (o->n == o->cap) {
+		size_t c = o->cap ? 2 * o->cap : 1024;
+		uint64_t *na = realloc(o->a, c * sizeof(*na)), *nb;
+		uint32_t *nd;
+
+		if (!na)
+			return -1;
+		o->a = na;
+		nb = realloc(o->b, c * sizeof(*nb));
+		if (!nb)
+			return -1;
+		o->b = nb;
+		nd = realloc(o->d, c * sizeof(*nd));
+		if (!nd)
+			return -1;
+		o->d = nd;
+		o->cap = c;
+	}
+	o->a[o->n] = a < b ? a : b;
+	o->b[o->n] = a < b ? b : a;
+	o->d[o->n++] = d;
+	return 0;
+}
+
+/* 1 if fingerprints x and y share block `table` and none before it. */
+static int first_table(const uint64_t *x, const uint64_t *y, unsigned nw, unsigned bits,
+		       unsigned n_blocks, unsigned table)
+{
+	unsigned t;
+
+	for (t = 0; t < table; t++)
+		if (block_of(x, nw, bits, n_blocks, t) == block_of(y, nw, bits, n_blocks, t))
+			return 0;
+	return block_of(x, nw, bits, n_blocks, table) == block_of(y, nw, bits, n_blocks, table);
+}
+
+/* 1 if fingerprints x and y share a block of a table before `table`. */
+static int earlier_table(const uint64_t *x, const uint64_t *y, unsigned nw, unsigned bits,
+			 unsigned n_blocks, unsigned table)
+{
+	unsigned t;
+
+	for (t = 0; t < table; t++)
+		if (block_of(x, nw, bits, n_blocks, t) == block_of(y, nw, bits, n_blocks, t))
+			return 1;
+	return 0;
+}
+
+/* Compares one group: recs[0..m) share key and cell. A cell with its low bit
+ * set is the meeting of two sub-blocks of a split key: side 0 against side 1;
+ * any other group is compared within itself. */
+static int block_group(const struct brec *recs, size_t m, const uint64_t *fps,
+		       const uint64_t *gids, unsigned bits, unsigned n_blocks, unsigned table,
+		       unsigned max_dist, uint64_t *buf, uint32_t *map, struct pout *o)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	simhash_pair *p = NULL;
+	size_t n_p = 0, i, n_left = m;
+	int err;
+
+	for (i = 0; i < m; i++) {
+		memcpy(buf + i * nw, fps + (size_t)recs[i].idx * nw, nw * sizeof(*buf));
+		map[i] = recs[i].idx;
+		if (recs[i].side && n_left == m)
+			n_left = i;
+	}
+	if (recs[0].cell & 1) {
+		if (n_left == 0 || n_left == m)
+			return 0;
+		err = simhash_pairs_join(buf, n_left, buf + n_left * nw, m - n_left, bits,
+					 max_dist, 1, &p, &n_p);
+	} else {
+		err = simhash_pairs_self(buf, m, bits, max_dist, 1, &p, &n_p);
+	}
+	if (err)
+		return err;
+	for (i = 0; i < n_p; i++) {
+		uint32_t x = map[p[i].a], y = map[(recs[0].cell & 1) ? n_left + p[i].b : p[i].b];
+
+		if (earlier_table(fps + (size_t)x * nw, fps + (size_t)y * nw, nw, bits, n_blocks,
+				  table))
+			continue;
+		if (pout_add(o, gids[x], gids[y], p[i].dist)) {
+			simhash_pairs_free(p);
+			return SIMHASH_ENOMEM;
+		}
+	}
+	simhash_pairs_free(p);
+	return SIMHASH_OK;
+}
+
+/* Brute force within a small group (members idx[0..m) of fps): cheaper than
+ * a call into the engine below a few dozen members. */
+static int small_group(const uint64_t *fps, const uint64_t *gids, const uint32_t *idx, size_t m,
+		       unsigned bits, unsigned n_blocks, unsigned table, unsigned max_dist,
+		       struct pout *o)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	size_t i, j;
+
+	for (i = 0; i < m; i++) {
+		const uint64_t *x = fps + (size_t)idx[i] * nw;
+
+		for (j = i + 1; j < m; j++) {
+			const uint64_t *y = fps + (size_t)idx[j] * nw;
+			unsigned d = (unsigned)__builtin_popcountll(x[0] ^ y[0]);
+
+			if (nw == 2)
+				d += (unsigned)__builtin_popcountll(x[1] ^ y[1]);
+			if (d <= max_dist && first_table(x, y, nw, bits, n_blocks, table) &&
+			    pout_add(o, gids[idx[i]], gids[idx[j]], d))
+				return SIMHASH_ENOMEM;
+		}
+	}
+	return SIMHASH_OK;
+}
+
+/* One larger group through the engine: members idx[0..m) gathered into buf. */
+static int engine_group(const uint64_t *fps, const uint64_t *gids, const uint32_t *idx, size_t m,
+			unsigned bits, unsigned n_blocks, unsigned table, unsigned max_dist,
+			uint64_t *buf, struct pout *o)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	simhash_pair *p = NULL;
+	size_t n_p = 0, i;
+	int err;
+
+	for (i = 0; i < m; i++)
+		memcpy(buf + i * nw, fps + (size_t)idx[i] * nw, nw * sizeof(*buf));
+	err = simhash_pairs_self(buf, m, bits, max_dist, 1, &p, &n_p);
+	for (i = 0; !err && i < n_p; i++) {
+		uint32_t x = idx[p[i].a], y = idx[p[i].b];
+
+		if (first_table(fps + (size_t)x * nw, fps + (size_t)y * nw, nw, bits, n_blocks,
+				table) &&
+		    pout_add(o, gids[x], gids[y], p[i].dist))
+			err = SIMHASH_ENOMEM;
+	}
+	simhash_pairs_free(p);
+	return err;
+}
+
+#define SMALL_GROUP 48      /* brute force below this many members */
+#define COUNT_SORT_BITS 20  /* blocks this narrow are grouped by a counting sort */
+
+/* The pairs among the n records of whole keys, grouped by a counting sort of
+ * their (narrow) block: small groups by brute force, larger ones through the
+ * engine. -1 if the block is too wide for a counting sort. */
+static int grouped_pairs(const uint64_t *fps, const uint64_t *gids, size_t n, unsigned bits,
+			 unsigned n_blocks, unsigned table, unsigned max_dist, struct pout *o)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	unsigned width = (table + 1) * bits / n_blocks - table * bits / n_blocks;
+	size_t n_keys, i, s, e;
+	uint32_t *start = NULL, *idx = NULL, *key = NULL, *map = NULL;
+	uint64_t *buf = NULL;
+	int err = SIMHASH_ENOMEM;
+
+	if (width > COUNT_SORT_BITS)
+		return -1;
+	n_keys = (size_t)1 << width;
+	start = calloc(n_keys + 1, sizeof(*start));
+	idx = malloc((n ? n : 1) * sizeof(*idx));
+	key = malloc((n ? n : 1) * sizeof(*key));
+	if (!start || !idx || !key)
+		goto out;
+	for (i = 0; i < n; i++) {
+		key[i] = (uint32_t)block_of(fps + i * nw, nw, bits, n_blocks, table);
+		start[key[i] + 1]++;
+	}
+	for (i = 0; i < n_keys; i++)
+		start[i + 1] += start[i];
+	for (i = 0; i < n; i++)
+		idx[start[key[i]]++] = (uint32_t)i;
+	/* start[k] is now the end of key k's run */
+	err = SIMHASH_OK;
+	for (i = 0, s = 0; i < n_keys && !err; i++, s = e) {
+		e = start[i];
+		if (e - s < 2)
+			continue;
+		if (e - s < SMALL_GROUP) {
+			err = small_group(fps, gids, idx + s, e - s, bits, n_blocks, table,
+					  max_dist, o);
+			continue;
+		}
+		if (!buf) {
+			buf = malloc(n * nw * sizeof(*buf));
+			map = malloc(n * sizeof(*map));
+			if (!buf || !map) {
+				err = SIMHASH_ENOMEM;
+				break;
+			}
+		}
+		err = engine_group(fps, gids, idx + s, e - s, bits, n_blocks, table, max_dist,
+				   buf, o);
+	}
+out:
+	free(start);
+	free(idx);
+	free(key);
+	free(buf);
+	free(map);
+	return err;
+}
+
+/* The pairs among the n records of whole keys, through the engine at once. */
+static int plain_pairs(const uint64_t *fps, const uint64_t *gids, size_t n, unsigned bits,
+		       unsigned n_blocks, unsigned table, unsigned max_dist, struct pout *o)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	simhash_pair *p = NULL;
+	size_t n_p = 0, i;
+	int err = simhash_pairs_self(fps, n, bits, max_dist, 1, &p, &n_p);
+
+	for (i = 0; !err && i < n_p; i++) {
+		const uint64_t *x = fps + p[i].a * nw, *y = fps + p[i].b * nw;
+
+		if (first_table(x, y, nw, bits, n_blocks, table) &&
+		    pout_add(o, gids[p[i].a], gids[p[i].b], p[i].dist))
+			err = SIMHASH_ENOMEM;
+	}
+	simhash_pairs_free(p);
+	return err;
+}
+
+/* The pairs of one bucket of table `table`: n records (fingerprint, global
+ * id, cell, side; the records of whole keys, cell 0, first), grouped by their block and cell; every pair within
+ * max_dist whose first shared block is `table` goes out once as (smaller
+ * id, larger id, distance). Free the three arrays with shpy_free(). */
+int shpy_block_pairs(const uint64_t *fps, const uint64_t *gids, const uint64_t *cells,
+		     const uint8_t *sides, size_t n, unsigned bits, unsigned n_blocks,
+		     unsigned table, unsigned max_dist, uint64_t **out_a, uint64_t **out_b,
+		     uint32_t **out_d, size_t *n_out)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	struct brec *recs = NULL;
+	struct pout o = { 0 };
+	uint64_t *buf = NULL;
+	uint32_t *map = NULL;
+	size_t i, s, n_plain, n_split;
+	int err = SIMHASH_ENOMEM;
+
+	*out_a = *out_b = NULL;
+	*out_d = NULL;
+	*n_out = 0;
+	if (n >= UINT32_MAX || table >= n_blocks || (bits != 32 && bits != 64 && bits != 128))
+		return SIMHASH_EINVAL;
+	/* The records of whole keys (the first n_plain; cell 0) go through the
+	 * engine at once: a bucket holds every fingerprint of each of its keys,
+	 * so the pairs whose first shared block is this table's are all among
+	 * its pairs, the others (keys that met by hashing) are left out. Many
+	 * small groups would cost a call each. */
+	for (n_plain = 0; n_plain < n && !(cells && cells[n_plain]); n_plain++)
+		;
+	err = SIMHASH_OK;
+	if (n_plain >= 2) {
+		err = grouped_pairs(fps, gids, n_plain, bits, n_blocks, table, max_dist, &o);
+		if (err < 0)
+			err = plain_pairs(fps, gids, n_plain, bits, n_blocks, table, max_dist, &o);
+	}
+	if (err)
+		goto out;
+	err = SIMHASH_ENOMEM;
+	recs = malloc((n ? n : 1) * sizeof(*recs));
+	buf = malloc((n ? n : 1) * nw * sizeof(*buf));
+	map = malloc((n ? n : 1) * sizeof(*map));
+	if (!recs || !buf || !map)
+		goto out;
+	n_split = 0;
+	for (i = n_plain; i < n; i++) {
+		struct brec *r = &recs[n_split++];
+
+		r->key = block_of(fps + i * nw, nw, bits, n_blocks, table);
+		r->cell = cells[i];
+		r->side = sides[i];
+		r->idx = (uint32_t)i;
+	}
+	qsort(recs, n_split, sizeof(*recs), brec_cmp);
+	err = SIMHASH_OK;
+	n = n_split;
+	for (s = 0; s < n && !err; s = i) {
+		for (i = s + 1; i < n && recs[i].key == recs[s].key && recs[i].cell == recs[s].cell;
+		     i++)
+			;
+		if (i - s >= 2)
+			err = block_group(recs + s, i - s, fps, gids, bits, n_blocks, table,
+					  max_dist, buf, map, &o);
+	}
+out:
+	free(recs);
+	free(buf);
+	free(map);
+	if (err) {
+		free(o.a);
+		free(o.b);
+		free(o.d);
+		return err;
+	}
+	*out_a = o.a;
+	*out_b = o.b;
+	*out_d = o.d;
+	*n_out = o.n;
+	return SIMHASH_OK;
+}
+
+static const uint8_t hexval[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+	['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* Parses the text form `HEX<TAB>ID` of buf[0..len) (whole lines, the last
+ * one with or without '\n'), HEX being `digits` hex digits: words gets
+ * digits / 16 words per line (1 for 8 digits), ids[2 i], ids[2 i + 1] the
+ * bounds of line i's id (a '\r' before the '\n' left out). cap is the room
+ * in lines. Returns the number of lines, or minus the (1-based) number of
+ * the first line that is not of that form. */
+long shpy_parse_fps(const char *buf, size_t len, unsigned digits, uint64_t *words, uint64_t *ids,
+		    size_t cap)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	unsigned nw = digits == 32 ? 2 : 1, j;
+	size_t n = 0;
+
+	while (p < end) {
+		uint64_t w0 = 0, w1 = 0;
+		const char *q = p;
+		size_t id_end;
+
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if (n == cap || (size_t)(nl - p) <= digits || p[digits] != '\t')
+			return -(long)(n + 1);
+		if (digits == 32) {
+			for (j = 0; j < 16; j++, q++) {
+				if (!hexval[(uint8_t)*q])
+					return -(long)(n + 1);
+				w1 = w1 << 4 | (uint64_t)(hexval[(uint8_t)*q] - 1);
+			}
+		}
+		for (j = 0; j < (digits == 8 ? 8u : 16u); j++, q++) {
+			if (!hexval[(uint8_t)*q])
+				return -(long)(n + 1);
+			w0 = w0 << 4 | (uint64_t)(hexval[(uint8_t)*q] - 1);
+		}
+		words[n * nw] = w0;
+		if (nw == 2)
+			words[n * nw + 1] = w1;
+		id_end = (size_t)(nl - buf);
+		if (nl > p + digits + 1 && nl[-1] == '\r')
+			id_end--;
+		ids[2 * n] = (uint64_t)(p + digits + 1 - buf);
+		ids[2 * n + 1] = id_end;
+		n++;
+		p = nl + 1;
+	}
+	return (long)n;
+}

@@ -197,17 +197,24 @@ class Config:
                 if value is not None:
                     self._idf = _idf_table(value)
                     cfg.idf = self._idf
-                    if "weight" not in opts:
+                    if "weight" not in opts and "weight" not in _option_names(opts):
                         cfg.weight = lib.SIMHASH_WEIGHT_TFIDF
             elif name == "stopwords":
                 if value is not None:
                     self._stopwords = _stopword_table(value)
                     cfg.stopwords = self._stopwords
+            elif name == "options":
+                _set_options(cfg, value)
+            elif name == "scheme":
+                pass  # applied last, below
             else:
                 raise TypeError("Config() got an unexpected keyword argument %r" % name)
         # As on the command line: a weight, tf cap or hash without features
         # means the char n-grams of scheme v1.
-        lib.simhash_config_settle_features(cfg, int("features" in opts))
+        lib.simhash_config_settle_features(
+            cfg, int("features" in opts or "features" in _option_names(opts)))
+        if opts.get("scheme") is not None:
+            _apply_scheme(cfg, opts["scheme"])
         err = lib.simhash_config_check(cfg)
         if err:
             if cfg.weight == lib.SIMHASH_WEIGHT_TFIDF and cfg.idf == ffi.NULL:
@@ -328,6 +335,41 @@ class Config:
             lib.shpy_free(blob[0])
             lib.shpy_free(ends[0])
             lib.shpy_free(counts[0])
+
+
+def _option_names(opts):
+    return [name for name, _ in opts.get("options") or ()]
+
+
+def _set_options(cfg, options):
+    """Applies (name, value) pairs as the command line names them ("ngram",
+    "4"; "no-t2s", None) through the library's own table, simhash_config_set."""
+    for name, value in options:
+        if name in ("stopwords", "idf", "scheme"):
+            raise TypeError("give %s as its own keyword argument, not in options" % name)
+        takes = lib.simhash_config_option_takes_value(name.encode())
+        if takes < 0:
+            raise ValueError("unknown option %r" % name)
+        if (value is None) != (takes == 0):
+            raise ValueError("option %r %s" % (name, "takes a value" if takes else
+                                                 "is a flag without a value"))
+        arg = ffi.NULL if value is None else str(value).encode()
+        if lib.simhash_config_set(cfg, name.encode(), arg):
+            names = [n for n in _value_names(name)]
+            raise ValueError("invalid --%s %r%s" % (name, value, " (expected %s)" % "|".join(names)
+                                                   if names else " (expected a number)"))
+
+
+def _apply_scheme(cfg, scheme):
+    """The configuration a scheme string names, keeping the UTF-8 policy and
+    the IDF and stop-word tables (as `--scheme` does)."""
+    utf8 = cfg.utf8
+    err = lib.simhash_config_from_scheme(scheme.encode(), cfg)
+    if err == lib.SIMHASH_ESCHEME:
+        _raise(err, "scheme %r: its IDF or stop-word table is missing or differs" % scheme)
+    if err:
+        _raise(err, "invalid scheme %r" % scheme)
+    cfg.utf8 = utf8
 
 
 def _config_from_opts(opts):

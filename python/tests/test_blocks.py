@@ -1,0 +1,102 @@
+"""The bulk entry points of simhash._blocks (the Dask job's kernels) against
+brute force: every pair within k comes out of exactly one table, once,
+whether a key is compared whole or split into sub-block meetings."""
+import random
+
+import numpy as np
+import pytest
+
+from simhash import _blocks
+
+SEED = 20240611
+
+
+def brute(fps, k):
+    out = set()
+    for i in range(len(fps)):
+        for j in range(i + 1, len(fps)):
+            d = bin(fps[i] ^ fps[j]).count("1")
+            if d <= k:
+                out.add((i, j, d))
+    return out
+
+
+def words(fps, bits):
+    if bits < 128:
+        return np.array(fps, dtype=np.uint64)
+    return np.array([w for v in fps for w in (v & (2**64 - 1), v >> 64)], dtype=np.uint64)
+
+
+def near_set(rng, n, bits, p):
+    fps = []
+    while len(fps) < n:
+        v = sum(1 << b for b in range(bits) if rng.random() < p)
+        fps.append(v)
+        for _ in range(rng.randrange(3)):
+            w = v
+            for b in rng.sample(range(bits), rng.randrange(6)):
+                w ^= 1 << b
+            fps.append(w)
+    return fps[:n]
+
+
+@pytest.mark.parametrize("bits,k,p", [(64, 0, 0.72), (64, 3, 0.5), (64, 3, 0.72), (64, 6, 0.72),
+                                      (128, 6, 0.5), (128, 0, 0.72), (32, 3, 0.72),
+                                      (64, 1, 0.72)])
+def test_tables_find_every_pair_once(bits, k, p):
+    rng = random.Random("%d-%d-%d-%s" % (SEED, bits, k, p))
+    fps = near_set(rng, 400, bits, p)
+    got = []
+    for t in range(_blocks.n_blocks(k)):
+        a, b, d = _blocks.block_pairs(words(fps, bits), np.arange(len(fps), dtype=np.uint64),
+                                      bits, k, t)
+        got += list(zip(a.tolist(), b.tolist(), d.tolist()))
+    assert sorted(got) == sorted(brute(fps, k)), "seed %d" % SEED
+
+
+def test_split_key_meetings_find_every_pair_once():
+    # one block value held by every fingerprint, split into r sub-blocks: the
+    # r (r + 1) / 2 meetings (cells) together give each pair once
+    rng = random.Random(SEED)
+    bits, k, r = 64, 3, 3
+    base = rng.getrandbits(64)
+    fps = []
+    for _ in range(150):  # all share block 0 (bits 0..15); copies and near ones
+        v = base
+        for b in rng.sample(range(16, 64), rng.randrange(4)):
+            v ^= 1 << b
+        fps.append(v)
+    fps += fps[:50]
+    sub = [rng.randrange(r) for _ in fps]
+    got = []
+    for i in range(r):
+        for j in range(i, r):
+            members = [(m, 0 if sub[m] == i else 1) for m in range(len(fps)) if sub[m] in (i, j)]
+            cell = ((i * r + j + 1) << 1) | (i != j)
+            a, b, d = _blocks.block_pairs(
+                words([fps[m] for m, _ in members], bits),
+                np.array([m for m, _ in members], dtype=np.uint64), bits, k, 0,
+                cells=np.full(len(members), cell, dtype=np.uint64),
+                sides=np.array([s for _, s in members], dtype=np.uint8))
+            got += list(zip(a.tolist(), b.tolist(), d.tolist()))
+    want = brute(fps, k)  # table 0 is the first table every pair shares
+    assert sorted(got) == sorted(want)
+    assert len(got) == len(set(got))
+
+
+def test_parse_text_form():
+    data = b"0123456789abcdef\tone\n0123456789ABCDEF\ttwo\r\nffffffffffffffff\t\n"
+    w, ids = _blocks.parse_text_form(data, 16)
+    assert w.tolist() == [0x0123456789abcdef, 0x0123456789abcdef, 2**64 - 1]
+    assert [data[ids[2 * i]:ids[2 * i + 1]] for i in range(3)] == [b"one", b"two", b""]
+    with pytest.raises(ValueError) as e:
+        _blocks.parse_text_form(b"0123456789abcdef\ta\n0123456789abcdeg\tb\n", 16)
+    assert e.value.line == 2
+    w, ids = _blocks.parse_text_form(b"", 16)
+    assert len(w) == 0
+
+
+def test_block_keys_cover_the_bits():
+    fps = np.array([0x0123456789abcdef], dtype=np.uint64)
+    keys = [int(_blocks.block_keys(fps, 64, 3, t)[0][0]) for t in range(4)]
+    assert keys == [0xcdef, 0x89ab, 0x4567, 0x0123]
