@@ -46,6 +46,7 @@ typedef enum simhash_err {
 	SIMHASH_EDEP = 6,     /* a library we rely on (ICU, OpenCC, OpenSSL) failed */
 	SIMHASH_ESCHEME = 7,  /* fingerprints made under different schemes */
 	SIMHASH_EVERSION = 8, /* a file written by a newer format version */
+	SIMHASH_EINTR = 9,    /* stopped by the caller's interrupt hook */
 } simhash_err;
 
 /* A static, lowercase description of err; never NULL. Thread safety: safe. */
@@ -273,6 +274,31 @@ SIMHASH_API void simhash_ctx_free(simhash_ctx *ctx);
 
 /* The config the ctx was made with. Thread safety: one ctx per thread. */
 SIMHASH_API const simhash_config *simhash_ctx_config(const simhash_ctx *ctx);
+
+/* The caller's interrupt hook: returns nonzero to ask the work under way on
+ * the ctx to stop. */
+typedef int (*simhash_interrupt_fn)(void *arg);
+
+/* Sets (fn NULL: removes) the interrupt hook of ctx. Every long-running step
+ * of a call on ctx (HTML cleaning, UTF-8 decoding, normalization, word
+ * breaking, the Python compatibility mode, features and their distinct set,
+ * the vote, text similarity's sort and merge, streaming) reports its work as
+ * it goes (bytes, characters or features) and calls fn(arg) once per 256 Ki
+ * units of it, so a few milliseconds apart at most at the library's speeds
+ * (a single ICU call on a run of text with no break in it, such as 16 MiB of
+ * Han characters without punctuation under the ICU tokenizer, goes whole).
+ * When fn returns nonzero the call stops at once and returns SIMHASH_EINTR;
+ * its outputs are untouched, nothing is leaked, and the ctx serves the next
+ * call as a new one would (an unfinished simhash_fingerprint_begin() text
+ * keeps SIMHASH_EINTR as its error until final). fn only answers: it must
+ * return (no longjmp or exception out of it) and not call the library on
+ * this ctx; it is typically a read of a flag that a signal handler or
+ * another thread sets (PostgreSQL's QueryCancelPending). A hook that never
+ * fires changes no result. Setting the hook restarts its count.
+ * SIMHASH_EINVAL if ctx is NULL. Thread safety: one ctx per thread; fn is
+ * called on the thread making the call. */
+SIMHASH_API simhash_err simhash_ctx_set_interrupt(simhash_ctx *ctx, simhash_interrupt_fn fn,
+						  void *arg);
 
 /* Byte offset of the first invalid UTF-8 sequence found by the last call that
  * returned SIMHASH_EUTF8. Thread safety: one ctx per thread. */

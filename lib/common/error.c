@@ -22,6 +22,7 @@ const char *simhash_strerror(simhash_err err)
 	case SIMHASH_EDEP: return "a library dependency failed";
 	case SIMHASH_ESCHEME: return "fingerprint schemes differ";
 	case SIMHASH_EVERSION: return "written by a newer format version";
+	case SIMHASH_EINTR: return "interrupted";
 	}
 	return "unknown error";
 }

@@ -87,7 +87,13 @@ struct sh_auto {
 	 * occurrences is the minimum over the set. */
 	uint64_t *mh_mins; /* NULL when counting */
 	unsigned mh_shift;
+	sh_intr *intr;     /* the ctx's interrupt hook, polled by scan() */
 };
+
+void sh_auto_set_intr(sh_auto *a, sh_intr *intr)
+{
+	a->intr = intr;
+}
 
 enum { SH_AUTO_BATCH = 1 << 19 };
 
@@ -456,7 +462,7 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
 {
 	uint64_t k0 = r->k[0], k1 = r->k[1], k2 = r->k[2], keys[SH_AUTO_BLOCK];
-	size_t i, next, m = r->m, nk = 0;
+	size_t i, next, m = r->m, nk = 0, poll_at = from + sh_intr_step(a->intr);
 	simhash_err err;
 
 	/* The shingle keys are computed a block at a time, then counted: the
@@ -476,6 +482,10 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 				if (err)
 					return err;
 				nk = 0;
+				/* characters, reported a block of words at a time;
+				 * what the run carries is dropped with the text */
+				if (SH_UNLIKELY(i >= poll_at) && sh_intr_at(a->intr, i, &poll_at))
+					return SIMHASH_EINTR;
 			}
 		}
 	}
