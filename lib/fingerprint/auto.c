@@ -462,7 +462,7 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
 {
 	uint64_t k0 = r->k[0], k1 = r->k[1], k2 = r->k[2], keys[SH_AUTO_BLOCK];
-	size_t i, next, m = r->m, nk = 0, poll_at = from + sh_intr_step(a->intr);
+	size_t i, next, m = r->m, nk = 0, step = sh_intr_step(a->intr), reported = from;
 	simhash_err err;
 
 	/* The shingle keys are computed a block at a time, then counted: the
@@ -484,8 +484,11 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 				nk = 0;
 				/* characters, reported a block of words at a time;
 				 * what the run carries is dropped with the text */
-				if (SH_UNLIKELY(i >= poll_at) && sh_intr_at(a->intr, i, &poll_at))
-					return SIMHASH_EINTR;
+				if (SH_UNLIKELY(i - reported >= step)) {
+					if (sh_intr_poll(a->intr, i - reported))
+						return SIMHASH_EINTR;
+					reported = i;
+				}
 			}
 		}
 	}
@@ -494,6 +497,9 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 		if (err)
 			return err;
 	}
+	/* the rest of the characters (a window of a stream is one call) */
+	if (sh_intr_poll(a->intr, i - reported))
+		return SIMHASH_EINTR;
 	r->k[0] = k0;
 	r->k[1] = k1;
 	r->k[2] = k2;

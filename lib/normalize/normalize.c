@@ -568,7 +568,7 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 	UChar *u;
 	int32_t m = n->m;
 	simhash_err err;
-	size_t step = sh_intr_step(n->intr), poll_at = i + step;
+	size_t step = sh_intr_step(n->intr), reported = i;
 
 	for (j = i + 1; j < len && in[j] >= 0x80; j++)
 		;
@@ -587,11 +587,11 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 		u = n->u16in.p;
 		while (i < end) {
 			uint32_t cp, e;
-			if (SH_UNLIKELY(i >= poll_at)) {
+			if (SH_UNLIKELY(i - reported >= step)) {
 				/* the run state is dropped: the next run starts afresh */
-				poll_at = i + step;
-				if (sh_intr_poll(n->intr, step))
+				if (sh_intr_poll(n->intr, i - reported))
 					return SIMHASH_EINTR;
+				reported = i;
 			}
 			i += decode(in, j, i, &cp);
 			if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
@@ -626,6 +626,9 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 			}
 		}
 	}
+	/* every byte counts, however short the runs */
+	if (sh_intr_poll(n->intr, j - reported))
+		return SIMHASH_EINTR;
 	*pi = j;
 	/* A run that reaches the end of a fed piece may go on in the next one:
 	 * its open segment waits there (sh_norm_feed, sh_norm_end). */
