@@ -64,7 +64,7 @@ static const char *const pieces[] = {
 	"\xe5\xbe\x88\xe5\xa5\xbd\xef\xbc\x8c",             /* hen hao, fullwidth comma */
 	"\xe9\x80\x99\xe6\x98\xaf ",                        /* traditional zhe shi */
 	"<b>", "</p>\n", "<!-- note -->", "&amp; ", "&#x4e2d;", "<script>x=1</script>",
-	"\xef\xbc\xa1\xef\xbc\xa2 ", "Stra\xc3\x9f" "e ", "\xce\xa3\xce\xbf\xcf\x86 ",
+	"\xef\xbc\xa1\xef\xbc\xa2 ", "Stra\303\237e ", "\xce\xa3\xce\xbf\xcf\x86 ",
 	"\xf0\x9f\x98\x80 ", "\xff ", "aaaaaaa ", "\n",
 };
 
