@@ -586,33 +586,38 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 			return err;
 		u = n->u16in.p;
 		while (i < end) {
-			uint32_t cp, e;
-			if (SH_UNLIKELY(i - reported >= step)) {
+			/* a step of the slice at a time: one poll each, none per character */
+			size_t stop = end - i > step ? i + step : end;
+
+			if (i != reported) {
 				/* the run state is dropped: the next run starts afresh */
 				if (sh_intr_poll(n->intr, i - reported))
 					return SIMHASH_EINTR;
 				reported = i;
 			}
-			i += decode(in, j, i, &cp);
-			if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
-				if (m) {
-					/* The segment may have expanded (U+FDFA is 18
-					 * characters): make room for the rest again. */
-					err = flush(n, &m);
-					if (!err)
-						err = room(n, 2 * (end - i) + 2, 4 * (end - i) + 2);
-					if (err)
-						return err;
+			while (i < stop) {
+				uint32_t cp, e;
+				i += decode(in, j, i, &cp);
+				if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
+					if (m) {
+						/* The segment may have expanded (U+FDFA is 18
+						 * characters): make room for the rest again. */
+						err = flush(n, &m);
+						if (!err)
+							err = room(n, 2 * (end - i) + 2, 4 * (end - i) + 2);
+						if (err)
+							return err;
+					}
+					if (!(e & SH_DROP))
+						emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
+					continue;
 				}
-				if (!(e & SH_DROP))
-					emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
-				continue;
-			}
-			if (cp >= 0x10000) {
-				u[m++] = U16_LEAD(cp);
-				u[m++] = U16_TRAIL(cp);
-			} else {
-				u[m++] = (UChar)cp;
+				if (cp >= 0x10000) {
+					u[m++] = U16_LEAD(cp);
+					u[m++] = U16_TRAIL(cp);
+				} else {
+					u[m++] = (UChar)cp;
+				}
 			}
 		}
 		if (m && i < j) {
