@@ -268,16 +268,23 @@ static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
 	return a;
 }
 
-/* Merges the batch into the sorted arrays. */
+/* Merges the batch into the sorted arrays. The interrupt hook is polled
+ * around the sort and along the merge (tens of milliseconds on a long text);
+ * a merge it stops leaves the arrays to be emptied with the text. */
 static simhash_err flush_batch(sh_auto *a)
 {
-	size_t nb = a->n_batch, m = a->n_sorted, k = 0, i, j, w;
+	size_t nb = a->n_batch, m = a->n_sorted, k = 0, i, j, w, done = 0;
+	size_t poll_at = sh_intr_step(a->intr);
 	uint64_t *keys, *spare;
 	uint32_t *cnt;
 
 	if (nb == 0)
 		return SIMHASH_OK;
+	if (sh_intr_poll(a->intr, nb))
+		return SIMHASH_EINTR;
 	keys = radix_sort(a->batch, a->tmp, nb);
+	if (sh_intr_poll(a->intr, nb))
+		return SIMHASH_EINTR;
 	spare = keys == a->batch ? a->tmp : a->batch;
 	cnt = (uint32_t *)spare; /* the other buffer holds the batch's counts */
 	for (i = 0; i < nb; i++) {
@@ -312,6 +319,8 @@ static simhash_err flush_batch(sh_auto *a)
 	w = m + k;
 	while (j > 0) {
 		uint64_t x = keys[j - 1];
+		if (sh_intr_at(a->intr, done++, &poll_at))
+			return SIMHASH_EINTR;
 		if (i > 0 && a->skey[i - 1] > x) {
 			w--;
 			a->skey[w] = a->skey[i - 1];
