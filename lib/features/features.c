@@ -75,7 +75,7 @@ static simhash_err drop_stopwords(sh_feats *f, const sh_text *t, const sh_span *
 {
 	const simhash_stopwords *sw = f->cfg.stopwords;
 	sh_span *kept;
-	size_t k = 0, step = sh_intr_step(f->intr), poll_at = step;
+	size_t k = 0, poll_at = sh_intr_step(f->intr);
 
 	if (!sw)
 		return SIMHASH_OK;
@@ -84,11 +84,8 @@ static simhash_err drop_stopwords(sh_feats *f, const sh_text *t, const sh_span *
 	kept = f->kept.p;
 	for (size_t i = 0; i < *n; i++) {
 		uint64_t key;
-		if (SH_UNLIKELY(i >= poll_at)) {
-			poll_at = i + step;
-			if (sh_intr_poll(f->intr, step))
-				return SIMHASH_EINTR;
-		}
+		if (sh_intr_at(f->intr, i, &poll_at))
+			return SIMHASH_EINTR;
 		key = sh_key_inline(t->s + (*w)[i].start, (*w)[i].len);
 		if (!sh_stopwords_has_key(sw, key))
 			kept[k++] = (*w)[i];
@@ -293,7 +290,7 @@ static void dedup_rehash(uint32_t *slots, size_t cap, const sh_uniq *uq, size_t 
  * occurrences and 1M distinct features needs the 1M). */
 simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, size_t *n_uniq)
 {
-	size_t cap = 1024, k = 0, step = sh_intr_step(d->intr), poll_at = step;
+	size_t cap = 1024, k = 0, poll_at = sh_intr_step(d->intr);
 	uint32_t *slots;
 	sh_uniq *uq;
 
@@ -310,11 +307,8 @@ simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, 
 		size_t len;
 		uint64_t key;
 		size_t h;
-		if (SH_UNLIKELY(i >= poll_at)) {
-			poll_at = i + step;
-			if (sh_intr_poll(d->intr, step))
-				return SIMHASH_EINTR;
-		}
+		if (sh_intr_at(d->intr, i, &poll_at))
+			return SIMHASH_EINTR;
 		if (!sh_feats_get(f, i, &p, &len))
 			continue;
 		key = sh_key_inline(p, len);

@@ -829,7 +829,7 @@ void sh_norm_set_simd(sh_norm *n, int on)
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps)
 {
-	size_t i = 0, k = 0, step = sh_intr_step(n->intr), poll_at = step;
+	size_t i = 0, k = 0, poll_at = sh_intr_step(n->intr);
 	uint32_t *o;
 
 	if (sh_buf_reserve(&n->cps, (len + 1) * sizeof(uint32_t)))
@@ -837,11 +837,8 @@ simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint
 	o = n->cps.p;
 	while (i < len) {
 		int bad;
-		if (SH_UNLIKELY(i >= poll_at)) {
-			poll_at = i + step;
-			if (sh_intr_poll(n->intr, step))
-				return SIMHASH_EINTR;
-		}
+		if (sh_intr_at(n->intr, i, &poll_at))
+			return SIMHASH_EINTR;
 		if (in[i] < 0x80) {
 			o[k++] = in[i++];
 			continue;

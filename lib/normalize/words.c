@@ -58,7 +58,7 @@ void sh_words_free(sh_words *w)
 static simhash_err simple(sh_words *w, const sh_text *t, size_t *n)
 {
 	sh_span *sp;
-	size_t k = 0, i = 0, step = sh_intr_step(w->intr), poll_at = step;
+	size_t k = 0, i = 0, poll_at = sh_intr_step(w->intr);
 
 	/* at most one word per character */
 	if (sh_buf_reserve(&w->spans, (t->n_chars + 1) * sizeof(sh_span)))
@@ -67,11 +67,8 @@ static simhash_err simple(sh_words *w, const sh_text *t, size_t *n)
 	while (i < t->n_chars) {
 		uint8_t c = t->cls[i];
 		size_t j = i + 1;
-		if (SH_UNLIKELY(i >= poll_at)) {
-			poll_at = i + step;
-			if (sh_intr_poll(w->intr, step))
-				return SIMHASH_EINTR;
-		}
+		if (sh_intr_at(w->intr, i, &poll_at))
+			return SIMHASH_EINTR;
 		if (c == SH_C_WORD) {
 			while (j < t->n_chars && t->cls[j] == SH_C_WORD)
 				j++;
