@@ -9,7 +9,9 @@
 # --html, the ICU tokenizer), and for simhash_text_similarity of the text
 # with itself. The library polls the extension's interrupt hook through
 # every step (docs/postgresql.md), so every case stops soon after its
-# timeout. Skips cleanly without PostgreSQL or the installed extension.
+# timeout. The baseline, in the same run: pg_sleep(1), which checks for
+# interrupts all the time, so its lateness is psql's start and the error's
+# way back. Skips cleanly without PostgreSQL or the installed extension.
 #
 # BUILD is not used (the text is made in SQL); it is taken as the other
 # bench scripts take it. Environment: MB (50), TIMEOUT_MS (100).
@@ -59,6 +61,7 @@ case_line() {
 	done
 	printf '%-34s %s\n' "$1:" "$line"
 }
+case_line "pg_sleep(1) (baseline)" "SELECT pg_sleep(1)"
 for opts in "" "--compat python-simhash" "--html" "--tokenizer icu --features word"; do
 	case_line "${opts:-default options}" "SELECT simhash_fingerprint(body, '$opts') FROM big"
 done
