@@ -829,21 +829,25 @@ void sh_norm_set_simd(sh_norm *n, int on)
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps)
 {
-	size_t i = 0, k = 0, poll_at = sh_intr_step(n->intr);
+	size_t i = 0, k = 0, step = sh_intr_step(n->intr), end;
 	uint32_t *o;
 
 	if (sh_buf_reserve(&n->cps, (len + 1) * sizeof(uint32_t)))
 		return SIMHASH_ENOMEM;
 	o = n->cps.p;
 	while (i < len) {
-		int bad;
-		if (sh_intr_at(n->intr, i, &poll_at))
+		/* a step at a time: one poll each, no test per byte in the loop */
+		end = len - i > step ? i + step : len;
+		if (i && sh_intr_poll(n->intr, step))
 			return SIMHASH_EINTR;
-		if (in[i] < 0x80) {
-			o[k++] = in[i++];
-			continue;
+		while (i < end) {
+			int bad;
+			if (in[i] < 0x80) {
+				o[k++] = in[i++];
+				continue;
+			}
+			i += sh_utf8_next(in, len, i, &o[k++], &bad);
 		}
-		i += sh_utf8_next(in, len, i, &o[k++], &bad);
 	}
 	*cps = o;
 	*n_cps = k;
