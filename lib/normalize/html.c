@@ -190,28 +190,29 @@ simhash_err sh_html_strip(sh_buf *out, const uint8_t *in, size_t len, size_t *ou
 			  sh_intr *intr)
 {
 	struct poll pl = { intr, sh_intr_step(intr), 0 };
-	size_t i = 0, k = 0, poll_at = pl.step;
+	size_t i = 0, k = 0, end;
 	uint8_t *o;
 
 	if (sh_buf_reserve(out, len + 1))
 		return SIMHASH_ENOMEM;
 	o = out->p;
-	while (i < len) {
-		size_t n;
-		uint32_t cp;
-		if (SH_UNLIKELY(i >= poll_at)) {
-			poll_at = i + pl.step;
-			if (polled(&pl, pl.step))
-				break;
-		}
-		if (in[i] == '<' && (n = markup(in, len, i, &pl)) > 0) {
-			i = skip_body(in, len, i, n, &pl);
-			o[k++] = ' ';
-		} else if (in[i] == '&' && (n = entity(in, len, i, &cp)) > 0) {
-			k += sh_utf8_put(o + k, cp);
-			i += n;
-		} else {
-			o[k++] = in[i++];
+	while (i < len && !pl.stop) {
+		/* a step at a time: one poll each, no test per byte */
+		end = len - i > pl.step ? i + pl.step : len;
+		if (i && polled(&pl, pl.step))
+			break;
+		while (i < end) {
+			size_t n;
+			uint32_t cp;
+			if (in[i] == '<' && (n = markup(in, len, i, &pl)) > 0) {
+				i = skip_body(in, len, i, n, &pl);
+				o[k++] = ' ';
+			} else if (in[i] == '&' && (n = entity(in, len, i, &cp)) > 0) {
+				k += sh_utf8_put(o + k, cp);
+				i += n;
+			} else {
+				o[k++] = in[i++];
+			}
 		}
 	}
 	if (pl.stop)
