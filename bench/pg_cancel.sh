@@ -1,12 +1,17 @@
 #!/bin/sh
 # pg_cancel.sh [BUILD] - how soon a statement_timeout stops simhash_fingerprint()
-# on a long text: a text of MB megabytes (English-like lines, each numbered)
-# in a table, fingerprinted whole (the baseline, same run), then again under a
-# statement_timeout of TIMEOUT_MS and of half the whole call's time; prints the
-# wall times and how late each timeout took effect (psql's start included). The default options are sliced (1 MiB, the interrupts checked
-# between slices); --compat python-simhash needs the whole text at once, so its
-# last step runs past the timeout (docs/postgresql.md says so).
-# Skips cleanly without PostgreSQL or the installed extension.
+# and simhash_text_similarity() on a long text: a text of MB megabytes
+# (English-like lines, each numbered) in a table, fingerprinted whole (the
+# baseline, same run), then again under a statement_timeout of TIMEOUT_MS and
+# of half the whole call's time; prints the wall times and how late each
+# timeout took effect (psql's start included), for the default options and
+# each option that needs the whole text at once (--compat python-simhash,
+# --html, the ICU tokenizer), and for simhash_text_similarity of the text
+# with itself. The library polls the extension's interrupt hook through
+# every step (docs/postgresql.md), so every case stops soon after its
+# timeout. The baseline, in the same run: pg_sleep(1), which checks for
+# interrupts all the time, so its lateness is psql's start and the error's
+# way back. Skips cleanly without PostgreSQL or the installed extension.
 #
 # BUILD is not used (the text is made in SQL); it is taken as the other
 # bench scripts take it. Environment: MB (50), TIMEOUT_MS (100).
@@ -42,17 +47,23 @@ SQL
 echo "PostgreSQL cancel: $($psql -c "SELECT round(octet_length(body) / 1048576.0) FROM big") MB" \
 	"text, statement_timeout ${TIMEOUT_MS} ms, wall times on $(nproc) cores"
 now_ms() { date +%s%3N; }
-for opts in "" "--compat python-simhash"; do
+# case LABEL SQL: the whole call, then the two timeouts.
+case_line() {
 	t0=$(now_ms)
-	$psql -c "SELECT simhash_fingerprint(body, '$opts') FROM big" >/dev/null
+	$psql -c "$2" >/dev/null
 	whole=$(($(now_ms) - t0))
 	line="whole call $whole ms"
 	for timeout in "$TIMEOUT_MS" $((whole / 2)); do
 		t0=$(now_ms)
-		$psql -c "SET statement_timeout = $timeout" \
-			-c "SELECT simhash_fingerprint(body, '$opts') FROM big" >/dev/null 2>&1 || :
+		$psql -c "SET statement_timeout = $timeout" -c "$2" >/dev/null 2>&1 || :
 		took=$(($(now_ms) - t0))
 		line="$line | timeout $timeout ms: stopped after $took ms ($((took - timeout)) ms late)"
 	done
-	printf '%-26s %s\n' "${opts:-default options}:" "$line"
+	printf '%-34s %s\n' "$1:" "$line"
+}
+case_line "pg_sleep(1) (baseline)" "SELECT pg_sleep(1)"
+for opts in "" "--compat python-simhash" "--html" "--tokenizer icu --features word"; do
+	case_line "${opts:-default options}" "SELECT simhash_fingerprint(body, '$opts') FROM big"
 done
+case_line "text_similarity --features shingle" \
+	"SELECT cosine FROM big, simhash_text_similarity(body, body, '--features shingle')"

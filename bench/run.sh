@@ -3,8 +3,9 @@
 # and dedup (pairs.sh: generated data, then the corpus), the store (store.sh)
 # and the HTTP service under load (serve.sh, with wrk), the speed
 # figures (speed.sh), peak memory on one large document (memory.sh), the cost
-# of adversarial Unicode (adversarial.sh), the quality figures (quality.sh)
-# and those of the exact near-duplicate decision (near.sh) on
+# of adversarial Unicode (adversarial.sh), the interrupt hook's cost and how
+# soon it stops a call (interrupt.sh), the quality figures (quality.sh) and
+# those of the exact near-duplicate decision (near.sh) on
 # ../shared/corpus (or $SIMHASH_CORPUS), then the
 # PostgreSQL extension's index (pg.sh, generated data) and its shards over
 # postgres_fdw against one table (pg_shard.sh), and how soon a timeout stops
@@ -30,6 +31,8 @@ else
 	sh bench/memory.sh "$BUILD"
 	echo
 	sh bench/adversarial.sh "$BUILD"
+	echo
+	sh bench/interrupt.sh "$BUILD"
 	echo
 	sh bench/quality.sh "$BUILD"
 	echo

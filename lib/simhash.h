@@ -47,6 +47,7 @@ typedef enum simhash_err {
 	SIMHASH_ESCHEME = 7,  /* fingerprints made under different schemes */
 	SIMHASH_EVERSION = 8, /* a file written by a newer format version */
 	SIMHASH_ENOSPC = 9,   /* no space left: the file system, or the store's map */
+	SIMHASH_EINTR = 10,   /* stopped by the caller's interrupt hook */
 } simhash_err;
 
 /* A static, lowercase description of err; never NULL. Thread safety: safe. */
@@ -274,6 +275,34 @@ SIMHASH_API void simhash_ctx_free(simhash_ctx *ctx);
 
 /* The config the ctx was made with. Thread safety: one ctx per thread. */
 SIMHASH_API const simhash_config *simhash_ctx_config(const simhash_ctx *ctx);
+
+/* The caller's interrupt hook: returns nonzero to ask the work under way on
+ * the ctx to stop. */
+typedef int (*simhash_interrupt_fn)(void *arg);
+
+/* Sets (fn NULL: removes) the interrupt hook of ctx. Every long-running step
+ * of a call on ctx (HTML cleaning, UTF-8 decoding, normalization, word
+ * breaking, the Python compatibility mode, stop words, the distinct
+ * features, the votes, text similarity's sort and merge, streaming) reports
+ * its work as it goes (bytes, characters or features) and calls fn(arg)
+ * about once per 256 Ki units of it: a call returns within a few
+ * milliseconds of CPU time of the first nonzero answer (bench/interrupt.sh
+ * measures it; tens of milliseconds at most). Not interrupted: one ICU
+ * word-break call on a run of Han characters with no space or punctuation
+ * in it (the ICU tokenizer), and the UTF-8 check of --utf8 reject (GB/s).
+ * When fn returns nonzero the call stops and returns SIMHASH_EINTR; its
+ * outputs are untouched (an IDF document counts nothing), nothing is leaked,
+ * and the ctx serves the next call as a new one would; an unfinished
+ * simhash_fingerprint_begin() text keeps SIMHASH_EINTR as its error until
+ * final. fn only answers: it must return (no longjmp or exception out of
+ * it) and must not call the library on this ctx; typically it reads a flag
+ * that a signal handler or another thread sets (PostgreSQL's
+ * QueryCancelPending). A hook that never fires changes no result. Setting
+ * the hook restarts its count. SIMHASH_EINVAL if ctx is NULL.
+ * Thread safety: one ctx per thread; fn is called on the thread making the
+ * call. */
+SIMHASH_API simhash_err simhash_ctx_set_interrupt(simhash_ctx *ctx, simhash_interrupt_fn fn,
+						  void *arg);
 
 /* Byte offset of the first invalid UTF-8 sequence found by the last call that
  * returned SIMHASH_EUTF8. Thread safety: one ctx per thread. */

@@ -9,7 +9,8 @@
 #                 texts of our own, under several option sets (opts.txt)
 #   fuzz_*.tsv    every file of the fuzz corpora (fp_parse, jsonl, normalize) in
 #                 hex, with what the command line says of the normalize ones
-#   long.txt      a text of a few MiB (several of the extension's slices), and
+#   long.txt      a text of a few MiB (the library polls the interrupt hook
+#                 many times over it), and
 #   long_cli.tsv  the command line's fingerprint of it under several option sets
 # After the tests, no line of the server log may be longer than LOG_LINE_MAX
 # (an error on a huge input quotes a short prefix of it).
@@ -67,7 +68,7 @@ while IFS= read -r opts; do
 done <"$data/opts.txt"
 
 # A long text: the sample and the edge cases again and again, each line
-# numbered, about 3.5 MB (the extension fingerprints it in 1 MiB slices).
+# numbered, about 3.5 MB.
 i=0
 while [ $i -lt 1700 ]; do
 	sed "s/^/$i /" "$data/texts.txt"

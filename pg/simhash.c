@@ -17,10 +17,13 @@
  *     simhash_config_set(), the names and values of the command line.
  *  4. A simhash_ctx is cached per call site (fn_extra) for one options string
  *     and freed with the call site's memory context; there is no global state.
- *  5. No message quotes more than QUOTE_MAX bytes of an input, and a long
- *     text is fingerprinted in slices with CHECK_FOR_INTERRUPTS() between
- *     them (through the library's streaming calls, which give the one-shot
- *     bits), so a cancel or statement_timeout takes effect within a slice.
+ *  5. No message quotes more than QUOTE_MAX bytes of an input, and every
+ *     call into the library can be cancelled: each ctx carries the
+ *     library's interrupt hook, set to interrupt_pending(), which only reads
+ *     PostgreSQL's flags; the library polls it through every long step
+ *     (whole-text options and simhash_text_similarity included) and returns
+ *     SIMHASH_EINTR, and only then, out of the library, does
+ *     CHECK_FOR_INTERRUPTS() raise the cancel (never a longjmp through it).
  */
 #include "postgres.h"
 
@@ -510,6 +513,25 @@ static void ctx_cache_free(void *arg)
 	c->ctx = NULL;
 }
 
+/* The library's interrupt hook (invariant 5): whether a cancel or a
+ * termination is pending that CHECK_FOR_INTERRUPTS() will act on now. Other
+ * interrupts (barriers, parallel messages, ...) wait for the end of the call,
+ * as they would for any function that checks between rows: stopping for
+ * them would start the work again. */
+static int interrupt_pending(void *arg)
+{
+	return INTERRUPTS_PENDING_CONDITION() && INTERRUPTS_CAN_BE_PROCESSED() &&
+	       (QueryCancelPending || ProcDiePending);
+}
+
+/* After SIMHASH_EINTR: raises the pending cancel or termination. Returns
+ * only if PostgreSQL let it go (then the caller runs the call again, which
+ * stops again only for a new interrupt). */
+static void take_interrupt(void)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
 static void lib_error(simhash_err err)
 {
 	ereport(ERROR, (errcode(err == SIMHASH_ENOMEM ? ERRCODE_OUT_OF_MEMORY : ERRCODE_INTERNAL_ERROR),
@@ -538,6 +560,8 @@ static simhash_ctx *get_ctx(FunctionCallInfo fcinfo, const char *opts)
 		pfree(c->opts);
 	c->opts = NULL;
 	err = simhash_ctx_new(&cfg, &c->ctx);
+	if (!err)
+		err = simhash_ctx_set_interrupt(c->ctx, interrupt_pending, NULL);
 	if (err)
 		lib_error(err);
 	c->opts = MemoryContextStrdup(fcinfo->flinfo->fn_mcxt, opts);
@@ -582,30 +606,17 @@ static void text_error(simhash_ctx *ctx, simhash_err err)
 
 /* ---------------------------------------------------------------- fingerprints of texts */
 
-/* Input bytes per slice of a long text: a few milliseconds of work. */
-#define SLICE_BYTES ((size_t)1 << 20)
-
-/* simhash_fingerprint() of text, with the interrupts checked between slices
- * of a long one (invariant 5). A cancel that lands between two slices leaves
- * the ctx in an unfinished text, which the next begin or one-shot call ends.
- * Configs that need the whole text (HTML, the ICU tokenizer's words, the
- * compatibility mode) gather the slices and do the work in final. */
-static simhash_err fingerprint_sliced(simhash_ctx *ctx, const char *text, size_t len, shpg_fp *fp)
+/* simhash_fingerprint() of text, cancellable anywhere inside (invariant 5):
+ * the library stops within a few milliseconds of work of a cancel, whatever
+ * the options, and streams a long text itself (memory bounded by its
+ * distinct features from 8 MiB on). */
+static simhash_err fingerprint(simhash_ctx *ctx, const char *text, size_t len, shpg_fp *fp)
 {
-	simhash_err err, end_err;
-	size_t off, n;
+	simhash_err err;
 
-	if (len <= SLICE_BYTES)
-		return simhash_fingerprint(ctx, text, len, fp);
-	err = simhash_fingerprint_begin(ctx);
-	for (off = 0; off < len && !err; off += n) {
-		CHECK_FOR_INTERRUPTS();
-		n = Min(SLICE_BYTES, len - off);
-		err = simhash_fingerprint_update(ctx, text + off, n);
-	}
-	CHECK_FOR_INTERRUPTS();
-	end_err = simhash_fingerprint_final(ctx, fp);
-	return err ? err : end_err;
+	while ((err = simhash_fingerprint(ctx, text, len, fp)) == SIMHASH_EINTR)
+		take_interrupt();
+	return err;
 }
 
 PG_FUNCTION_INFO_V1(simhash_fingerprint_text);
@@ -619,7 +630,7 @@ Datum simhash_fingerprint_text(PG_FUNCTION_ARGS)
 	size_t len;
 
 	text = utf8_arg(fcinfo, 0, &len);
-	err = fingerprint_sliced(ctx, text, len, &fp);
+	err = fingerprint(ctx, text, len, &fp);
 	if (err)
 		text_error(ctx, err);
 	PG_RETURN_POINTER(shpg_pack(&fp));
@@ -661,7 +672,9 @@ Datum simhash_pg_text_similarity(PG_FUNCTION_ARGS)
 				errmsg("simhash: text similarity is not defined under --compat")));
 	a = utf8_arg(fcinfo, 0, &a_len);
 	b = utf8_arg(fcinfo, 1, &b_len);
-	err = simhash_text_similarity(ctx, a, a_len, b, b_len, &cosine, &jaccard);
+	while ((err = simhash_text_similarity(ctx, a, a_len, b, b_len, &cosine, &jaccard)) ==
+	       SIMHASH_EINTR)
+		take_interrupt();
 	if (err)
 		text_error(ctx, err);
 	desc = BlessTupleDesc(desc);

@@ -23,6 +23,7 @@ const char *simhash_strerror(simhash_err err)
 	case SIMHASH_ESCHEME: return "fingerprint schemes differ";
 	case SIMHASH_EVERSION: return "written by a newer format version";
 	case SIMHASH_ENOSPC: return "no space left";
+	case SIMHASH_EINTR: return "interrupted";
 	}
 	return "unknown error";
 }

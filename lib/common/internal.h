@@ -44,6 +44,56 @@ static inline void sh_put_le64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* ---- the caller's interrupt hook (simhash_ctx_set_interrupt) */
+
+/* Long loops report the work they have done in units (a byte of input, a
+ * character, a feature: each a few to a few tens of nanoseconds), at most
+ * `step` units at a time; once `every` units have gathered the hook is
+ * asked. The ctx owns one and lends its sub-objects a pointer; NULL or a
+ * NULL fn means no hook, and costs a load and a branch per report. */
+typedef struct sh_intr {
+	simhash_interrupt_fn fn;
+	void *arg;
+	size_t every; /* units between two calls of fn */
+	size_t step;  /* the most units a loop does between two reports */
+	size_t due;   /* units left before the next call */
+} sh_intr;
+
+#define SH_INTR_EVERY ((size_t)1 << 18)
+#define SH_INTR_STEP ((size_t)1 << 14)
+
+/* Counts `work` units; 1 if the hook was due and asked to stop (the caller
+ * then returns SIMHASH_EINTR at once), else 0. */
+static inline int sh_intr_poll(sh_intr *in, size_t work)
+{
+	if (SH_LIKELY(!in || !in->fn))
+		return 0;
+	if (in->due > work) {
+		in->due -= work;
+		return 0;
+	}
+	in->due = in->every;
+	return in->fn(in->arg) != 0;
+}
+
+/* The most units a loop may do before it reports them (without a hook:
+ * more than any text has). */
+static inline size_t sh_intr_step(const sh_intr *in)
+{
+	return in && in->fn ? in->step : SIZE_MAX / 4;
+}
+
+/* For a loop over units i = 0, 1, ... with *poll_at starting at
+ * sh_intr_step(in): reports a step of work when i reaches *poll_at. 1 if
+ * the hook asked to stop. */
+static inline int sh_intr_at(sh_intr *in, size_t i, size_t *poll_at)
+{
+	if (SH_LIKELY(i < *poll_at))
+		return 0;
+	*poll_at = i + sh_intr_step(in);
+	return sh_intr_poll(in, sh_intr_step(in));
+}
+
 /* ---- fingerprint/config.c */
 
 /* Bytes of simhash_config in the first release (through idf): the least a
@@ -137,6 +187,8 @@ simhash_err sh_stopwords_add_key(simhash_stopwords *sw, uint64_t key);
 typedef struct sh_compat sh_compat;
 simhash_err sh_compat_new(sh_compat **out);
 void sh_compat_free(sh_compat *c);
+/* The ctx's interrupt hook, polled by sh_compat_text() and _features(). */
+void sh_compat_set_intr(sh_compat *c, sh_intr *intr);
 /* For tests: the sixteen-lane MD5 off (0) or on where the CPU has it. */
 void sh_compat_set_simd(sh_compat *c, int on);
 /* Tests: the MD5 path by level (0 memo table, 1 AVX2, 2 AVX-512), capped at the CPU's. */
@@ -177,6 +229,9 @@ static inline int sh_text_one_byte8(const sh_text *t, size_t i, unsigned ng)
 typedef struct sh_norm sh_norm;
 simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out);
 void sh_norm_free(sh_norm *n);
+/* The ctx's interrupt hook: HTML cleaning, decoding and normalization poll
+ * it and stop with SIMHASH_EINTR (the next run starts afresh). */
+void sh_norm_set_intr(sh_norm *n, sh_intr *intr);
 /* Normalizes len bytes of UTF-8. SIMHASH_EUTF8 (with *bad_offset) only when
  * the config rejects invalid UTF-8. */
 simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
@@ -202,7 +257,7 @@ size_t sh_norm_cut(const uint8_t *in, size_t len);
 /* For tests: the AVX2 path of ASCII runs off (0) or on where the CPU has it. */
 void sh_norm_set_simd(sh_norm *n, int on);
 /* For tests: the slice of a non-ASCII run handled at once (0: the default,
- * 16 MiB); tests make it tiny to cross slice ends often. */
+ * 1 MiB); tests make it tiny to cross slice ends often. */
 void sh_norm_set_slice(sh_norm *n, size_t bytes);
 /* For tests: on (the default) or off, the canonical ordering of long
  * combining runs ahead of ICU (lib/normalize/reorder.c). */
@@ -214,7 +269,8 @@ simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint
 /* html.c: drops tags, comments, script/style bodies and decodes entities into
  * *out (grown as needed, kept by the caller); a tag becomes one space. The
  * output is never longer than the input. */
-simhash_err sh_html_strip(sh_buf *out, const uint8_t *in, size_t len, size_t *out_len);
+simhash_err sh_html_strip(sh_buf *out, const uint8_t *in, size_t len, size_t *out_len,
+			  sh_intr *intr);
 
 /* t2s.c: a per-character traditional -> simplified table built from OpenCC. */
 typedef struct sh_t2s sh_t2s;
@@ -229,6 +285,7 @@ typedef struct sh_span {
 typedef struct sh_words sh_words;
 simhash_err sh_words_new(simhash_tokenizer tok, sh_words **out);
 void sh_words_free(sh_words *w);
+void sh_words_set_intr(sh_words *w, sh_intr *intr);
 /* Fills *spans (valid until the next call) with the words of t. */
 simhash_err sh_words_run(sh_words *w, const sh_text *t, const sh_span **spans, size_t *n);
 
@@ -236,6 +293,8 @@ simhash_err sh_words_run(sh_words *w, const sh_text *t, const sh_span **spans, s
 typedef struct sh_feats sh_feats;
 simhash_err sh_feats_new(const simhash_config *cfg, sh_feats **out);
 void sh_feats_free(sh_feats *f);
+/* The ctx's interrupt hook, for the words and stop words. */
+void sh_feats_set_intr(sh_feats *f, sh_intr *intr);
 /* Prepares the features of t and returns their number in *n, at least 1: a
  * text without features has one, the empty feature; a text shorter than one
  * n-gram or shingle has one, the whole text. */
@@ -260,6 +319,7 @@ typedef struct sh_uniq {
 typedef struct sh_dedup sh_dedup;
 simhash_err sh_dedup_new(sh_dedup **out);
 void sh_dedup_free(sh_dedup *d);
+void sh_dedup_set_intr(sh_dedup *d, sh_intr *intr);
 /* Counts the n prepared features of f; *u (valid until the next call on d)
  * gets the distinct ones. */
 simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, size_t *n_uniq);

@@ -30,7 +30,15 @@ struct sh_feats {
 	size_t n;      /* features of the prepared text */
 	unsigned ngc;  /* n of char n-grams starting at a CJK character */
 	unsigned mode; /* 0 empty, 1 whole text, 2 n-grams, 3 words, 4 shingles, 5 all words */
+	sh_intr *intr; /* the ctx's interrupt hook, or NULL */
 };
+
+void sh_feats_set_intr(sh_feats *f, sh_intr *intr)
+{
+	f->intr = intr;
+	if (f->words)
+		sh_words_set_intr(f->words, intr);
+}
 
 simhash_err sh_feats_new(const simhash_config *cfg, sh_feats **out)
 {
@@ -67,7 +75,7 @@ static simhash_err drop_stopwords(sh_feats *f, const sh_text *t, const sh_span *
 {
 	const simhash_stopwords *sw = f->cfg.stopwords;
 	sh_span *kept;
-	size_t k = 0;
+	size_t k = 0, poll_at = sh_intr_step(f->intr);
 
 	if (!sw)
 		return SIMHASH_OK;
@@ -75,7 +83,10 @@ static simhash_err drop_stopwords(sh_feats *f, const sh_text *t, const sh_span *
 		return SIMHASH_ENOMEM;
 	kept = f->kept.p;
 	for (size_t i = 0; i < *n; i++) {
-		uint64_t key = sh_key_inline(t->s + (*w)[i].start, (*w)[i].len);
+		uint64_t key;
+		if (sh_intr_at(f->intr, i, &poll_at))
+			return SIMHASH_EINTR;
+		key = sh_key_inline(t->s + (*w)[i].start, (*w)[i].len);
 		if (!sh_stopwords_has_key(sw, key))
 			kept[k++] = (*w)[i];
 	}
@@ -238,7 +249,13 @@ unsigned sh_feats_char_ngrams(const sh_feats *f, const sh_text **t, unsigned *ng
 struct sh_dedup {
 	sh_buf slots; /* uint32_t: 0 empty, else 1 + index into uniq */
 	sh_buf uniq;  /* sh_uniq, in order of first occurrence */
+	sh_intr *intr; /* the ctx's interrupt hook, or NULL */
 };
+
+void sh_dedup_set_intr(sh_dedup *d, sh_intr *intr)
+{
+	d->intr = intr;
+}
 
 simhash_err sh_dedup_new(sh_dedup **out)
 {
@@ -273,7 +290,7 @@ static void dedup_rehash(uint32_t *slots, size_t cap, const sh_uniq *uq, size_t 
  * occurrences and 1M distinct features needs the 1M). */
 simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, size_t *n_uniq)
 {
-	size_t cap = 1024, k = 0;
+	size_t cap = 1024, k = 0, poll_at = sh_intr_step(d->intr);
 	uint32_t *slots;
 	sh_uniq *uq;
 
@@ -290,6 +307,8 @@ simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, 
 		size_t len;
 		uint64_t key;
 		size_t h;
+		if (sh_intr_at(d->intr, i, &poll_at))
+			return SIMHASH_EINTR;
 		if (!sh_feats_get(f, i, &p, &len))
 			continue;
 		key = sh_key_inline(p, len);

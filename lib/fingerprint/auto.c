@@ -87,7 +87,13 @@ struct sh_auto {
 	 * occurrences is the minimum over the set. */
 	uint64_t *mh_mins; /* NULL when counting */
 	unsigned mh_shift;
+	sh_intr *intr;     /* the ctx's interrupt hook, polled by scan() */
 };
+
+void sh_auto_set_intr(sh_auto *a, sh_intr *intr)
+{
+	a->intr = intr;
+}
 
 enum { SH_AUTO_BATCH = 1 << 19 };
 
@@ -262,16 +268,23 @@ static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
 	return a;
 }
 
-/* Merges the batch into the sorted arrays. */
+/* Merges the batch into the sorted arrays. The interrupt hook is polled
+ * around the sort and along the merge (tens of milliseconds on a long text);
+ * a merge it stops leaves the arrays to be emptied with the text. */
 static simhash_err flush_batch(sh_auto *a)
 {
-	size_t nb = a->n_batch, m = a->n_sorted, k = 0, i, j, w;
+	size_t nb = a->n_batch, m = a->n_sorted, k = 0, i, j, w, done = 0;
+	size_t poll_at = sh_intr_step(a->intr);
 	uint64_t *keys, *spare;
 	uint32_t *cnt;
 
 	if (nb == 0)
 		return SIMHASH_OK;
+	if (sh_intr_poll(a->intr, nb))
+		return SIMHASH_EINTR;
 	keys = radix_sort(a->batch, a->tmp, nb);
+	if (sh_intr_poll(a->intr, nb))
+		return SIMHASH_EINTR;
 	spare = keys == a->batch ? a->tmp : a->batch;
 	cnt = (uint32_t *)spare; /* the other buffer holds the batch's counts */
 	for (i = 0; i < nb; i++) {
@@ -306,6 +319,8 @@ static simhash_err flush_batch(sh_auto *a)
 	w = m + k;
 	while (j > 0) {
 		uint64_t x = keys[j - 1];
+		if (sh_intr_at(a->intr, done++, &poll_at))
+			return SIMHASH_EINTR;
 		if (i > 0 && a->skey[i - 1] > x) {
 			w--;
 			a->skey[w] = a->skey[i - 1];
@@ -456,7 +471,7 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
 {
 	uint64_t k0 = r->k[0], k1 = r->k[1], k2 = r->k[2], keys[SH_AUTO_BLOCK];
-	size_t i, next, m = r->m, nk = 0;
+	size_t i, next, m = r->m, nk = 0, step = sh_intr_step(a->intr), reported = from;
 	simhash_err err;
 
 	/* The shingle keys are computed a block at a time, then counted: the
@@ -476,6 +491,13 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 				if (err)
 					return err;
 				nk = 0;
+				/* characters, reported a block of words at a time;
+				 * what the run carries is dropped with the text */
+				if (SH_UNLIKELY(i - reported >= step)) {
+					if (sh_intr_poll(a->intr, i - reported))
+						return SIMHASH_EINTR;
+					reported = i;
+				}
 			}
 		}
 	}
@@ -484,6 +506,9 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 		if (err)
 			return err;
 	}
+	/* the rest of the characters (a window of a stream is one call) */
+	if (sh_intr_poll(a->intr, i - reported))
+		return SIMHASH_EINTR;
 	r->k[0] = k0;
 	r->k[1] = k1;
 	r->k[2] = k2;

@@ -16,6 +16,8 @@
 typedef struct sh_auto sh_auto;
 simhash_err sh_auto_new(sh_auto **out);
 void sh_auto_free(sh_auto *a);
+/* The ctx's interrupt hook: scans stop with SIMHASH_EINTR. */
+void sh_auto_set_intr(sh_auto *a, sh_intr *intr);
 
 /* The key of the shingle of word keys k[0..3): XXH3-64 of their 24 bytes,
  * little-endian (for tests: computed without the bytes). */

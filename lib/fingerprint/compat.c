@@ -35,7 +35,9 @@
  *
  * Invariants: a used slot's h is the MD5 value of its 4-gram, so what a
  * previous call left in the table changes the speed of the next call, never
- * its result; the handle holds no other result of a previous call.
+ * its result; the handle holds no other result of a previous call. A slot is
+ * claimed and hashed in one pending_run(), so a call the interrupt hook
+ * stops (between two code points) keeps this too.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -83,6 +85,7 @@ struct sh_compat {
 	size_t used;           /* its used slots */
 	sh_buf rows;           /* struct sums_row[BATCH_SIZE] */
 	uint64_t votes[MAX_BITS];
+	sh_intr *intr;         /* the ctx's interrupt hook, or NULL */
 };
 
 /* ---------------------------------------------------------------- Unicode as Python 3.11 sees it */
@@ -468,19 +471,23 @@ static inline void kept_push(struct kept *k, uint32_t cp, unsigned keep, struct 
  * points were kept, and in *tail the UTF-8 of the last (at most) four, *tail_len
  * bytes. */
 static size_t text_direct(sh_compat *c, const uint32_t *cps, size_t n, sh_vote *v,
-			  uint8_t tail[4 * GRAM_WIDTH], size_t *tail_len)
+			  uint8_t tail[4 * GRAM_WIDTH], size_t *tail_len, int *stop)
 {
 	struct direct d;
 	struct kept k;
 	uint32_t low[2];
 	int level = c->simd;
-	size_t first, len = 0;
+	size_t first, len = 0, poll_at = sh_intr_step(c->intr);
 
 	k.n = k.n_kept = k.n_pend = 0;
 	k.done = GRAM_WIDTH - 1;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t c0 = cps[i];
 
+		if (sh_intr_at(c->intr, i, &poll_at)) {
+			*stop = 1;
+			return 0;
+		}
 		/* ASCII and the CJK block (most text) without a call: each lowercases
 		 * to itself (ASCII capitals aside), and is a word character or not
 		 * by its range alone */
@@ -530,9 +537,12 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 	simhash_fp fp = { .bits = bits };
 	uint64_t h[2];
 	simhash_err err;
+	int stop = 0;
+	size_t poll_at;
 
 	if (!c || !out || (!cps && n) || (bits != 64 && bits != 128))
 		return SIMHASH_EINVAL;
+	poll_at = sh_intr_step(c->intr);
 	if (!c->simd && !c->shift) {
 		err = table_ready(c, 0, TABLE_MIN_SHIFT);
 		if (err)
@@ -543,10 +553,16 @@ simhash_err sh_compat_text(sh_compat *c, const uint32_t *cps, size_t n, unsigned
 	sh_vote_init(&s.v, bits);
 
 	if (c->simd) {
-		s.n_kept = text_direct(c, cps, n, &s.v, utf8, &len);
+		s.n_kept = text_direct(c, cps, n, &s.v, utf8, &len, &stop);
+		if (stop)
+			return SIMHASH_EINTR;
 	} else {
 		for (size_t i = 0; i < n; i++) {
-			size_t k = py_lower(cps, n, i, low);
+			size_t k;
+
+			if (sh_intr_at(c->intr, i, &poll_at))
+				return SIMHASH_EINTR;
+			k = py_lower(cps, n, i, low);
 
 			keep(&s, low[0]);
 			if (k == 2)
@@ -666,7 +682,7 @@ simhash_err sh_compat_features(sh_compat *c, const simhash_feature *f, size_t n,
 {
 	struct py_count cnt = { 0 };
 	struct sums_row *rows;
-	size_t n_rows = 0, batch_len = 0;
+	size_t n_rows = 0, batch_len = 0, poll_at;
 	simhash_fp fp = { .bits = bits };
 	double half;
 	simhash_err err;
@@ -686,11 +702,16 @@ simhash_err sh_compat_features(sh_compat *c, const simhash_feature *f, size_t n,
 		return err;
 	rows = c->rows.p;
 	memset(c->votes, 0, sizeof c->votes); /* the pending batch */
+	poll_at = sh_intr_step(c->intr);
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t h[2];
 		int64_t iw = 0;
-		int w_is_int = weight_as_int(f[i].weight, &iw);
+		int w_is_int;
+
+		if (sh_intr_at(c->intr, i, &poll_at))
+			return SIMHASH_EINTR;
+		w_is_int = weight_as_int(f[i].weight, &iw);
 
 		count_add(&cnt, w_is_int, iw, f[i].weight);
 		md5_value(f[i].data, f[i].len, bits, h);
@@ -749,6 +770,12 @@ simhash_err sh_compat_new(sh_compat **out)
 	c->simd = sh_md5_short_simd();
 	*out = c;
 	return SIMHASH_OK;
+}
+
+void sh_compat_set_intr(sh_compat *c, sh_intr *intr)
+{
+	if (c)
+		c->intr = intr;
 }
 
 void sh_compat_set_simd(sh_compat *c, int on)

@@ -13,9 +13,16 @@ struct simhash_ctx {
 	sh_text text;      /* the last normalized text */
 	size_t bad_offset; /* of the last SIMHASH_EUTF8 */
 	sh_buf pairs;      /* similarity: (key, weight) of the first text */
+	sh_buf sort_tmp;   /* similarity: the radix sort's other half */
 	int simd;          /* use vote_avx512.c */
 	struct sh_stream *stream; /* simhash_fingerprint_begin() .. _final() */
+	sh_intr intr;      /* the caller's hook; norm, feats, dedup, compat, autov point here */
 };
+
+/* For tests: the hook is called every `every` units of work (0: 256 Ki),
+ * and loops report at least every `step` units (0: 16 Ki); tests make both
+ * tiny so that a short text passes many polls. Restarts the count. */
+void sh_ctx_set_intr_every(simhash_ctx *ctx, size_t every, size_t step);
 
 /* For tests: turns the vector path off (0) or back on where the CPU has it. */
 void sh_ctx_set_simd(simhash_ctx *ctx, int on);

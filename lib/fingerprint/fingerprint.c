@@ -6,6 +6,10 @@
  * other weighting first collects the distinct features (sh_dedup) and votes
  * once per distinct feature with its weight. Both give the same bits for the
  * same weights: a unit vote per occurrence is a vote of weight tf.
+ *
+ * The caller's interrupt hook (ctx->intr) is lent to every part that loops
+ * over a text; the loops here report their features in steps, so a long
+ * vote stops within a step of the hook's answer.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -47,6 +51,14 @@ simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out)
 		simhash_ctx_free(ctx);
 		return err;
 	}
+	sh_ctx_set_intr_every(ctx, 0, 0);
+	sh_norm_set_intr(ctx->norm, &ctx->intr);
+	sh_feats_set_intr(ctx->feats, &ctx->intr);
+	sh_dedup_set_intr(ctx->dedup, &ctx->intr);
+	if (ctx->compat)
+		sh_compat_set_intr(ctx->compat, &ctx->intr);
+	if (ctx->autov)
+		sh_auto_set_intr(ctx->autov, &ctx->intr);
 	*out = ctx;
 	return SIMHASH_OK;
 }
@@ -61,6 +73,7 @@ void simhash_ctx_free(simhash_ctx *ctx)
 	sh_compat_free(ctx->compat);
 	sh_auto_free(ctx->autov);
 	sh_buf_free(&ctx->pairs);
+	sh_buf_free(&ctx->sort_tmp);
 	sh_stream_free(ctx->stream);
 	free(ctx);
 }
@@ -75,6 +88,23 @@ void sh_ctx_set_simd(simhash_ctx *ctx, int on)
 	ctx->simd = on && sh_cpu_has_avx512() && !SH_EXP_SEED;
 	sh_norm_set_simd(ctx->norm, on);
 	sh_compat_set_simd(ctx->compat, on);
+}
+
+simhash_err simhash_ctx_set_interrupt(simhash_ctx *ctx, simhash_interrupt_fn fn, void *arg)
+{
+	if (!ctx)
+		return SIMHASH_EINVAL;
+	ctx->intr.fn = fn;
+	ctx->intr.arg = arg;
+	ctx->intr.due = ctx->intr.every;
+	return SIMHASH_OK;
+}
+
+void sh_ctx_set_intr_every(simhash_ctx *ctx, size_t every, size_t step)
+{
+	ctx->intr.every = every ? every : SH_INTR_EVERY;
+	ctx->intr.step = step ? step : SH_INTR_STEP;
+	ctx->intr.due = ctx->intr.every;
 }
 
 size_t simhash_ctx_error_offset(const simhash_ctx *ctx)
@@ -182,22 +212,32 @@ void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ng
 }
 
 /* Counts the unit votes of the n features; finishes into *out, or with
- * counts non-NULL fills counts[0..bits) and returns the number of votes. */
-static uint64_t unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out, uint64_t *counts)
+ * counts non-NULL fills counts[0..bits) and *n_votes with the number of
+ * votes. */
+static simhash_err unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out, uint64_t *counts,
+			      uint64_t *n_votes)
 {
 	const simhash_config *cfg = &ctx->cfg;
 	const sh_text *t;
 	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
+	size_t step = sh_intr_step(&ctx->intr), poll_at = step;
 	sh_vote v;
 
 	sh_vote_init(&v, cfg->bits);
 	if (ng) {
-		sh_ngram_votes(ctx, t, ng, ngc, 0, n, &v);
+		for (size_t from = 0; from < n; from += step) {
+			size_t to = n - from > step ? from + step : n;
+			if (from && sh_intr_poll(&ctx->intr, step))
+				return SIMHASH_EINTR;
+			sh_ngram_votes(ctx, t, ng, ngc, from, to, &v);
+		}
 	} else {
 		for (size_t i = 0; i < n; i++) {
 			const uint8_t *p;
 			size_t len;
 			uint64_t h[2];
+			if (sh_intr_at(&ctx->intr, i, &poll_at))
+				return SIMHASH_EINTR;
 			if (!sh_feats_get(ctx->feats, i, &p, &len))
 				continue;
 			sh_hash(cfg->hash, cfg->bits, p, len, h);
@@ -205,9 +245,10 @@ static uint64_t unit_votes(simhash_ctx *ctx, size_t n, simhash_fp *out, uint64_t
 		}
 	}
 	if (counts)
-		return sh_vote_counts(&v, cfg->bits, counts);
-	sh_vote_finish(&v, cfg->bits, out);
-	return 0;
+		*n_votes = sh_vote_counts(&v, cfg->bits, counts);
+	else
+		sh_vote_finish(&v, cfg->bits, out);
+	return SIMHASH_OK;
 }
 
 /* The votes of the char n-grams counted from a CJK character, for centering
@@ -260,15 +301,21 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
  * key of a feature is XXH3-64 of its bytes. A text shorter than an n-gram
  * has one feature, its whole text, and the empty text the empty feature
  * (as for the votes): one bin filled, the others densified from it. */
-static void char_minhash(simhash_ctx *ctx, size_t n, uint64_t out[2])
+static simhash_err char_minhash(simhash_ctx *ctx, size_t n, uint64_t out[2])
 {
 	const sh_text *t;
 	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
+	size_t step = sh_intr_step(&ctx->intr);
 	uint64_t mins[128];
 
 	sh_mh_init(mins, ctx->cfg.bits);
 	if (ng) {
-		sh_ngram_minhash(ctx, t, ng, ngc, 0, n, mins);
+		for (size_t from = 0; from < n; from += step) {
+			size_t to = n - from > step ? from + step : n;
+			if (from && sh_intr_poll(&ctx->intr, step))
+				return SIMHASH_EINTR;
+			sh_ngram_minhash(ctx, t, ng, ngc, from, to, mins);
+		}
 	} else {
 		for (size_t i = 0; i < n; i++) {
 			const uint8_t *p;
@@ -279,6 +326,7 @@ static void char_minhash(simhash_ctx *ctx, size_t n, uint64_t out[2])
 		}
 	}
 	sh_mh_bits(mins, ctx->cfg.bits, out);
+	return SIMHASH_OK;
 }
 
 /* The v2 default: char n-grams and word shingles blended by length (auto.c). */
@@ -295,9 +343,13 @@ static simhash_err auto_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 			return err;
 	}
 	if ((share > 0 || ws == 0) && c.minhash) {
-		char_minhash(ctx, n, c.mh);
+		simhash_err err = char_minhash(ctx, n, c.mh);
+		if (err)
+			return err;
 	} else if (share > 0 || ws == 0) {
-		c.n = unit_votes(ctx, n, NULL, counts);
+		simhash_err err = unit_votes(ctx, n, NULL, counts, &c.n);
+		if (err)
+			return err;
 		c.n_cjk = c.centered ? cjk_votes(ctx, n) : 0;
 	}
 	sh_auto_combine(cfg->bits, share, &c, vs, ws, mh, out);
@@ -307,7 +359,7 @@ static simhash_err auto_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 static simhash_err weighted_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 {
 	const sh_uniq *u;
-	size_t n_uniq;
+	size_t n_uniq, poll_at = sh_intr_step(&ctx->intr);
 	sh_wvote v;
 	simhash_err err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
 
@@ -318,6 +370,8 @@ static simhash_err weighted_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 		const uint8_t *p;
 		size_t len;
 		uint64_t h[2];
+		if (sh_intr_at(&ctx->intr, i, &poll_at))
+			return SIMHASH_EINTR;
 		(void)sh_feats_get(ctx->feats, u[i].first, &p, &len);
 		sh_hash(ctx->cfg.hash, ctx->cfg.bits, p, len, h);
 		h[0] = sh_exp_mix(h[0], 0);
@@ -407,10 +461,8 @@ simhash_err sh_ctx_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 {
 	if (ctx->cfg.features == SIMHASH_FEATURES_AUTO)
 		return auto_votes(ctx, n, out);
-	if (sh_ctx_unit(&ctx->cfg)) {
-		unit_votes(ctx, n, out, NULL);
-		return SIMHASH_OK;
-	}
+	if (sh_ctx_unit(&ctx->cfg))
+		return unit_votes(ctx, n, out, NULL, NULL);
 	return weighted_votes(ctx, n, out);
 }
 
@@ -419,6 +471,7 @@ simhash_err simhash_fingerprint_features(simhash_ctx *ctx, const simhash_feature
 {
 	sh_wvote v;
 	simhash_fp fp;
+	size_t poll_at;
 
 	if (!ctx || !out || (!features && n))
 		return SIMHASH_EINVAL;
@@ -431,9 +484,12 @@ simhash_err simhash_fingerprint_features(simhash_ctx *ctx, const simhash_feature
 			*out = fp;
 		return err;
 	}
+	poll_at = sh_intr_step(&ctx->intr);
 	sh_wvote_init(&v, ctx->cfg.bits);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t h[2];
+		if (sh_intr_at(&ctx->intr, i, &poll_at))
+			return SIMHASH_EINTR;
 		sh_hash(ctx->cfg.hash, ctx->cfg.bits, features[i].data ? features[i].data : "",
 			features[i].len, h);
 		sh_wvote_add(&v, h, features[i].weight);
@@ -446,7 +502,7 @@ simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len
 				  simhash_feature_fn fn, void *arg)
 {
 	const sh_uniq *u;
-	size_t n, n_uniq;
+	size_t n, n_uniq, poll_at;
 	simhash_err err;
 
 	if (!ctx || !fn || (!text && len))
@@ -458,9 +514,12 @@ simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len
 		err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
 	if (err)
 		return err;
+	poll_at = sh_intr_step(&ctx->intr);
 	for (size_t i = 0; i < n_uniq; i++) {
 		const uint8_t *p;
 		size_t flen;
+		if (sh_intr_at(&ctx->intr, i, &poll_at))
+			return SIMHASH_EINTR;
 		(void)sh_feats_get(ctx->feats, u[i].first, &p, &flen);
 		if (fn((const char *)p, flen, u[i].count, arg))
 			break;

@@ -6,9 +6,13 @@
  * merge walk then gives the dot product, both norms, the intersection and the
  * union. Features are identified by their 64-bit XXH3 key, like everywhere in
  * the library (a collision among a text's features is astronomically rare).
+ * A text's keys are distinct, so any sort gives the one order: a short list
+ * goes through qsort(), a long one through a radix sort that polls the
+ * interrupt hook as it goes (and runs in linear time).
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../common/internal.h"
 #include "ctx.h"
 
@@ -21,6 +25,47 @@ static int by_key(const void *a, const void *b)
 {
 	uint64_t x = ((const pair *)a)->key, y = ((const pair *)b)->key;
 	return x < y ? -1 : x > y;
+}
+
+/* Sorts p[0..n) by key: least significant byte first, eight stable passes
+ * between p and tmp (n pairs), the hook polled every step pairs. */
+static simhash_err radix_sort(sh_intr *intr, pair *p, pair *tmp, size_t n)
+{
+	size_t count[256], poll_at = sh_intr_step(intr), done = 0;
+	pair *swap;
+
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t sum = 0;
+		memset(count, 0, sizeof count);
+		for (size_t i = 0; i < n; i++)
+			count[p[i].key >> shift & 0xFF]++;
+		for (unsigned d = 0; d < 256; d++) {
+			size_t c = count[d];
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++, done++) {
+			if (sh_intr_at(intr, done, &poll_at))
+				return SIMHASH_EINTR;
+			tmp[count[p[i].key >> shift & 0xFF]++] = p[i];
+		}
+		swap = p;
+		p = tmp;
+		tmp = swap;
+	}
+	/* an even number of passes: the sorted pairs are back in p */
+	return SIMHASH_OK;
+}
+
+static simhash_err sort_pairs(simhash_ctx *ctx, pair *p, size_t n)
+{
+	if (n <= sh_intr_step(&ctx->intr) || n < 4096) {
+		qsort(p, n, sizeof *p, by_key);
+		return SIMHASH_OK;
+	}
+	if (sh_buf_reserve(&ctx->sort_tmp, n * sizeof *p))
+		return SIMHASH_ENOMEM;
+	return radix_sort(&ctx->intr, p, ctx->sort_tmp.p, n);
 }
 
 /* The sorted (key, weight) pairs of text, written at *buf from index at. */
@@ -49,15 +94,16 @@ static simhash_err collect(simhash_ctx *ctx, const char *text, size_t len, sh_bu
 		p[i].key = u[i].key;
 		p[i].w = sh_weight(&cfg, &u[i]);
 	}
-	qsort(p, n_uniq, sizeof *p, by_key);
-	*n_out = n_uniq;
-	return SIMHASH_OK;
+	err = sort_pairs(ctx, p, n_uniq);
+	if (!err)
+		*n_out = n_uniq;
+	return err;
 }
 
 simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_len, const char *b,
 				    size_t b_len, double *cosine, double *jaccard)
 {
-	size_t na, nb, i = 0, j = 0, inter = 0;
+	size_t na, nb, i = 0, j = 0, inter = 0, poll_at;
 	double dot = 0, wa = 0, wb = 0;
 	const pair *pa, *pb;
 	simhash_err err;
@@ -71,7 +117,10 @@ simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_le
 		return err;
 	pa = ctx->pairs.p;
 	pb = pa + na;
+	poll_at = sh_intr_step(&ctx->intr);
 	while (i < na && j < nb) {
+		if (sh_intr_at(&ctx->intr, i + j, &poll_at))
+			return SIMHASH_EINTR;
 		if (pa[i].key == pb[j].key) {
 			dot += pa[i].w * pb[j].w;
 			wa += pa[i].w * pa[i].w;

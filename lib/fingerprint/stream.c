@@ -479,7 +479,12 @@ static simhash_err feed(simhash_ctx *ctx, struct sh_stream *st, const uint8_t *i
 		if (err)
 			return err;
 	}
-	return window(ctx, st, &t, 0);
+	err = window(ctx, st, &t, 0);
+	/* the features of the window's characters (the normalizer reported
+	 * its bytes) */
+	if (!err && sh_intr_poll(&ctx->intr, t.n_chars))
+		err = SIMHASH_EINTR;
+	return err;
 }
 
 /* Normalizes what of the gathered input ends at a cut. */

@@ -8,7 +8,12 @@
  * U+10FFFF become U+FFFD) and the named references of HTML 4 (Latin-1,
  * symbols and the special set); others stay as written. The output is never
  * longer than the input plus one byte, because every reference and tag is at
- * least as long as what replaces it. */
+ * least as long as what replaces it.
+ *
+ * Time is linear: each byte is looked at a bounded number of times (a search
+ * for the end of a comment or of a script body starts where the tag ended and
+ * the text resumes after what it found). The ctx's interrupt hook is polled
+ * per SH_INTR_STEP bytes of the main loop and of those searches. */
 #include <string.h>
 #include <strings.h>
 #include "../common/internal.h"
@@ -92,32 +97,61 @@ static size_t entity(const uint8_t *in, size_t len, size_t i, uint32_t *cp)
 	return *cp ? j + 1 - i : 0;
 }
 
-/* Finds needle (lowercase ASCII) in in[i..len) ignoring case; len if absent. */
-static size_t find_ci(const uint8_t *in, size_t len, size_t i, const char *needle)
+/* The ctx's interrupt hook while one text is cleaned: stop is set once it
+ * asked to stop, and every search then ends at once. */
+struct poll {
+	sh_intr *intr;
+	size_t step;
+	int stop;
+};
+
+/* Reports `done` bytes looked at; 1 if the hook asked to stop. */
+static int polled(struct poll *pl, size_t done)
 {
-	size_t n = strlen(needle);
-	for (; i + n <= len; i++)
+	if (!pl->stop && sh_intr_poll(pl->intr, done))
+		pl->stop = 1;
+	return pl->stop;
+}
+
+/* Finds needle (lowercase ASCII) in in[i..len) ignoring case; len if absent
+ * (or if the hook stopped the search). */
+static size_t find_ci(const uint8_t *in, size_t len, size_t i, const char *needle,
+		      struct poll *pl)
+{
+	size_t n = strlen(needle), poll_at = i + pl->step;
+	for (; i + n <= len; i++) {
+		if (SH_UNLIKELY(i >= poll_at)) {
+			poll_at = i + pl->step;
+			if (polled(pl, pl->step))
+				return len;
+		}
 		if (strncasecmp((const char *)in + i, needle, n) == 0)
 			return i;
+	}
 	return len;
 }
 
 /* Length of the tag, comment or declaration at in[i] ('<'); 0 if it is text. */
-static size_t markup(const uint8_t *in, size_t len, size_t i)
+static size_t markup(const uint8_t *in, size_t len, size_t i, struct poll *pl)
 {
-	size_t j = i + 1;
+	size_t j = i + 1, poll_at = j + pl->step;
 	uint8_t quote = 0;
 
 	if (j >= len)
 		return 0;
 	if (len - j >= 3 && memcmp(in + j, "!--", 3) == 0) {
-		size_t e = find_ci(in, len, j + 3, "-->");
+		size_t e = find_ci(in, len, j + 3, "-->", pl);
 		return e == len ? len - i : e + 3 - i;
 	}
 	if (!((in[j] | 32) >= 'a' && (in[j] | 32) <= 'z') && in[j] != '/' && in[j] != '!' &&
 	    in[j] != '?')
 		return 0;
 	for (; j < len; j++) {
+		if (SH_UNLIKELY(j >= poll_at)) {
+			poll_at = j + pl->step;
+			if (polled(pl, pl->step))
+				return len - i;
+		}
 		if (quote) {
 			if (in[j] == quote)
 				quote = 0;
@@ -132,7 +166,7 @@ static size_t markup(const uint8_t *in, size_t len, size_t i)
 
 /* If the tag at in[i..i+n) opens script or style, the index after its
  * closing tag; else i + n. */
-static size_t skip_body(const uint8_t *in, size_t len, size_t i, size_t n)
+static size_t skip_body(const uint8_t *in, size_t len, size_t i, size_t n, struct poll *pl)
 {
 	static const char *const raw[] = {"script", "style"};
 	for (int k = 0; k < 2; k++) {
@@ -143,36 +177,46 @@ static size_t skip_body(const uint8_t *in, size_t len, size_t i, size_t n)
 			char close[10] = "</";
 			size_t e;
 			strcat(close, raw[k]);
-			e = find_ci(in, len, i + n, close);
+			e = find_ci(in, len, i + n, close, pl);
 			if (e == len)
 				return len;
-			return e + markup(in, len, e);
+			return e + markup(in, len, e, pl);
 		}
 	}
 	return i + n;
 }
 
-simhash_err sh_html_strip(sh_buf *out, const uint8_t *in, size_t len, size_t *out_len)
+simhash_err sh_html_strip(sh_buf *out, const uint8_t *in, size_t len, size_t *out_len,
+			  sh_intr *intr)
 {
-	size_t i = 0, k = 0;
+	struct poll pl = { intr, sh_intr_step(intr), 0 };
+	size_t i = 0, k = 0, end;
 	uint8_t *o;
 
 	if (sh_buf_reserve(out, len + 1))
 		return SIMHASH_ENOMEM;
 	o = out->p;
-	while (i < len) {
-		size_t n;
-		uint32_t cp;
-		if (in[i] == '<' && (n = markup(in, len, i)) > 0) {
-			i = skip_body(in, len, i, n);
-			o[k++] = ' ';
-		} else if (in[i] == '&' && (n = entity(in, len, i, &cp)) > 0) {
-			k += sh_utf8_put(o + k, cp);
-			i += n;
-		} else {
-			o[k++] = in[i++];
+	while (i < len && !pl.stop) {
+		/* a step at a time: one poll each, no test per byte */
+		end = len - i > pl.step ? i + pl.step : len;
+		if (i && polled(&pl, pl.step))
+			break;
+		while (i < end) {
+			size_t n;
+			uint32_t cp;
+			if (in[i] == '<' && (n = markup(in, len, i, &pl)) > 0) {
+				i = skip_body(in, len, i, n, &pl);
+				o[k++] = ' ';
+			} else if (in[i] == '&' && (n = entity(in, len, i, &cp)) > 0) {
+				k += sh_utf8_put(o + k, cp);
+				i += n;
+			} else {
+				o[k++] = in[i++];
+			}
 		}
 	}
+	if (pl.stop)
+		return SIMHASH_EINTR;
 	*out_len = k;
 	return SIMHASH_OK;
 }

@@ -28,7 +28,7 @@
 #include "../common/internal.h"
 #include "reorder.h"
 
-#define NORM_SLICE ((size_t)16 << 20)
+#define NORM_SLICE ((size_t)1 << 20)
 
 struct sh_norm {
 	simhash_config cfg;
@@ -45,6 +45,7 @@ struct sh_norm {
 	int simd;          /* ascii_bulk() may run */
 	size_t slice;      /* bytes of a non-ASCII run handled at once */
 	int no_reorder;    /* tests only: leave long combining runs to ICU */
+	sh_intr *intr;     /* the ctx's interrupt hook, or NULL */
 	uint8_t acls[128]; /* output byte -> class */
 	/* state of one run */
 	uint8_t *o;
@@ -556,8 +557,9 @@ static size_t slice_end(const uint8_t *in, size_t i, size_t j, size_t slice)
  * NFKC_Casefold, and never combining with a neighbour) is emitted straight
  * from the table; the others are collected into segments that ICU normalizes,
  * and an inert character ends a segment, since nothing composes across it.
- * The run goes in slices of n->slice bytes (16 MiB), so buffers stay bounded
- * and a run of any length works; a segment still open at the end of a slice
+ * The run goes in slices of n->slice bytes (1 MiB), so buffers stay bounded,
+ * a run of any length works and no ICU call takes more than a slice (an
+ * interrupt waits for no more); a segment still open at the end of a slice
  * is normalized there if the next character starts a new normalization unit
  * (ICU's hasBoundaryBefore), else it goes on into the next slice. */
 static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size_t *pi)
@@ -566,6 +568,7 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 	UChar *u;
 	int32_t m = n->m;
 	simhash_err err;
+	size_t step = sh_intr_step(n->intr), reported = i;
 
 	for (j = i + 1; j < len && in[j] >= 0x80; j++)
 		;
@@ -583,27 +586,38 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 			return err;
 		u = n->u16in.p;
 		while (i < end) {
-			uint32_t cp, e;
-			i += decode(in, j, i, &cp);
-			if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
-				if (m) {
-					/* The segment may have expanded (U+FDFA is 18
-					 * characters): make room for the rest again. */
-					err = flush(n, &m);
-					if (!err)
-						err = room(n, 2 * (end - i) + 2, 4 * (end - i) + 2);
-					if (err)
-						return err;
-				}
-				if (!(e & SH_DROP))
-					emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
-				continue;
+			/* a step of the slice at a time: one poll each, none per character */
+			size_t stop = end - i > step ? i + step : end;
+
+			if (i != reported) {
+				/* the run state is dropped: the next run starts afresh */
+				if (sh_intr_poll(n->intr, i - reported))
+					return SIMHASH_EINTR;
+				reported = i;
 			}
-			if (cp >= 0x10000) {
-				u[m++] = U16_LEAD(cp);
-				u[m++] = U16_TRAIL(cp);
-			} else {
-				u[m++] = (UChar)cp;
+			while (i < stop) {
+				uint32_t cp, e;
+				i += decode(in, j, i, &cp);
+				if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
+					if (m) {
+						/* The segment may have expanded (U+FDFA is 18
+						 * characters): make room for the rest again. */
+						err = flush(n, &m);
+						if (!err)
+							err = room(n, 2 * (end - i) + 2, 4 * (end - i) + 2);
+						if (err)
+							return err;
+					}
+					if (!(e & SH_DROP))
+						emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
+					continue;
+				}
+				if (cp >= 0x10000) {
+					u[m++] = U16_LEAD(cp);
+					u[m++] = U16_TRAIL(cp);
+				} else {
+					u[m++] = (UChar)cp;
+				}
 			}
 		}
 		if (m && i < j) {
@@ -617,6 +631,9 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 			}
 		}
 	}
+	/* every byte counts, however short the runs */
+	if (sh_intr_poll(n->intr, j - reported))
+		return SIMHASH_EINTR;
 	*pi = j;
 	/* A run that reaches the end of a fed piece may go on in the next one:
 	 * its open segment waits there (sh_norm_feed, sh_norm_end). */
@@ -624,6 +641,11 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 	if (n->stream && j == len)
 		return SIMHASH_OK;
 	return flush(n, &n->m);
+}
+
+void sh_norm_set_intr(sh_norm *n, sh_intr *intr)
+{
+	n->intr = intr;
 }
 
 void sh_norm_set_slice(sh_norm *n, size_t bytes)
@@ -669,6 +691,8 @@ static simhash_err run(sh_norm *n, const uint8_t *in, size_t len)
 		if (err)
 			break;
 		if (stop > i) {
+			if (sh_intr_poll(n->intr, stop - i))
+				return SIMHASH_EINTR;
 			if (n->cfg.max_repeat) {
 				for (; i < stop; i++)
 					emit(n, n->amap[in[i]], n->acls[n->amap[in[i]]]);
@@ -707,7 +731,7 @@ simhash_err sh_norm_run(sh_norm *n, const uint8_t *in, size_t len, sh_text *out,
 	}
 	if (n->cfg.html) {
 		size_t hlen;
-		err = sh_html_strip(&n->html, in, len, &hlen);
+		err = sh_html_strip(&n->html, in, len, &hlen, n->intr);
 		if (err)
 			return err;
 		in = n->html.p;
@@ -805,19 +829,25 @@ void sh_norm_set_simd(sh_norm *n, int on)
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps)
 {
-	size_t i = 0, k = 0;
+	size_t i = 0, k = 0, step = sh_intr_step(n->intr), end;
 	uint32_t *o;
 
 	if (sh_buf_reserve(&n->cps, (len + 1) * sizeof(uint32_t)))
 		return SIMHASH_ENOMEM;
 	o = n->cps.p;
 	while (i < len) {
-		int bad;
-		if (in[i] < 0x80) {
-			o[k++] = in[i++];
-			continue;
+		/* a step at a time: one poll each, no test per byte in the loop */
+		end = len - i > step ? i + step : len;
+		if (i && sh_intr_poll(n->intr, step))
+			return SIMHASH_EINTR;
+		while (i < end) {
+			int bad;
+			if (in[i] < 0x80) {
+				o[k++] = in[i++];
+				continue;
+			}
+			i += sh_utf8_next(in, len, i, &o[k++], &bad);
 		}
-		i += sh_utf8_next(in, len, i, &o[k++], &bad);
 	}
 	*cps = o;
 	*n_cps = k;

@@ -7,7 +7,8 @@
  * iterator over the same normalized text: its dictionaries split Chinese,
  * Japanese, Thai, Lao, Khmer and Burmese into words; segments whose rule status
  * says "none" (spaces, punctuation) are skipped. Kept punctuation is never part
- * of a word in either. */
+ * of a word in either. Both poll the ctx's interrupt hook as they go, per
+ * character or per byte of the words found. */
 #include <stdlib.h>
 #include <unicode/ubrk.h>
 #include <unicode/utext.h>
@@ -17,7 +18,13 @@ struct sh_words {
 	simhash_tokenizer tok;
 	UBreakIterator *bi;
 	sh_buf spans;
+	sh_intr *intr;
 };
+
+void sh_words_set_intr(sh_words *w, sh_intr *intr)
+{
+	w->intr = intr;
+}
 
 simhash_err sh_words_new(simhash_tokenizer tok, sh_words **out)
 {
@@ -51,7 +58,7 @@ void sh_words_free(sh_words *w)
 static simhash_err simple(sh_words *w, const sh_text *t, size_t *n)
 {
 	sh_span *sp;
-	size_t k = 0, i = 0;
+	size_t k = 0, i = 0, poll_at = sh_intr_step(w->intr);
 
 	/* at most one word per character */
 	if (sh_buf_reserve(&w->spans, (t->n_chars + 1) * sizeof(sh_span)))
@@ -60,6 +67,8 @@ static simhash_err simple(sh_words *w, const sh_text *t, size_t *n)
 	while (i < t->n_chars) {
 		uint8_t c = t->cls[i];
 		size_t j = i + 1;
+		if (sh_intr_at(w->intr, i, &poll_at))
+			return SIMHASH_EINTR;
 		if (c == SH_C_WORD) {
 			while (j < t->n_chars && t->cls[j] == SH_C_WORD)
 				j++;
@@ -81,8 +90,8 @@ static simhash_err icu(sh_words *w, const sh_text *t, size_t *n)
 	UErrorCode st = U_ZERO_ERROR;
 	UText *ut = utext_openUTF8(NULL, (const char *)t->s, (int64_t)t->len, &st);
 	sh_span *sp;
-	size_t k = 0;
-	int32_t a, b;
+	size_t k = 0, step = sh_intr_step(w->intr);
+	int32_t a, b, poll_at;
 
 	if (U_FAILURE(st))
 		return SIMHASH_EDEP;
@@ -97,8 +106,16 @@ static simhash_err icu(sh_words *w, const sh_text *t, size_t *n)
 		return SIMHASH_EDEP;
 	}
 	/* With a UTF-8 UText, boundaries are byte offsets. */
-	a = ubrk_first(w->bi);
+	a = poll_at = ubrk_first(w->bi);
 	while ((b = ubrk_next(w->bi)) != UBRK_DONE) {
+		if (SH_UNLIKELY((size_t)(b - poll_at) >= step)) {
+			int stop = sh_intr_poll(w->intr, (size_t)(b - poll_at));
+			poll_at = b;
+			if (stop) {
+				utext_close(ut);
+				return SIMHASH_EINTR;
+			}
+		}
 		if (ubrk_getRuleStatus(w->bi) >= UBRK_WORD_NONE_LIMIT) {
 			sp[k].start = (uint32_t)a;
 			sp[k].len = (uint32_t)(b - a);

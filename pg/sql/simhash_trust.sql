@@ -268,7 +268,7 @@ WHERE simhash_within(fp, (SELECT fp FROM w64 WHERE simhash_bits(fp) = 128 LIMIT 
 RESET enable_seqscan;
 DROP TABLE mix, mix_q, w64, w64g, vis_q;
 
--- 3. Long texts: sliced, interruptible, the same bits -------------------------
+-- 3. Long texts: interruptible inside the library, the same bits ------------
 
 \getenv inputs SIMHASH_PG_INPUTS
 \set long_txt :inputs '/long.txt'
@@ -278,7 +278,7 @@ CREATE TEMP TABLE long_cli (opts text, hex text);
 :copy_long
 UPDATE long_cli SET opts = coalesce(opts, '');
 CREATE TEMP TABLE long_text AS SELECT pg_read_file(:'long_txt') AS body;
-SELECT length(body) > 3 * 1048576 AS longer_than_three_slices FROM long_text;
+SELECT length(body) > 3 * 1048576 AS longer_than_3_mib FROM long_text;
 -- The command line's fingerprint of the whole file, under each option set.
 SELECT count(*) AS option_sets,
        count(*) FILTER (WHERE simhash_fingerprint(body, opts)::text <> hex) AS mismatches
@@ -307,6 +307,44 @@ SELECT last_value, is_called AS fingerprint_finished_once FROM after_fp;
 -- The interrupt check costs nothing visible: the same call, not cancelled.
 SELECT simhash_fingerprint(body)::text = (SELECT hex FROM long_cli WHERE opts = '') AS same
 FROM long_text;
+-- The cancel is taken inside the library (its interrupt hook), so the options
+-- that need the whole text are no exception, nor is simhash_text_similarity.
+CREATE FUNCTION similarity_cancel_during(opts text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	t text := (SELECT body FROM long_text);
+	r text;
+BEGIN
+	r := (simhash_text_similarity(CASE WHEN pg_cancel_backend(pg_backend_pid()) THEN t END,
+				      t, opts)).cosine::text || nextval('after_fp');
+	RETURN 'not cancelled';
+EXCEPTION WHEN query_canceled THEN
+	RETURN SQLERRM;
+END
+$$;
+SELECT opts, similarity_cancel_during(opts)
+FROM (VALUES (''), ('--features shingle'), ('--tokenizer icu --features word'),
+	     ('--html --weight logtf')) o(opts) ORDER BY opts;
+SELECT last_value, is_called AS similarity_finished_once FROM after_fp;
+-- A call cancelled half way leaves the cached context usable: the same call
+-- site, cancelled once and then run again, gives the command line's value.
+CREATE FUNCTION fingerprint_after_cancel(opts text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	t text := (SELECT body FROM long_text);
+	r text := '';
+BEGIN
+	FOR i IN 1..2 LOOP
+		BEGIN
+			r := r || simhash_fingerprint(
+				CASE WHEN i = 2 OR pg_cancel_backend(pg_backend_pid()) THEN t END, opts)::text;
+		EXCEPTION WHEN query_canceled THEN
+			r := r || 'cancelled, ';
+		END;
+	END LOOP;
+	RETURN r;
+END
+$$;
+SELECT opts, fingerprint_after_cancel(opts) = 'cancelled, ' || hex AS then_same
+FROM long_cli ORDER BY opts;
 
 -- 4. Errors quote a short prefix of a huge input ------------------------------
 

@@ -2,7 +2,9 @@
  * through every code path: the library with its vector paths (AVX-512 votes,
  * AVX2 normalization, where the CPU has them), with the scalar paths
  * forced, and given in pieces of 5 bytes normalized in slices of 3
- * (simhash_fingerprint_begin; long rows taken in windows), and the command (`simhash fingerprint`) with one and with three
+ * (simhash_fingerprint_begin; long rows taken in windows), with an interrupt
+ * hook that never fires, asked after every unit of work and with every loop
+ * reporting unit by unit, and the command (`simhash fingerprint`) with one and with three
  * threads. Every row also checks its scheme string, and that the scheme
  * string parses back to a config giving the same fingerprint.
  *
@@ -24,6 +26,15 @@
 
 void sh_ctx_set_simd(simhash_ctx *ctx, int on);
 simhash_err sh_ctx_set_stream(simhash_ctx *ctx, size_t slice, size_t min_chars);
+void sh_ctx_set_intr_every(simhash_ctx *ctx, size_t every, size_t step);
+
+static size_t hook_polls; /* the times it was asked, over the table */
+
+static int never(void *arg)
+{
+	++*(size_t *)arg;
+	return 0;
+}
 
 #define KAT "tests/data/kat/fingerprints.tsv"
 #define MAX_ROWS 2048
@@ -142,9 +153,20 @@ static int fp_is(simhash_ctx *ctx, const struct row *r, int simd, const char *pa
 {
 	simhash_fp fp;
 	char hex[SIMHASH_HEX_MAX];
+	size_t polls = 0;
 
 	sh_ctx_set_simd(ctx, simd != 0);
-	if (simd == 2) {
+	if (simd == 3) {
+		/* a hook that never fires */
+		sh_ctx_set_intr_every(ctx, 1, 1);
+		simhash_err err = simhash_ctx_set_interrupt(ctx, never, &polls);
+		if (!err)
+			err = simhash_fingerprint(ctx, r->text, r->len, &fp);
+		simhash_ctx_set_interrupt(ctx, NULL, NULL);
+		hook_polls += polls;
+		if (err)
+			return 0;
+	} else if (simd == 2) {
 		/* in pieces of 5 bytes, normalized in slices of 3 */
 		simhash_err err = sh_ctx_set_stream(ctx, 3, 1);
 		if (!err)
@@ -186,7 +208,8 @@ static void test_library_paths_give_the_table(void)
 			bad++;
 		}
 		if (simhash_ctx_new(&cc.cfg, &ctx) || !fp_is(ctx, &rows[i], 1, "vector") ||
-		    !fp_is(ctx, &rows[i], 0, "scalar") || !fp_is(ctx, &rows[i], 2, "in pieces"))
+		    !fp_is(ctx, &rows[i], 0, "scalar") || !fp_is(ctx, &rows[i], 2, "in pieces") ||
+		    !fp_is(ctx, &rows[i], 3, "with a hook"))
 			bad++;
 		/* the scheme string alone selects the same fingerprints */
 		simhash_config_init(&back);
@@ -200,6 +223,7 @@ static void test_library_paths_give_the_table(void)
 		cli_config_free(&cc);
 	}
 	CHECK(bad == 0);
+	CHECK(hook_polls > 100000); /* asked all along (each long row: thousands) */
 }
 
 /* Runs `simhash fingerprint -j JOBS OPTS FILES...` in-process; output in out. */
