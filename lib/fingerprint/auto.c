@@ -429,6 +429,20 @@ static inline uint64_t word_key(const sh_text *t, size_t b, size_t len)
 	return sh_key_inline(p, len);
 }
 
+/* The key of the word of characters [i, end). A CJK character is a word of
+ * its own, and in the BMP (nearly every one) it is 3 bytes: its key is XXH3's
+ * 1-to-3-byte path alone, which is what XXH3-64 of 3 bytes computes. The
+ * branch on the class is predictable in Chinese and Japanese text, where
+ * word_key()'s three paths would be computed for every character. */
+static inline uint64_t cjk_or_word_key(const sh_text *t, size_t i, size_t end)
+{
+	size_t b = t->off[i], len = t->off[end] - b;
+
+	if (t->cls[i] == SH_C_CJK && len == 3)
+		return XXH3_len_1to3_64b(t->s + b, 3, XXH3_kSecret, 0);
+	return word_key(t, b, len);
+}
+
 /* The first j >= i with cls[j] != SH_C_WORD, or n: eight classes at a time
  * (SH_C_WORD is 0, so a nonzero byte ends the run). */
 static inline size_t word_run_end(const uint8_t *cls, size_t i, size_t n)
@@ -483,7 +497,7 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 			continue;
 		k0 = k1;
 		k1 = k2;
-		k2 = word_key(t, t->off[i], t->off[end] - t->off[i]);
+		k2 = cjk_or_word_key(t, i, end);
 		if (++m >= 3) {
 			keys[nk++] = shingle_key(k0, k1, k2);
 			if (nk == SH_AUTO_BLOCK) {

@@ -276,6 +276,30 @@ static void emit(sh_norm *n, uint32_t c, int cls)
 		n->len += sh_utf8_put(n->o + n->len, c);
 }
 
+/* emit() of a table entry e of n->bmp. The common case of Chinese text, a
+ * 3-byte CJK character with no space pending and no repeat rule, is written
+ * here inline: emit() would do exactly this (nothing to decide for the space
+ * and repeat rules), through a call per character. */
+static inline void emit_inert(sh_norm *n, uint32_t e)
+{
+	uint32_t c = e & 0x1FFFFF;
+	int cls = (int)(e >> 24 & 3);
+
+	if (cls == SH_C_CJK && !n->pending_space && !n->cfg.max_repeat && c >= 0x800 &&
+	    c < 0x10000 && (c < 0xD800 || c > 0xDFFF)) {
+		uint8_t *o = n->o + n->len;
+		n->last_cp = c;
+		n->oo[n->n_chars] = (uint32_t)n->len;
+		n->oc[n->n_chars++] = SH_C_CJK;
+		o[0] = (uint8_t)(0xE0 | c >> 12);
+		o[1] = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+		o[2] = (uint8_t)(0x80 | (c & 0x3F));
+		n->len += 3;
+		return;
+	}
+	emit(n, c, cls);
+}
+
 /* Makes room for `chars` more characters and `bytes` more bytes of output.
  * Offsets are 32-bit: a normalized text is limited to 4 GiB. */
 static inline simhash_err room(sh_norm *n, size_t chars, size_t bytes)
@@ -609,7 +633,7 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 							return err;
 					}
 					if (!(e & SH_DROP))
-						emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
+						emit_inert(n, e);
 					continue;
 				}
 				if (cp >= 0x10000) {
