@@ -44,13 +44,15 @@
  * whichever thread is free, sorted by the rest of the prefix in cache, and
  * their runs compared or split.
  */
-#include <immintrin.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "../common/internal.h"
+#if SH_X86
+#include <immintrin.h>
+#endif
 
 /* Asks for transparent huge pages over the 2 MB-aligned interior of a big
  * table: far fewer page faults when it is first written. Only a hint. */
@@ -219,9 +221,14 @@ static simhash_err run_join(struct sh_pairs_job *job, simhash_pair **out, size_t
 	if (job->n_threads > 1 && !job->force_threads &&
 	    job->n < (size_t)MIN_PER_THREAD * job->n_threads)
 		job->n_threads = 1; /* not worth a thread */
+#if SH_X86
 	job->popcnt = !job->no_simd && __builtin_cpu_supports("popcnt");
 	job->simd = job->bits != 128 && job->popcnt && __builtin_cpu_supports("avx512f") &&
 		    __builtin_cpu_supports("avx512vpopcntdq");
+#else
+	job->popcnt = 0; /* the portable __builtin_popcountll loop */
+	job->simd = 0;
+#endif
 	err = job->bits == 128 ? join_128(job, &res) : join_64(job, &res);
 	if (!err && sort_pairs(&res))
 		err = SIMHASH_ENOMEM;
