@@ -25,6 +25,18 @@
 #define SH_TARGET_POPCNT
 #endif
 
+/* ---- cpu.c: the one CPU-feature probe. sh_cpu_has(SH_CPU_AVX2 | SH_CPU_POPCNT)
+ * is 1 when the CPU has every feature asked for; always 0 outside x86. */
+enum {
+	SH_CPU_POPCNT = 1u << 0,
+	SH_CPU_AVX2 = 1u << 1,
+	SH_CPU_AVX512F = 1u << 2,
+	SH_CPU_AVX512DQ = 1u << 3,
+	SH_CPU_AVX512BW = 1u << 4,
+	SH_CPU_AVX512VPOPCNTDQ = 1u << 5,
+};
+int sh_cpu_has(unsigned features);
+
 /* splitmix64's finalizer: a cheap bijective mix, for order-independent digests. */
 static inline uint64_t sh_mix64(uint64_t z)
 {

@@ -221,14 +221,9 @@ static simhash_err run_join(struct sh_pairs_job *job, simhash_pair **out, size_t
 	if (job->n_threads > 1 && !job->force_threads &&
 	    job->n < (size_t)MIN_PER_THREAD * job->n_threads)
 		job->n_threads = 1; /* not worth a thread */
-#if SH_X86
-	job->popcnt = !job->no_simd && __builtin_cpu_supports("popcnt");
-	job->simd = job->bits != 128 && job->popcnt && __builtin_cpu_supports("avx512f") &&
-		    __builtin_cpu_supports("avx512vpopcntdq");
-#else
-	job->popcnt = 0; /* the portable __builtin_popcountll loop */
-	job->simd = 0;
-#endif
+	job->popcnt = !job->no_simd && sh_cpu_has(SH_CPU_POPCNT);
+	job->simd = job->bits != 128 && job->popcnt &&
+		    sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512VPOPCNTDQ);
 	err = job->bits == 128 ? join_128(job, &res) : join_64(job, &res);
 	if (!err && sort_pairs(&res))
 		err = SIMHASH_ENOMEM;

@@ -165,49 +165,34 @@ SH_AVX512 size_t sh_ix_scan128_avx512(const uint64_t *fps, size_t n, const uint6
 	return m;
 }
 
+#endif /* SH_X86 */
+
 int sh_ix_have_avx512(void)
 {
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") &&
-	       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512VPOPCNTDQ | SH_CPU_AVX2 | SH_CPU_POPCNT);
 }
 
 int sh_ix_have_avx2(void)
 {
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+	return sh_cpu_has(SH_CPU_AVX2 | SH_CPU_POPCNT);
 }
 
 int sh_ix_have_popcnt(void)
 {
-	return __builtin_cpu_supports("popcnt");
+	return sh_cpu_has(SH_CPU_POPCNT);
 }
 
+/* Outside x86 no SIMD kernel exists: the scalar ones everywhere. */
 sh_ix_scan_fn sh_ix_scan_pick(unsigned words)
 {
+#if SH_X86
 	int avx2 = sh_ix_have_avx2();
 	if (sh_ix_have_avx512())
 		return words == 1 ? sh_ix_scan64_avx512 : sh_ix_scan128_avx512;
 	if (words == 1)
 		return avx2 ? sh_ix_scan64_avx2 : sh_ix_scan64_scalar;
 	return avx2 ? sh_ix_scan128_avx2 : sh_ix_scan128_scalar;
-}
-#else /* not x86: no SIMD kernel, the scalar ones everywhere */
-int sh_ix_have_avx512(void)
-{
-	return 0;
-}
-
-int sh_ix_have_avx2(void)
-{
-	return 0;
-}
-
-int sh_ix_have_popcnt(void)
-{
-	return 0;
-}
-
-sh_ix_scan_fn sh_ix_scan_pick(unsigned words)
-{
+#else
 	return words == 1 ? sh_ix_scan64_scalar : sh_ix_scan128_scalar;
-}
 #endif
+}
