@@ -11,7 +11,9 @@
 #                xxhash (xxhsum), man-db and groff-base (the man page), git
 #   with --all, for the browser test of `make check-all` and for `make bench`:
 #                chromium (the page in headless Chromium, driven by playwright-core
-#                from npm) and wrk (load)
+#                from npm) and wrk (load), gcc-aarch64-linux-gnu and libc6-dev-arm64-cross
+#                (check-all compiles every C file for aarch64; `make check-aarch64` also
+#                runs the unit tests under qemu-user: see tests/aarch64.sh)
 #   python:      python3-cffi, python3-dev (the module), python3-pytest, python3-numpy
 #                (its tests; numpy also runs the original package they compare with),
 #                python3-sklearn (the original package's own test suite imports it)
@@ -32,7 +34,7 @@ packages=(
 
 # Node.js and npm come with the machine image (its nodejs package carries npm);
 # Debian's npm would pull an older nodejs, so it is not listed.
-extra=(chromium wrk)
+extra=(chromium wrk gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 list=0
 for arg in "$@"; do
 	case $arg in

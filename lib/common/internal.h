@@ -12,6 +12,31 @@
 #define SH_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SH_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/* x86 intrinsics and target("...") attributes exist only on x86: elsewhere
+ * (aarch64) every kernel takes its portable scalar twin, which gives the
+ * same bits. SH_TARGET_POPCNT compiles a function with the popcnt
+ * instruction on x86 and changes nothing elsewhere (__builtin_popcountll is
+ * portable). */
+#if defined(__x86_64__) || defined(__i386__)
+#define SH_X86 1
+#define SH_TARGET_POPCNT __attribute__((target("popcnt")))
+#else
+#define SH_X86 0
+#define SH_TARGET_POPCNT
+#endif
+
+/* ---- cpu.c: the one CPU-feature probe. sh_cpu_has(SH_CPU_AVX2 | SH_CPU_POPCNT)
+ * is 1 when the CPU has every feature asked for; always 0 outside x86. */
+enum {
+	SH_CPU_POPCNT = 1u << 0,
+	SH_CPU_AVX2 = 1u << 1,
+	SH_CPU_AVX512F = 1u << 2,
+	SH_CPU_AVX512DQ = 1u << 3,
+	SH_CPU_AVX512BW = 1u << 4,
+	SH_CPU_AVX512VPOPCNTDQ = 1u << 5,
+};
+int sh_cpu_has(unsigned features);
+
 /* splitmix64's finalizer: a cheap bijective mix, for order-independent digests. */
 static inline uint64_t sh_mix64(uint64_t z)
 {

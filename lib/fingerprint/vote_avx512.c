@@ -22,8 +22,7 @@
  * main, so this only reads it: safe from any thread. */
 int sh_cpu_has_avx512(void)
 {
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-	       __builtin_cpu_supports("avx512bw");
+	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512DQ | SH_CPU_AVX512BW);
 }
 
 /* Makes planes [0, k] exist (zeroed when new). */

@@ -224,9 +224,9 @@ SH_AVX2 static void md5_short_x16_avx2(const uint32_t w[5][32], const uint32_t b
 
 int sh_md5_short_simd(void)
 {
-	if (__builtin_cpu_supports("avx512f"))
+	if (sh_cpu_has(SH_CPU_AVX512F))
 		return 2;
-	return __builtin_cpu_supports("avx2") ? 1 : 0;
+	return sh_cpu_has(SH_CPU_AVX2) ? 1 : 0;
 }
 
 void sh_md5_short_x32(int level, const uint32_t w[5][32], const uint32_t bitlen[32],

@@ -861,7 +861,7 @@ static inline __attribute__((always_inline)) void probe_all(probe *p)
 }
 
 /* The same code twice: with the popcnt instruction and without. */
-__attribute__((target("popcnt"))) static void probe_all_popcnt(probe *p)
+SH_TARGET_POPCNT static void probe_all_popcnt(probe *p)
 {
 	probe_all(p);
 }

@@ -44,13 +44,15 @@
  * whichever thread is free, sorted by the rest of the prefix in cache, and
  * their runs compared or split.
  */
-#include <immintrin.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "../common/internal.h"
+#if SH_X86
+#include <immintrin.h>
+#endif
 
 /* Asks for transparent huge pages over the 2 MB-aligned interior of a big
  * table: far fewer page faults when it is first written. Only a hint. */
@@ -219,9 +221,9 @@ static simhash_err run_join(struct sh_pairs_job *job, simhash_pair **out, size_t
 	if (job->n_threads > 1 && !job->force_threads &&
 	    job->n < (size_t)MIN_PER_THREAD * job->n_threads)
 		job->n_threads = 1; /* not worth a thread */
-	job->popcnt = !job->no_simd && __builtin_cpu_supports("popcnt");
-	job->simd = job->bits != 128 && job->popcnt && __builtin_cpu_supports("avx512f") &&
-		    __builtin_cpu_supports("avx512vpopcntdq");
+	job->popcnt = !job->no_simd && sh_cpu_has(SH_CPU_POPCNT);
+	job->simd = job->bits != 128 && job->popcnt &&
+		    sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512VPOPCNTDQ);
 	err = job->bits == 128 ? join_128(job, &res) : join_64(job, &res);
 	if (!err && sort_pairs(&res))
 		err = SIMHASH_ENOMEM;

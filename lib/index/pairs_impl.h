@@ -251,7 +251,7 @@ static inline void SFX(report)(struct SFX(walk) *wk, const SFX(el) *a, size_t i,
 		wk->w->failed = 1;
 }
 
-#if WORD_BITS == 64
+#if WORD_BITS == 64 && SH_X86
 /* The AVX-512 compare: 8 distances at a time with VPOPCNTQ; the fingerprints
  * of the run are first copied to a plain array xs. Candidates go through
  * report() exactly as in the scalar loop, so results are identical. */
@@ -304,7 +304,7 @@ SFX(compare_pairs)(struct SFX(walk) *wk, const SFX(el) *a, size_t m, const WORD 
 	}
 }
 
-__attribute__((target("popcnt"))) static void
+SH_TARGET_POPCNT static void
 SFX(compare_pairs_popcnt)(struct SFX(walk) *wk, const SFX(el) *a, size_t m, const WORD *checks,
 			  unsigned n_checks)
 {
@@ -322,7 +322,7 @@ static void SFX(compare_pairs_plain)(struct SFX(walk) *wk, const SFX(el) *a, siz
 static void SFX(compare_all)(struct SFX(walk) *wk, const SFX(el) *a, size_t m,
 			     const WORD *checks, unsigned n_checks)
 {
-#if WORD_BITS == 64
+#if WORD_BITS == 64 && SH_X86
 	if (wk->job->simd && m >= 16) {
 		if (m > wk->w->xs_cap) {
 			uint64_t *xs = realloc(wk->w->xs, (m + m / 2) * sizeof(*xs));

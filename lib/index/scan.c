@@ -9,8 +9,10 @@
  * through a 16-entry table (vpshufb) and sums bytes per lane (vpsadbw).
  * AVX-512 with VPOPCNTQ counts eight lanes in one instruction and reads the
  * block's tail with a masked load, so a short bucket costs one iteration. */
-#include <immintrin.h>
 #include "ix.h"
+#if SH_X86
+#include <immintrin.h>
+#endif
 
 #define SH_AVX2 __attribute__((target("avx2,popcnt")))
 #define SH_AVX512 __attribute__((target("avx512f,avx512vpopcntdq,avx2,popcnt,bmi")))
@@ -39,6 +41,7 @@ size_t sh_ix_scan128_scalar(const uint64_t *fps, size_t n, const uint64_t *q, un
 	return m;
 }
 
+#if SH_X86
 /* Per 64-bit lane popcount of v. */
 SH_AVX2 static inline __m256i popcnt_lanes(__m256i v)
 {
@@ -162,28 +165,34 @@ SH_AVX512 size_t sh_ix_scan128_avx512(const uint64_t *fps, size_t n, const uint6
 	return m;
 }
 
+#endif /* SH_X86 */
+
 int sh_ix_have_avx512(void)
 {
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") &&
-	       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512VPOPCNTDQ | SH_CPU_AVX2 | SH_CPU_POPCNT);
 }
 
 int sh_ix_have_avx2(void)
 {
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+	return sh_cpu_has(SH_CPU_AVX2 | SH_CPU_POPCNT);
 }
 
 int sh_ix_have_popcnt(void)
 {
-	return __builtin_cpu_supports("popcnt");
+	return sh_cpu_has(SH_CPU_POPCNT);
 }
 
+/* Outside x86 no SIMD kernel exists: the scalar ones everywhere. */
 sh_ix_scan_fn sh_ix_scan_pick(unsigned words)
 {
+#if SH_X86
 	int avx2 = sh_ix_have_avx2();
 	if (sh_ix_have_avx512())
 		return words == 1 ? sh_ix_scan64_avx512 : sh_ix_scan128_avx512;
 	if (words == 1)
 		return avx2 ? sh_ix_scan64_avx2 : sh_ix_scan64_scalar;
 	return avx2 ? sh_ix_scan128_avx2 : sh_ix_scan128_scalar;
+#else
+	return words == 1 ? sh_ix_scan64_scalar : sh_ix_scan128_scalar;
+#endif
 }

@@ -468,7 +468,7 @@ SH_AVX2 static size_t ascii_bulk(sh_norm *n, const uint8_t *in, size_t i, size_t
  * main, so this only reads it: safe from any thread. */
 static int cpu_has_avx2(void)
 {
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+	return sh_cpu_has(SH_CPU_AVX2 | SH_CPU_POPCNT);
 }
 #else
 #define SH_HAVE_AVX2 0
