@@ -4,11 +4,33 @@
 #ifndef TEST_H
 #define TEST_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 
 static int t_passed, t_failed, t_cur_failed;
+
+/* A seeded random stream for property tests (splitmix64): the same seed
+ * gives the same inputs, so a failure names a seed that reproduces it. */
+static inline uint64_t *test_rng(void)
+{
+	static uint64_t state;
+	return &state;
+}
+
+static inline void test_rnd_seed(uint64_t seed)
+{
+	*test_rng() = seed;
+}
+
+static inline uint64_t test_rnd(void)
+{
+	uint64_t z = (*test_rng() += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
 
 #define CHECK(cond)                                                                   \
 	do {                                                                          \

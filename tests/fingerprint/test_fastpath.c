@@ -12,15 +12,6 @@
 
 void sh_ctx_set_simd(simhash_ctx *ctx, int on);
 
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 static int same(simhash_fp a, simhash_fp b)
 {
 	return a.bits == b.bits && a.w[0] == b.w[0] && a.w[1] == b.w[1];
@@ -53,10 +44,10 @@ static const char *const chars[] = {
 static size_t random_text(char *buf, size_t n_chars)
 {
 	size_t k = 0;
-	int cjk_heavy = (int)(rnd() % 2);
+	int cjk_heavy = (int)(test_rnd() % 2);
 
 	for (size_t i = 0; i < n_chars; i++) {
-		size_t pick = cjk_heavy && rnd() % 4 ? rnd() % 7 : rnd() % (sizeof chars / sizeof *chars);
+		size_t pick = cjk_heavy && test_rnd() % 4 ? test_rnd() % 7 : test_rnd() % (sizeof chars / sizeof *chars);
 		size_t n = strlen(chars[pick]);
 		memcpy(buf + k, chars[pick], n);
 		k += n;
@@ -107,13 +98,13 @@ static void test_fast_path_equals_plain_path_on_mixed_widths(void)
 		simhash_config cfg;
 		size_t len;
 
-		rng_state = seed + (uint64_t)trial;
-		len = random_text(buf, 1 + rnd() % (trial % 10 == 0 ? 4000 : 120));
+		test_rnd_seed(seed + (uint64_t)trial);
+		len = random_text(buf, 1 + test_rnd() % (trial % 10 == 0 ? 4000 : 120));
 		simhash_config_init(&cfg);
 		cfg.features = SIMHASH_FEATURES_CHAR; /* the v1 char path, where a tf cap is allowed */
 		cfg.features = SIMHASH_FEATURES_CHAR;
-		cfg.ngram = 1 + (unsigned)(rnd() % 4);
-		cfg.ngram_cjk = 1 + (unsigned)(rnd() % 3);
+		cfg.ngram = 1 + (unsigned)(test_rnd() % 4);
+		cfg.ngram_cjk = 1 + (unsigned)(test_rnd() % 3);
 		cfg.bits = trial % 7 == 0 ? 32 : 64;
 		if (trial % 5 == 0)
 			cfg.bits = 128;
@@ -149,8 +140,8 @@ static void test_compat_md5_paths_agree(void)
 				break;
 			sh_ctx_set_simd(sca, 0);
 		}
-		rng_state = seed + (uint64_t)trial;
-		len = random_text(buf, 1 + rnd() % (trial % 20 == 0 ? 20000 : 300));
+		test_rnd_seed(seed + (uint64_t)trial);
+		len = random_text(buf, 1 + test_rnd() % (trial % 20 == 0 ? 20000 : 300));
 		CHECK(simhash_fingerprint(vec, buf, len, &a) == SIMHASH_OK);
 		CHECK(simhash_fingerprint(sca, buf, len, &b) == SIMHASH_OK);
 		if (!same(a, b)) {

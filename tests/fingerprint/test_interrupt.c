@@ -48,15 +48,6 @@ static int hook_fn(void *arg)
 	return 0;
 }
 
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 static const char *const pieces[] = {
 	"the ", "council ", "approved ", "bicycle ", "lanes ", "on ", "Tuesday, ", "42 ",
 	"r\xc3\xa9sum\xc3\xa9 ", "e\xcc\x81\xcc\xa3 ", /* e + acute + dot below */
@@ -74,14 +65,14 @@ static size_t make_text(char *buf, size_t len, uint64_t seed)
 {
 	size_t k = 0, np = sizeof pieces / sizeof *pieces;
 
-	rng_state = seed;
+	test_rnd_seed(seed);
 	while (k + 40 < len) {
-		const char *p = pieces[rnd() % np];
+		const char *p = pieces[test_rnd() % np];
 		size_t l = strlen(p);
 		memcpy(buf + k, p, l);
 		k += l;
-		if (rnd() % 4 == 0)
-			k += (size_t)snprintf(buf + k, len - k, "w%u ", (unsigned)(rnd() % 100000));
+		if (test_rnd() % 4 == 0)
+			k += (size_t)snprintf(buf + k, len - k, "w%u ", (unsigned)(test_rnd() % 100000));
 	}
 	buf[k] = '\0';
 	return k;

@@ -14,15 +14,6 @@
 simhash_err sh_ctx_set_stream(simhash_ctx *ctx, size_t slice, size_t min_chars);
 size_t sh_ctx_stream_peak(const simhash_ctx *ctx);
 
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 static const char *const pieces[] = {
 	"the", "of", "and", "ing", "a", "Zebra", "42", " ", " ", " ", "  ", "\n", ", ", ".",
 	"-", "'", "e\xcc\x81",                  /* e + combining acute */
@@ -50,14 +41,14 @@ static const char *const no_words[] = {
  * a tenth have at most two words. */
 static size_t random_text(char *buf, size_t cap, size_t n)
 {
-	size_t k = 0, np = sizeof pieces / sizeof *pieces, bias = rnd() % 3 ? np : rnd() % np;
+	size_t k = 0, np = sizeof pieces / sizeof *pieces, bias = test_rnd() % 3 ? np : test_rnd() % np;
 
-	if (rnd() % 10 == 0) {
-		size_t nw = sizeof no_words / sizeof *no_words, words = rnd() % 3;
+	if (test_rnd() % 10 == 0) {
+		size_t nw = sizeof no_words / sizeof *no_words, words = test_rnd() % 3;
 		for (size_t i = 0; i < n && k + 70 < cap; i++) {
-			const char *p = no_words[rnd() % nw];
-			if (words && rnd() % (n / words + 1) == 0) {
-				p = pieces[rnd() % 6];
+			const char *p = no_words[test_rnd() % nw];
+			if (words && test_rnd() % (n / words + 1) == 0) {
+				p = pieces[test_rnd() % 6];
 				words--;
 			}
 			memcpy(buf + k, p, strlen(p));
@@ -67,7 +58,7 @@ static size_t random_text(char *buf, size_t cap, size_t n)
 	}
 
 	for (size_t i = 0; i < n; i++) {
-		const char *p = pieces[bias < np && rnd() % 2 ? bias : rnd() % np];
+		const char *p = pieces[bias < np && test_rnd() % 2 ? bias : test_rnd() % np];
 		size_t len = strlen(p);
 		if (k + len > cap)
 			break;
@@ -83,8 +74,8 @@ static void random_config(simhash_config *cfg, const simhash_stopwords *sw)
 	static const unsigned widths[] = { 32, 64, 128 };
 
 	simhash_config_init(cfg);
-	cfg->bits = widths[rnd() % 3];
-	switch (rnd() % 6) {
+	cfg->bits = widths[test_rnd() % 3];
+	switch (test_rnd() % 6) {
 	case 0:
 	case 1:
 		break; /* the v2 default */
@@ -98,21 +89,21 @@ static void random_config(simhash_config *cfg, const simhash_stopwords *sw)
 		cfg->features = SIMHASH_FEATURES_SHINGLE;
 		break;
 	}
-	cfg->ngram = 1 + (unsigned)(rnd() % 5);
-	cfg->ngram_cjk = (unsigned)(rnd() % 4);
+	cfg->ngram = 1 + (unsigned)(test_rnd() % 5);
+	cfg->ngram_cjk = (unsigned)(test_rnd() % 4);
 	if (cfg->features != SIMHASH_FEATURES_AUTO) {
-		cfg->weight = (simhash_weight)(rnd() % 3); /* tf, binary, logtf */
-		cfg->hash = (simhash_hash)(rnd() % 4);
-		cfg->tf_cap = rnd() % 4 == 0 ? 2 : 0;
-		if (rnd() % 4 == 0)
+		cfg->weight = (simhash_weight)(test_rnd() % 3); /* tf, binary, logtf */
+		cfg->hash = (simhash_hash)(test_rnd() % 4);
+		cfg->tf_cap = test_rnd() % 4 == 0 ? 2 : 0;
+		if (test_rnd() % 4 == 0)
 			cfg->stopwords = sw;
 	}
-	cfg->casefold = rnd() % 5 != 0;
-	cfg->t2s = rnd() % 3 != 0;
-	cfg->space = (simhash_space)(rnd() % 3);
-	cfg->punct = (simhash_punct)(rnd() % 2);
-	cfg->max_repeat = rnd() % 4 == 0 ? 3 : 0;
-	cfg->utf8 = rnd() % 5 == 0 ? SIMHASH_UTF8_REJECT : SIMHASH_UTF8_REPLACE;
+	cfg->casefold = test_rnd() % 5 != 0;
+	cfg->t2s = test_rnd() % 3 != 0;
+	cfg->space = (simhash_space)(test_rnd() % 3);
+	cfg->punct = (simhash_punct)(test_rnd() % 2);
+	cfg->max_repeat = test_rnd() % 4 == 0 ? 3 : 0;
+	cfg->utf8 = test_rnd() % 5 == 0 ? SIMHASH_UTF8_REJECT : SIMHASH_UTF8_REPLACE;
 }
 
 static void test_pieces_and_windows_give_the_whole_texts_fingerprint(void)
@@ -134,18 +125,18 @@ static void test_pieces_and_windows_give_the_whole_texts_fingerprint(void)
 		simhash_err ea, eb;
 		size_t len, i = 0;
 
-		rng_state = seed + (uint64_t)trial;
+		test_rnd_seed(seed + (uint64_t)trial);
 		random_config(&cfg, sw);
-		len = random_text(buf, sizeof buf, (size_t)(rnd() % 4 ? 200 + rnd() % 3000 : rnd() % 200));
+		len = random_text(buf, sizeof buf, (size_t)(test_rnd() % 4 ? 200 + test_rnd() % 3000 : test_rnd() % 200));
 		CHECK(simhash_ctx_new(&cfg, &one) == SIMHASH_OK);
 		CHECK(simhash_ctx_new(&cfg, &str) == SIMHASH_OK);
 		if (!one || !str)
 			break;
-		CHECK(sh_ctx_set_stream(str, 1 + rnd() % 64, 1) == SIMHASH_OK);
+		CHECK(sh_ctx_set_stream(str, 1 + test_rnd() % 64, 1) == SIMHASH_OK);
 		ea = simhash_fingerprint(one, buf, len, &a);
 		eb = simhash_fingerprint_begin(str);
 		while (!eb && i < len) {
-			size_t k = rnd() % 100;
+			size_t k = test_rnd() % 100;
 			if (k > len - i)
 				k = len - i;
 			eb = simhash_fingerprint_update(str, buf + i, k);
@@ -190,9 +181,9 @@ static void test_long_text_streams_with_the_same_bits(void)
 
 	if (!big)
 		return;
-	rng_state = 0xb16;
+	test_rnd_seed(0xb16);
 	for (size_t k = 0; k < LEN;) {
-		const char *p = pieces[rnd() % 20];
+		const char *p = pieces[test_rnd() % 20];
 		size_t len = strlen(p);
 		if (k + len > LEN)
 			len = LEN - k;
@@ -238,9 +229,9 @@ static void test_windows_stay_bounded(void)
 	};
 	size_t k = 0;
 
-	rng_state = 0xb0b;
+	test_rnd_seed(0xb0b);
 	while (k + 70 < LEN) {
-		const char *p = pieces[rnd() % 30];
+		const char *p = pieces[test_rnd() % 30];
 		memcpy(text + k, p, strlen(p));
 		k += strlen(p);
 		text[k++] = ' ';

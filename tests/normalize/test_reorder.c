@@ -17,15 +17,6 @@
 #include "common/internal.h"
 #include "normalize/reorder.h"
 
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
-}
-
 /* Mostly non-starters of many classes, and what hides or breaks them. */
 static const UChar32 pool[] = {
 	0x0301, 0x0316, 0x0300, 0x0327, 0x0323, 0x031B, 0x0345, 0x0344, 0x0340, /* Latin marks */
@@ -45,7 +36,7 @@ static int32_t random_u16(UChar *u, int32_t n)
 	int32_t k = 0;
 
 	for (int32_t i = 0; i < n; i++) {
-		UChar32 c = rnd() % 40 ? pool[rnd() % n_marks] : pool[rnd() % n_pool];
+		UChar32 c = test_rnd() % 40 ? pool[test_rnd() % n_marks] : pool[test_rnd() % n_pool];
 		U16_APPEND_UNSAFE(u, k, c);
 	}
 	return k;
@@ -66,9 +57,9 @@ static void test_icu_output_unchanged(void)
 	const UNormalizer2 *nf = unorm2_getNFKCCasefoldInstance(&st);
 	int reordered = 0;
 
-	rng_state = 0x2e02de2;
+	test_rnd_seed(0x2e02de2);
 	for (int trial = 0; trial < 300; trial++) {
-		int32_t m = random_u16(u, 1 + (int32_t)(rnd() % 3000)), rm, la, lb;
+		int32_t m = random_u16(u, 1 + (int32_t)(test_rnd() % 3000)), rm, la, lb;
 		if (!sh_reorder_needed(nf, &bufs, u, m))
 			continue;
 		reordered++;
@@ -100,10 +91,10 @@ static void test_normalizer_unchanged(void)
 	simhash_config cfg;
 	sh_norm *on = NULL, *off = NULL;
 
-	rng_state = 0x5e9;
+	test_rnd_seed(0x5e9);
 	for (int trial = 0; trial < 200; trial++) {
 		UErrorCode st = U_ZERO_ERROR;
-		int32_t m = random_u16(u, 1 + (int32_t)(rnd() % 3000)), len;
+		int32_t m = random_u16(u, 1 + (int32_t)(test_rnd() % 3000)), len;
 		size_t bad = 0;
 		sh_text a, b;
 
