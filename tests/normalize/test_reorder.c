@@ -15,6 +15,7 @@
 #include "test.h"
 #include "simhash.h"
 #include "common/internal.h"
+#include "same_text.h"
 #include "normalize/reorder.h"
 
 /* Mostly non-starters of many classes, and what hides or breaks them. */
@@ -74,13 +75,6 @@ static void test_icu_output_unchanged(void)
 	}
 	CHECK(reordered > 200);
 	sh_reorder_free(&bufs);
-}
-
-static int same_text(const sh_text *a, const sh_text *b)
-{
-	return a->len == b->len && a->n_chars == b->n_chars && !memcmp(a->s, b->s, a->len) &&
-	       !memcmp(a->off, b->off, (a->n_chars + 1) * sizeof *a->off) &&
-	       !memcmp(a->cls, b->cls, a->n_chars);
 }
 
 /* The whole normalizer, UTF-8 in, with and without the reordering. */

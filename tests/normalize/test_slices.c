@@ -7,6 +7,7 @@
 #include "test.h"
 #include "simhash.h"
 #include "common/internal.h"
+#include "same_text.h"
 
 static const char *const pieces[] = {
 	"e", " ", "\xcc\x81",               /* e, space, combining acute */
@@ -33,13 +34,6 @@ static size_t random_text(char *buf, size_t n)
 		k += len;
 	}
 	return k;
-}
-
-static int same_text(const sh_text *a, const sh_text *b)
-{
-	return a->len == b->len && a->n_chars == b->n_chars && !memcmp(a->s, b->s, a->len) &&
-	       !memcmp(a->off, b->off, (a->n_chars + 1) * sizeof *a->off) &&
-	       !memcmp(a->cls, b->cls, a->n_chars);
 }
 
 static void test_tiny_slices_change_nothing(void)
