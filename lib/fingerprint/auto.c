@@ -44,10 +44,12 @@
  *
  * Memory: the distinct shingles (16 bytes each, more allocated but never
  * touched) and a table of 4-byte slots at most half full: 24 to 32 bytes per
- * distinct shingle. A text taken in windows (stream.c) keeps them in sorted
- * arrays instead: 12 bytes per distinct shingle (up to twice that
- * allocated, never touched past the end), plus 8 MiB for a batch of keys.
+ * distinct shingle. A text taken in windows (stream.c) is longer than L1, so
+ * it needs the MinHash bits alone: its shingles lower the bins' minima as
+ * they come (a minimum over the occurrences is the minimum over the set),
+ * in 1 KiB whatever its length.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../common/internal.h"
@@ -71,22 +73,13 @@ struct sh_auto {
 	size_t mask;     /* this text uses slots [0, mask]: a small text a small part */
 	size_t used;     /* entries of ent, at most (mask + 1) * load4 / 4 */
 	unsigned load4;  /* the most entries per slot, in quarters (2) */
-	/* A text taken in windows (sh_auto_begin) counts into sorted arrays
-	 * instead: 12 bytes per distinct shingle, no slots. Keys gather in a
-	 * batch; a full batch is radix-sorted, its equal keys merged, and it is
-	 * merged into the arrays in place, from the back. */
-	int sorted;
-	uint64_t *skey;  /* the distinct shingles so far, ascending */
-	uint32_t *scnt;  /* their counts */
-	size_t n_sorted, sorted_cap;
-	uint64_t *batch, *tmp; /* batch_cap keys each */
-	size_t n_batch, batch_cap;
-	size_t batch_test; /* sh_auto_set_batch(), or 0 */
-	/* Only the MinHash wanted (a whole text with no votes): count() lowers
-	 * the bins' minima instead of counting, since a minimum over the
-	 * occurrences is the minimum over the set. */
+	/* Only the MinHash wanted (a whole text with no votes, or a text taken
+	 * in windows): count() lowers the bins' minima instead of counting,
+	 * since a minimum over the occurrences is the minimum over the set. */
 	uint64_t *mh_mins; /* NULL when counting */
 	unsigned mh_shift;
+	int windows;             /* sh_auto_begin() until sh_auto_votes() */
+	uint64_t win_mins[128];  /* the bins of a text taken in windows */
 	sh_intr *intr;     /* the ctx's interrupt hook, polled by scan() */
 };
 
@@ -94,8 +87,6 @@ void sh_auto_set_intr(sh_auto *a, sh_intr *intr)
 {
 	a->intr = intr;
 }
-
-enum { SH_AUTO_BATCH = 1 << 19 };
 
 struct ent {
 	uint64_t key;
@@ -115,10 +106,6 @@ void sh_auto_free(sh_auto *a)
 		return;
 	free(a->ent);
 	free(a->idx);
-	free(a->skey);
-	free(a->scnt);
-	free(a->batch);
-	free(a->tmp);
 	free(a);
 }
 
@@ -176,20 +163,18 @@ static simhash_err reslot(sh_auto *a, size_t slots)
 	return SIMHASH_OK;
 }
 
-/* Counts one occurrence of each of keys[0..n). The entries are ent[1..used]
- * and ent[0] a spare, so a slot's entry can be read before knowing whether
- * the slot is empty (0): one branch per probe, and a new key and a known one
- * take the same straight-line code (which of the two is hard to predict).
- * The table is made large enough for all n first, so the loop keeps the
- * table's fields in registers. */
-static simhash_err batch_add(sh_auto *a, const uint64_t *keys, size_t n);
-
 /* One mixed key of a shingle for its MinHash bin and value. */
 static inline uint64_t minhash_key(uint64_t key)
 {
 	return sh_mix64(sh_exp_mix(key, 2) ^ 0x5851f42d4c957f2dull);
 }
 
+/* Counts one occurrence of each of keys[0..n). The entries are ent[1..used]
+ * and ent[0] a spare, so a slot's entry can be read before knowing whether
+ * the slot is empty (0): one branch per probe, and a new key and a known one
+ * take the same straight-line code (which of the two is hard to predict).
+ * The table is made large enough for all n first, so the loop keeps the
+ * table's fields in registers. */
 static simhash_err count(sh_auto *a, const uint64_t *keys, size_t n)
 {
 	uint32_t *idx;
@@ -201,8 +186,6 @@ static simhash_err count(sh_auto *a, const uint64_t *keys, size_t n)
 			sh_mh_add(a->mh_mins, a->mh_shift, minhash_key(keys[i]));
 		return SIMHASH_OK;
 	}
-	if (a->sorted)
-		return batch_add(a, keys, n);
 	while (4 * (a->used + n) > a->load4 * (a->mask + 1)) {
 		simhash_err err = a->used + n >= UINT32_MAX / 2 ? SIMHASH_ENOMEM
 								: reslot(a, 2 * (a->mask + 1));
@@ -234,158 +217,6 @@ static simhash_err count(sh_auto *a, const uint64_t *keys, size_t n)
 	}
 	a->used = used;
 	return SIMHASH_OK;
-}
-
-/* ---- the sorted arrays of a text taken in windows */
-
-/* Sorts a[0..n) ascending (LSD radix, 8 bits a pass, tmp as large); returns
- * the buffer that holds the result (a or tmp). */
-static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, size_t n)
-{
-	static const unsigned passes = 8;
-	size_t hist[8][256];
-
-	memset(hist, 0, sizeof hist);
-	for (size_t i = 0; i < n; i++)
-		for (unsigned p = 0; p < passes; p++)
-			hist[p][a[i] >> (8 * p) & 0xFF]++;
-	for (unsigned p = 0; p < passes; p++) {
-		size_t sum = 0, *h = hist[p];
-		uint64_t *t;
-		if (h[a[0] >> (8 * p) & 0xFF] == n)
-			continue; /* one digit for all: nothing moves */
-		for (unsigned d = 0; d < 256; d++) {
-			size_t c = h[d];
-			h[d] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			tmp[h[a[i] >> (8 * p) & 0xFF]++] = a[i];
-		t = a;
-		a = tmp;
-		tmp = t;
-	}
-	return a;
-}
-
-/* Merges the batch into the sorted arrays. The interrupt hook is polled
- * around the sort and along the merge (tens of milliseconds on a long text);
- * a merge it stops leaves the arrays to be emptied with the text. */
-static simhash_err flush_batch(sh_auto *a)
-{
-	size_t nb = a->n_batch, m = a->n_sorted, k = 0, i, j, w, done = 0;
-	size_t poll_at = sh_intr_step(a->intr);
-	uint64_t *keys, *spare;
-	uint32_t *cnt;
-
-	if (nb == 0)
-		return SIMHASH_OK;
-	if (sh_intr_poll(a->intr, nb))
-		return SIMHASH_EINTR;
-	keys = radix_sort(a->batch, a->tmp, nb);
-	if (sh_intr_poll(a->intr, nb))
-		return SIMHASH_EINTR;
-	spare = keys == a->batch ? a->tmp : a->batch;
-	cnt = (uint32_t *)spare; /* the other buffer holds the batch's counts */
-	for (i = 0; i < nb; i++) {
-		if (k && keys[k - 1] == keys[i]) {
-			cnt[k - 1] += cnt[k - 1] != UINT32_MAX;
-			continue;
-		}
-		keys[k] = keys[i];
-		cnt[k++] = 1;
-	}
-	if (m + k > a->sorted_cap) {
-		size_t cap = a->sorted_cap ? 2 * a->sorted_cap : a->batch_cap;
-		uint64_t *sk;
-		uint32_t *sc;
-		while (cap < m + k)
-			cap *= 2;
-		/* realloc of a large block remaps its pages: no copy held */
-		sk = realloc(a->skey, cap * sizeof *sk);
-		if (sk)
-			a->skey = sk;
-		sc = sk ? realloc(a->scnt, cap * sizeof *sc) : NULL;
-		if (sc)
-			a->scnt = sc;
-		if (!sk || !sc)
-			return SIMHASH_ENOMEM;
-		a->sorted_cap = cap;
-	}
-	/* From the back: the write position never passes the read position
-	 * of the old entries (it stays ahead by the batch entries left). */
-	i = m;
-	j = k;
-	w = m + k;
-	while (j > 0) {
-		uint64_t x = keys[j - 1];
-		if (sh_intr_at(a->intr, done++, &poll_at))
-			return SIMHASH_EINTR;
-		if (i > 0 && a->skey[i - 1] > x) {
-			w--;
-			a->skey[w] = a->skey[i - 1];
-			a->scnt[w] = a->scnt[i - 1];
-			i--;
-		} else if (i > 0 && a->skey[i - 1] == x) {
-			uint64_t c = (uint64_t)a->scnt[i - 1] + cnt[j - 1];
-			w--;
-			a->skey[w] = x;
-			a->scnt[w] = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
-			i--;
-			j--;
-		} else {
-			w--;
-			a->skey[w] = x;
-			a->scnt[w] = cnt[j - 1];
-			j--;
-		}
-	}
-	/* the old entries [0, i) stay; equal keys left a gap [i, w) */
-	if (w > i) {
-		memmove(a->skey + i, a->skey + w, (m + k - w) * sizeof *a->skey);
-		memmove(a->scnt + i, a->scnt + w, (m + k - w) * sizeof *a->scnt);
-	}
-	a->n_sorted = m + k - (w - i);
-	a->n_batch = 0;
-	return SIMHASH_OK;
-}
-
-static simhash_err batch_add(sh_auto *a, const uint64_t *keys, size_t n)
-{
-	while (n) {
-		size_t take = a->batch_cap - a->n_batch;
-		if (take == 0) {
-			simhash_err err = flush_batch(a);
-			if (err)
-				return err;
-			continue;
-		}
-		if (take > n)
-			take = n;
-		memcpy(a->batch + a->n_batch, keys, take * sizeof *keys);
-		a->n_batch += take;
-		keys += take;
-		n -= take;
-	}
-	return SIMHASH_OK;
-}
-
-void sh_auto_set_batch(sh_auto *a, size_t keys)
-{
-	a->batch_test = keys;
-}
-
-/* Gives back the memory of a text taken in windows. */
-static void sorted_free(sh_auto *a)
-{
-	free(a->skey);
-	free(a->scnt);
-	free(a->batch);
-	free(a->tmp);
-	a->skey = a->batch = a->tmp = NULL;
-	a->scnt = NULL;
-	a->n_sorted = a->sorted_cap = a->n_batch = 0;
-	a->sorted = 0;
 }
 
 /* The key of the shingle of word keys k0 k1 k2: XXH3-64 of their 24 bytes,
@@ -565,22 +396,22 @@ void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2])
  * of `bits` bins holds the least mixed key whose top bits are j (sh_mh_bits()
  * fills the empty ones). Two texts' bits agree with probability about
  * (1 + J) / 2, J the Jaccard index of their shingle sets. The shingles are
- * those of the table, or of the sorted arrays of a text taken in windows:
- * the same set either way. */
+ * those of the table, or those a text taken in windows put in its bins as
+ * they came: the same minima either way. */
 static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
 {
 	uint64_t mins[128];
 	unsigned shift = sh_mh_shift(bits);
 
-	sh_mh_init(mins, bits);
-	if (a->sorted) {
-		for (size_t s = 0; s < a->n_sorted; s++)
-			sh_mh_add(mins, shift, minhash_key(a->skey[s]));
-	} else {
-		for (size_t s = 1; s <= a->used; s++)
-			sh_mh_add(mins, shift, minhash_key(a->ent[s].key));
+	if (a->windows) {
+		/* all bins still empty: no shingle, bits 0 (as below) */
+		sh_mh_bits(a->win_mins, bits, out);
+		return;
 	}
-	if (a->sorted ? a->n_sorted == 0 : a->used == 0) {
+	sh_mh_init(mins, bits);
+	for (size_t s = 1; s <= a->used; s++)
+		sh_mh_add(mins, shift, minhash_key(a->ent[s].key));
+	if (a->used == 0) {
 		out[0] = out[1] = 0;
 		return;
 	}
@@ -590,8 +421,8 @@ static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
 /* Empties the table and uses `want` slots (a power of two) to begin with. */
 static simhash_err begin(sh_auto *a, size_t want, unsigned load4)
 {
-	if (a->sorted)
-		sorted_free(a);
+	a->windows = 0; /* a windowed text given up half-way ends here */
+	a->mh_mins = NULL;
 	a->used = 0; /* reslot() empties the slots the last text used */
 	a->load4 = load4;
 	return reslot(a, want);
@@ -620,27 +451,12 @@ static simhash_err collect(sh_auto *a, const sh_text *t, size_t *n_words)
 	return err;
 }
 
-simhash_err sh_auto_begin(sh_auto *a)
+void sh_auto_begin(sh_auto *a, unsigned bits)
 {
-	sorted_free(a);
-	a->batch_cap = a->batch_test ? a->batch_test : SH_AUTO_BATCH;
-	a->batch = malloc(a->batch_cap * sizeof *a->batch);
-	a->tmp = malloc(a->batch_cap * sizeof *a->tmp);
-	if (!a->batch || !a->tmp) {
-		sorted_free(a);
-		return SIMHASH_ENOMEM;
-	}
-	a->sorted = 1;
-	return SIMHASH_OK;
-}
-
-simhash_err sh_auto_end(sh_auto *a)
-{
-	simhash_err err = a->sorted ? flush_batch(a) : SIMHASH_OK;
-
-	if (err)
-		sorted_free(a);
-	return err;
+	sh_mh_init(a->win_mins, bits);
+	a->mh_mins = a->win_mins;
+	a->mh_shift = sh_mh_shift(bits);
+	a->windows = 1;
 }
 
 simhash_err sh_auto_scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
@@ -659,8 +475,7 @@ simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int vo
 		 * as sh_auto_votes() gives from one) */
 		uint64_t mins[128];
 		sh_auto_run r = { { 0, 0, 0 }, 0 };
-		if (a->sorted)
-			sorted_free(a);
+		a->windows = 0;
 		sh_mh_init(mins, bits);
 		a->mh_mins = mins;
 		a->mh_shift = sh_mh_shift(bits);
@@ -723,6 +538,7 @@ void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int votes, int64_t vs[12
 	uint64_t ones[128];
 	struct acc c;
 
+	assert(!(a->windows && votes)); /* a windowed text kept no table */
 	memset(vs, 0, 128 * sizeof *vs);
 	*ws = 0;
 	mh[0] = mh[1] = 0;
@@ -737,13 +553,8 @@ void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int votes, int64_t vs[12
 		c.bits = bits;
 		sh_vote_init(&c.v[0], bits);
 		sh_vote_init(&c.v[1], bits);
-		if (a->sorted) {
-			for (size_t s = 0; s < a->n_sorted; s++)
-				acc_add(&c, a->skey[s], a->scnt[s]);
-		} else {
-			for (size_t s = 1; s <= a->used; s++)
-				acc_add(&c, a->ent[s].key, a->ent[s].count);
-		}
+		for (size_t s = 1; s <= a->used; s++)
+			acc_add(&c, a->ent[s].key, a->ent[s].count);
 		for (unsigned k = 1; k <= 2; k++) {
 			int64_t w = logtf_q16(k);
 			uint64_t n_c = sh_vote_counts(&c.v[k - 1], bits, ones);
@@ -753,8 +564,8 @@ void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int votes, int64_t vs[12
 		}
 		*ws = c.ws;
 	}
-	if (a->sorted)
-		sorted_free(a);
+	a->windows = 0;
+	a->mh_mins = NULL;
 }
 
 int64_t sh_auto_share(const sh_text *t)

@@ -23,23 +23,19 @@ void sh_auto_set_intr(sh_auto *a, sh_intr *intr);
  * little-endian (for tests: computed without the bytes). */
 uint64_t sh_auto_shingle_key(const uint64_t k[3]);
 
-/* Streaming (stream.c): the shingles of a text taken in windows, counted in
- * sorted arrays (12 bytes per distinct shingle). begin empties them; scan
- * counts the shingles ending at the words that start at characters
- * [from, to) of t (each must end by `to` or at t's end), r carrying the last
+/* Streaming (stream.c): the shingles of a text taken in windows, longer than
+ * L1, so only their MinHash is wanted: begin empties its `bits` bins; scan
+ * puts the shingles ending at the words that start at characters [from, to)
+ * of t (each must end by `to` or at t's end) into them, r carrying the last
  * three word keys and the word count between windows (zeroed before the
- * first); votes gives the votes of the table after m words in all. */
+ * first); sh_auto_votes() with votes = 0 gives the bits after m words in
+ * all. */
 typedef struct sh_auto_run {
 	uint64_t k[3];
 	size_t m;
 } sh_auto_run;
-simhash_err sh_auto_begin(sh_auto *a);
+void sh_auto_begin(sh_auto *a, unsigned bits);
 simhash_err sh_auto_scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r);
-/* Counts what is still pending, before sh_auto_votes() (which then gives
- * the windowed text's memory back). */
-simhash_err sh_auto_end(sh_auto *a);
-/* For tests: keys counted at once from the next sh_auto_begin() on (0: 1 Mi). */
-void sh_auto_set_batch(sh_auto *a, size_t keys);
 /* The votes of the distinct shingles counted after m words in all, as
  * sh_auto_shingles() gives them (votes, vs, ws, mh alike). */
 void sh_auto_votes(sh_auto *a, unsigned bits, size_t m, int votes, int64_t vs[128], int64_t *ws,

@@ -58,9 +58,7 @@ int sh_stream_fits(const simhash_ctx *ctx);
 simhash_err sh_stream_whole(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out);
 void sh_stream_free(struct sh_stream *st);
 /* For tests: input bytes normalized at once (0: the default, 1 MiB) and the
- * characters a text needs before its windows are consumed (0: the default);
- * the v2 default's shingle keys then go to its sorted arrays in batches of
- * 1 + slice / 4. */
+ * characters a text needs before its windows are consumed (0: the default). */
 simhash_err sh_ctx_set_stream(simhash_ctx *ctx, size_t slice, size_t min_chars);
 /* For tests: the most characters a window of the last streamed text had (0:
  * it was never consumed in windows). */

@@ -121,9 +121,6 @@ simhash_err sh_ctx_set_stream(simhash_ctx *ctx, size_t slice, size_t min_chars)
 		return err;
 	st->slice = slice;
 	st->min_chars = min_chars;
-	/* tiny windows, tiny batches of shingle keys: merges all the time */
-	if (ctx->autov)
-		sh_auto_set_batch(ctx->autov, slice ? 1 + slice / 4 : 0);
 	return SIMHASH_OK;
 }
 
@@ -455,7 +452,7 @@ static simhash_err start_drain(simhash_ctx *ctx, struct sh_stream *st)
 	sh_mh_init(st->mins, cfg->bits);
 	sh_vote_init(&st->v, cfg->bits);
 	if (cfg->features == SIMHASH_FEATURES_AUTO)
-		err = sh_auto_begin(ctx->autov);
+		sh_auto_begin(ctx->autov, cfg->bits);
 	return err;
 }
 
@@ -571,9 +568,6 @@ static simhash_err finish(simhash_ctx *ctx, struct sh_stream *st, simhash_fp *ou
 		uint64_t counts[128], mh[2];
 		sh_auto_char c = { counts, 0, 0, sh_auto_centered(cfg), !cfg->auto_char_votes,
 				   { 0, 0 } };
-		err = sh_auto_end(ctx->autov);
-		if (err)
-			return err;
 		sh_auto_votes(ctx->autov, cfg->bits, st->ar.m, 0, vs, &ws, mh);
 		if (ws == 0 && c.minhash) {
 			sh_mh_bits(st->mins, cfg->bits, c.mh);
