@@ -537,6 +537,23 @@ simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out)
 	return e;
 }
 
+/* Replaces the live index by one rebuilt from txn; readers see the old one
+ * or the new one, never a mix. */
+simhash_err sh_index_replace(simhash_store *st, MDB_txn *txn)
+{
+	sh_memidx *m, *old;
+	simhash_err e = sh_index_rebuild(st, txn, &m);
+
+	if (e != SIMHASH_OK)
+		return e;
+	pthread_rwlock_wrlock(&st->idx_lock);
+	old = st->idx;
+	st->idx = m;
+	pthread_rwlock_unlock(&st->idx_lock);
+	sh_memidx_free(old);
+	return SIMHASH_OK;
+}
+
 simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out, char *err,
 			       size_t err_cap)
 {

@@ -210,6 +210,8 @@ simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
 			 unsigned max_dist, sh_buf *hits, size_t *n);
 /* A new index of every document of txn: one pass and one bulk build. */
 simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out);
+/* The live index replaced by sh_index_rebuild()'s, under the index lock. */
+simhash_err sh_index_replace(simhash_store *st, MDB_txn *txn);
 /* The fingerprints and numbers of the documents of txn numbered from
  * `from` on, into new arrays (*fps: bits/64 words each, w[0] first). cancel
  * (may be NULL): stop with SIMHASH_EIO once it reads nonzero. */

@@ -314,22 +314,6 @@ static simhash_err check_ids(struct vctx *v, uint64_t *n_ids)
 	return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "verify");
 }
 
-/* Rebuilds a read-only handle's index from txn when the store has changed. */
-static simhash_err refresh_index(simhash_store *st, MDB_txn *txn)
-{
-	sh_memidx *m, *old;
-	simhash_err e = sh_index_rebuild(st, txn, &m);
-
-	if (e != SIMHASH_OK)
-		return e;
-	pthread_rwlock_wrlock(&st->idx_lock);
-	old = st->idx;
-	st->idx = m;
-	pthread_rwlock_unlock(&st->idx_lock);
-	sh_memidx_free(old);
-	return SIMHASH_OK;
-}
-
 /* Runs the checks in txn; the index must match txn's committed state. */
 simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem_fn fn,
 			  void *arg, uint64_t *n_problems)
@@ -384,7 +368,7 @@ simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn,
 		return sh_mdb_err(st, rc, "verify");
 	e = SIMHASH_OK;
 	if (mdb_txn_id(txn) != st->open_txnid)
-		e = refresh_index(st, txn);
+		e = sh_index_replace(st, txn); /* a read-only handle, the store changed */
 	if (e == SIMHASH_OK)
 		e = sh_verify_txn(st, txn, fn, arg, n_problems);
 	mdb_txn_abort(txn);

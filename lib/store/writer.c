@@ -346,23 +346,15 @@ static simhash_err run_one(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
  * document under a fingerprint no record gives any more. */
 static simhash_err rebuild_live(simhash_store *st)
 {
-	sh_memidx *m = NULL, *old;
 	simhash_err e;
 	MDB_txn *r;
 	int rc;
 
 	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r)) != 0)
 		return sh_mdb_err(st, rc, "rebuild");
-	e = sh_index_rebuild(st, r, &m);
+	e = sh_index_replace(st, r);
 	mdb_txn_abort(r);
-	if (e != SIMHASH_OK)
-		return e;
-	pthread_rwlock_wrlock(&st->idx_lock);
-	old = st->idx;
-	st->idx = m;
-	pthread_rwlock_unlock(&st->idx_lock);
-	sh_memidx_free(old);
-	return SIMHASH_OK;
+	return e;
 }
 
 /* Applies the committed batch to the index (invariant 1): the additions in
