@@ -29,6 +29,10 @@ void sh_ctx_set_simd(simhash_ctx *ctx, int on);
 
 /* Normalizes text and prepares its features; *n gets their number. */
 simhash_err sh_ctx_features(simhash_ctx *ctx, const char *text, size_t len, size_t *n);
+/* The distinct features of text (sh_dedup_run() of sh_ctx_features()), none
+ * for a text that has no feature. */
+simhash_err sh_ctx_distinct(simhash_ctx *ctx, const char *text, size_t len, const sh_uniq **u,
+			    size_t *n_uniq);
 /* The fingerprint of the features prepared by sh_ctx_features() (or by
  * sh_feats_prepare() on ctx->text), n of them. */
 simhash_err sh_ctx_votes(simhash_ctx *ctx, size_t n, simhash_fp *out);

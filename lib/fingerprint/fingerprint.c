@@ -397,6 +397,22 @@ simhash_err sh_ctx_features(simhash_ctx *ctx, const char *text, size_t len, size
 	return sh_feats_prepare(ctx->feats, &ctx->text, n);
 }
 
+simhash_err sh_ctx_distinct(simhash_ctx *ctx, const char *text, size_t len, const sh_uniq **u,
+			    size_t *n_uniq)
+{
+	size_t n;
+	simhash_err err = sh_ctx_features(ctx, text, len, &n);
+
+	if (!err)
+		err = sh_dedup_run(ctx->dedup, ctx->feats, n, u, n_uniq);
+	if (err)
+		return err;
+	/* A text without features has none here (not the empty feature). */
+	if (sh_feats_none(ctx->feats))
+		*n_uniq = 0;
+	return SIMHASH_OK;
+}
+
 simhash_err sh_ctx_compat(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out)
 {
 	return compat_text(ctx, text, len, out);

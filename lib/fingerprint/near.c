@@ -97,7 +97,7 @@ simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
 				simhash_sketch *out)
 {
 	const uint8_t *p = (const uint8_t *)text;
-	size_t n_cp = 0, n, n_uniq, i;
+	size_t n_cp = 0, n_uniq, i;
 	const sh_uniq *u;
 	simhash_ctx *ctx;
 	uint64_t *k;
@@ -108,13 +108,9 @@ simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
 	for (i = 0; i < len && n_cp <= SIMHASH_NEAR_SHORT; i++)
 		n_cp += (p[i] & 0xc0) != 0x80;
 	ctx = n_cp <= SIMHASH_NEAR_SHORT ? nd->chars : nd->shingles;
-	err = sh_ctx_features(ctx, text ? text : "", len, &n);
-	if (!err)
-		err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
+	err = sh_ctx_distinct(ctx, text ? text : "", len, &u, &n_uniq);
 	if (err)
 		return err;
-	if (sh_feats_none(ctx->feats))
-		n_uniq = 0;
 	if (sh_buf_reserve(&nd->keys, (n_uniq + 1) * sizeof *k))
 		return SIMHASH_ENOMEM;
 	k = (uint64_t *)(void *)nd->keys.p;

@@ -74,17 +74,12 @@ static simhash_err collect(simhash_ctx *ctx, const char *text, size_t len, sh_bu
 {
 	simhash_config cfg = ctx->cfg;
 	const sh_uniq *u;
-	size_t n, n_uniq;
+	size_t n_uniq;
 	pair *p;
-	simhash_err err = sh_ctx_features(ctx, text, len, &n);
+	simhash_err err = sh_ctx_distinct(ctx, text, len, &u, &n_uniq);
 
-	if (!err)
-		err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
 	if (err)
 		return err;
-	/* A text without features has none here (not the empty feature). */
-	if (sh_feats_none(ctx->feats))
-		n_uniq = 0;
 	if (sh_buf_reserve(buf, (at + n_uniq + 1) * sizeof(pair)))
 		return SIMHASH_ENOMEM;
 	p = (pair *)buf->p + at;
