@@ -8,15 +8,6 @@
 #include "../test.h"
 #include "simhash.h"
 
-static uint64_t rng;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 #define MAX_DOCS 120
 #define MAX_KEYS 60
 
@@ -30,9 +21,9 @@ static void make_set(size_t n, unsigned u)
 {
 	for (size_t i = 0; i < n; i++) {
 		size_t m = 0;
-		int copy = i > 0 && rnd() % 8 == 0;
-		size_t from = i ? (size_t)(rnd() % i) : 0;
-		sk[i].kind = rnd() % 4 ? SIMHASH_NEAR_CHARS : SIMHASH_NEAR_SHINGLES;
+		int copy = i > 0 && test_rnd() % 8 == 0;
+		size_t from = i ? (size_t)(test_rnd() % i) : 0;
+		sk[i].kind = test_rnd() % 4 ? SIMHASH_NEAR_CHARS : SIMHASH_NEAR_SHINGLES;
 		if (copy) {
 			sk[i] = sk[from];
 			for (size_t k = 0; k < sk[from].n_keys; k++)
@@ -40,15 +31,15 @@ static void make_set(size_t n, unsigned u)
 			sk[i].keys = keys[i];
 			continue;
 		}
-		if (i > 0 && rnd() % 3 == 0) { /* a variant: drop and add a few */
+		if (i > 0 && test_rnd() % 3 == 0) { /* a variant: drop and add a few */
 			for (size_t k = 0; k < sk[from].n_keys; k++)
-				if (rnd() % 6)
+				if (test_rnd() % 6)
 					keys[i][m++] = keys[from][k];
 			sk[i].kind = sk[from].kind;
 		} else {
-			size_t want = (size_t)(rnd() % MAX_KEYS);
+			size_t want = (size_t)(test_rnd() % MAX_KEYS);
 			for (uint64_t v = 0; v < u && m < want; v++)
-				if (rnd() % u < want)
+				if (test_rnd() % u < want)
 					keys[i][m++] = v * 0x9e3779b97f4a7c15ull >> 8;
 		}
 		/* ascending, distinct */
@@ -88,7 +79,7 @@ static void test_join_equals_brute_force(void)
 		simhash_near_pair *pairs = NULL;
 		int bad = 0;
 
-		rng = seed;
+		test_rnd_seed(seed);
 		make_set(n, universes[round % 4]);
 		if (simhash_near_join(sk, n, same, &pairs, &n_pairs) != SIMHASH_OK) {
 			fprintf(stderr, "seed %llx: join failed\n", (unsigned long long)seed);

@@ -37,16 +37,6 @@
 #define N_DOCS 30
 #define SEED 0xc4ec5u
 
-static uint64_t rng_state;
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static char dir[64];
 static char path[160];
 
@@ -182,10 +172,10 @@ static int build(unsigned bits, int ckpt)
 
 		snprintf(d->id, sizeof d->id, "doc-%02d", i);
 		d->fp.bits = bits;
-		d->fp.w[0] = rnd();
-		d->fp.w[1] = bits == 128 ? rnd() : 0;
+		d->fp.w[0] = test_rnd();
+		d->fp.w[1] = bits == 128 ? test_rnd() : 0;
 		for (int j = 0; j < 40; j++)
-			hex[j] = "0123456789abcdef"[rnd() & 15];
+			hex[j] = "0123456789abcdef"[test_rnd() & 15];
 		hex[40] = 0;
 		snprintf(d->meta, sizeof d->meta, "{\"n\":%d,\"r\":\"%s\"}", i, hex);
 		d->time = 1700000000 + i;
@@ -341,7 +331,7 @@ static void flip_copies(uint8_t *file, size_t len, const uint8_t *dump0, size_t 
 	for (size_t off = 0; off + nlen <= len; off++) {
 		if (memcmp(file + off, needle, nlen))
 			continue;
-		flip_one(file, len, dump0, dump0_len, off + rnd() % nlen, (unsigned)(rnd() % 8), d,
+		flip_one(file, len, dump0, dump0_len, off + test_rnd() % nlen, (unsigned)(test_rnd() % 8), d,
 			 t);
 	}
 }
@@ -351,7 +341,7 @@ static void flip_test(unsigned bits, int ckpt)
 	uint8_t *file, *dump0, word[8];
 	size_t len, dump0_len;
 
-	rng_state = SEED + bits + (unsigned)ckpt;
+	test_rnd_seed(SEED + bits + (unsigned)ckpt);
 	if (!build(bits, ckpt))
 		return;
 	file = slurp(path, &len);
@@ -414,7 +404,7 @@ static void test_writer_refuses_flipped_record(void)
 	uint64_t n = 0;
 	int problems = 0, live = 0;
 
-	rng_state = SEED;
+	test_rnd_seed(SEED);
 	if (!build(64, 0))
 		return;
 	file = slurp(path, &len);
@@ -459,7 +449,7 @@ static void test_flipped_checkpoint_file_is_reported(void)
 	uint64_t n = 0;
 	int problems = 0;
 
-	rng_state = SEED;
+	test_rnd_seed(SEED);
 	if (!build(64, 1))
 		return;
 	snprintf(idx, sizeof idx, "%s-index", path);
@@ -503,19 +493,19 @@ static void test_full_map_gives_enospc_and_loses_nothing(void)
 					sizeof err) == SIMHASH_OK);
 	if (!st)
 		return;
-	rng_state = SEED;
+	test_rnd_seed(SEED);
 	for (i = 0; i < 2000; i++) {
 		simhash_store_doc d;
 		char id[16];
 
 		for (size_t j = 0; j + 1 < sizeof meta; j++)
-			meta[j] = "0123456789abcdef"[rnd() & 15];
+			meta[j] = "0123456789abcdef"[test_rnd() & 15];
 		memset(&d, 0, sizeof d);
 		snprintf(id, sizeof id, "m%d", i);
 		d.id = id;
 		d.id_len = strlen(id);
 		d.fp.bits = 64;
-		d.fp.w[0] = rnd();
+		d.fp.w[0] = test_rnd();
 		d.meta = meta;
 		d.meta_len = sizeof meta - 1;
 		if ((e = simhash_store_put(st, &d)) != SIMHASH_OK)
@@ -601,7 +591,7 @@ static void test_damaged_record_can_be_deleted_or_replaced(void)
 	int problems = 0, del = 0;
 	const char *meta = "{\"new\":1}";
 
-	rng_state = SEED + 7;
+	test_rnd_seed(SEED + 7);
 	if (!build(64, 1))
 		return;
 	put_le64(word, docs[2].fp.w[0]);
