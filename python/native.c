@@ -976,12 +976,6 @@ out:
 	return SIMHASH_OK;
 }
 
-static const uint8_t hexval[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
-	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
-	['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
-
 /* Parses the text form `HEX<TAB>ID` of buf[0..len) (whole lines, the last
  * one with or without '\n'), HEX being `digits` hex digits: words gets
  * digits / 16 words per line (1 for 8 digits), ids[2 i], ids[2 i + 1] the
@@ -992,34 +986,22 @@ long shpy_parse_fps(const char *buf, size_t len, unsigned digits, uint64_t *word
 		    size_t cap)
 {
 	const char *p = buf, *end = buf + len, *nl;
-	unsigned nw = digits == 32 ? 2 : 1, j;
+	unsigned nw = digits == 32 ? 2 : 1;
 	size_t n = 0;
 
 	while (p < end) {
-		uint64_t w0 = 0, w1 = 0;
-		const char *q = p;
+		simhash_fp fp;
 		size_t id_end;
 
 		nl = memchr(p, '\n', (size_t)(end - p));
 		if (!nl)
 			nl = end;
-		if (n == cap || (size_t)(nl - p) <= digits || p[digits] != '\t')
+		if (n == cap || (size_t)(nl - p) <= digits || p[digits] != '\t' ||
+		    simhash_fp_parse(p, digits, &fp) != SIMHASH_OK)
 			return -(long)(n + 1);
-		if (digits == 32) {
-			for (j = 0; j < 16; j++, q++) {
-				if (!hexval[(uint8_t)*q])
-					return -(long)(n + 1);
-				w1 = w1 << 4 | (uint64_t)(hexval[(uint8_t)*q] - 1);
-			}
-		}
-		for (j = 0; j < (digits == 8 ? 8u : 16u); j++, q++) {
-			if (!hexval[(uint8_t)*q])
-				return -(long)(n + 1);
-			w0 = w0 << 4 | (uint64_t)(hexval[(uint8_t)*q] - 1);
-		}
-		words[n * nw] = w0;
+		words[n * nw] = fp.w[0];
 		if (nw == 2)
-			words[n * nw + 1] = w1;
+			words[n * nw + 1] = fp.w[1];
 		id_end = (size_t)(nl - buf);
 		if (nl > p + digits + 1 && nl[-1] == '\r')
 			id_end--;
