@@ -167,8 +167,8 @@ struct join {
 	uint32_t *cand;     /* the positions met by the current x */
 	uint32_t n_single;  /* ranks [0, n_single) are held by one member only */
 	uint32_t *uf;       /* components only: union-find over visit positions */
-	simhash_near_pair *out;
-	size_t n_out, cap;
+	sh_buf out; /* simhash_near_pair[n_out] */
+	size_t n_out;
 };
 
 struct visit {
@@ -344,17 +344,14 @@ static uint32_t uf_find(uint32_t *p, uint32_t i)
 
 static simhash_err emit(struct join *j, uint64_t a, uint64_t b, double jac)
 {
-	if (j->n_out == j->cap) {
-		size_t c = j->cap ? 2 * j->cap : 1024;
-		simhash_near_pair *p = realloc(j->out, c * sizeof *p);
-		if (!p)
-			return SIMHASH_ENOMEM;
-		j->out = p;
-		j->cap = c;
-	}
-	j->out[j->n_out].a = a < b ? a : b;
-	j->out[j->n_out].b = a < b ? b : a;
-	j->out[j->n_out].jaccard = jac;
+	simhash_near_pair *p;
+
+	if (sh_buf_reserve(&j->out, (j->n_out + 1) * sizeof *p))
+		return SIMHASH_ENOMEM;
+	p = (simhash_near_pair *)j->out.p + j->n_out;
+	p->a = a < b ? a : b;
+	p->b = a < b ? b : a;
+	p->jaccard = jac;
 	j->n_out++;
 	return SIMHASH_OK;
 }
@@ -516,11 +513,11 @@ static simhash_err run_join(const simhash_sketch *docs, size_t n, uint64_t *same
 	for (i = 0; i < j.n_reps && !err; i++)
 		err = probe(&j, i);
 	if (!err && j.n_out)
-		qsort(j.out, j.n_out, sizeof *j.out, by_pair);
+		qsort(j.out.p, j.n_out, sizeof(simhash_near_pair), by_pair);
 	if (err || !out)
-		free(j.out);
+		sh_buf_free(&j.out);
 	else {
-		*out = j.out;
+		*out = j.out.p;
 		*n_out = j.n_out;
 	}
 	if (!err && cluster)
