@@ -26,14 +26,7 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 python3 bench/near_data.py "$CORPUS" "$tmp"
 
-# timev CMD...: runs CMD under /usr/bin/time -v; sets cpu (s), wall (s), rss (MB).
-timev() {
-	/usr/bin/time -v "$@" 2>"$tmp/time" >/dev/null
-	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0;
-		for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s }' "$tmp/time")
-	rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$tmp/time")
-	cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$tmp/time")
-}
+. bench/timev.sh
 
 echo "== dedup --near (exact similarity), against fingerprint alone, CPU time (user + system)"
 echo "   machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"

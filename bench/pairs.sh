@@ -27,14 +27,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 
-# timev CMD...: runs CMD under /usr/bin/time -v; sets wall (s) and rss (MB).
-timev() {
-	/usr/bin/time -v "$@" 2>"$tmp/time" >/dev/null
-	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0;
-		for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s }' "$tmp/time")
-	rss=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$tmp/time")
-	cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$tmp/time")
-}
+. bench/timev.sh
 
 verdict() { # verdict VALUE LIMIT: "ok" if VALUE <= LIMIT
 	awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l) ? "ok" : "MISSED" }'
