@@ -50,7 +50,7 @@ enum verify { VERIFY_NONE, VERIFY_JACCARD, VERIFY_COSINE };
 
 enum { OPT_LINES, OPT_JSONL, OPT_TEXT_FIELD, OPT_ID_FIELD, OPT_JOBS, OPT_K, OPT_OUTPUT_MODE,
        OPT_OUT, OPT_VERIFY, OPT_VERIFY_FEATURES, OPT_QUIET, OPT_AGAINST, OPT_NEAR,
-       OPT_EXPLAIN };
+       OPT_EXPLAIN, OPT_EXHAUSTIVE };
 
 static const struct cli_opt opts[] = {
 	[OPT_LINES] = { "lines", 0, NULL, "one document per line; id: its line number" },
@@ -79,6 +79,10 @@ static const struct cli_opt opts[] = {
 	[OPT_EXPLAIN] = { "explain", 0, NULL,
 			  "with --near: add why each pair is kept (features, shared, "
 			  "Jaccard, threshold)" },
+	[OPT_EXHAUSTIVE] = { "exhaustive", 0, NULL,
+			     "with --near: every pair the decision accepts, by an exact join "
+			     "instead of banded MinHash candidates (slow on large sets of short "
+			     "texts)" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -870,6 +874,7 @@ static int write_records(struct outfile *out, const struct run *run, const struc
  * (members of each first member, ascending) and the near pairs between the
  * first members, both ways (adjacency lists). */
 struct near {
+	int exhaustive; /* simhash_near_join() instead of the band join */
 	simhash_sketch *sk;
 	uint64_t *same;
 	simhash_near_pair *pairs;
@@ -915,7 +920,8 @@ static int near_join(const struct docs *d, struct near *nr)
 	simhash_err err;
 
 	nr->same = xcalloc(n ? n : 1, sizeof(*nr->same));
-	err = simhash_near_join(nr->sk, n, nr->same, &nr->pairs, &nr->n_pairs);
+	err = nr->exhaustive ? simhash_near_join(nr->sk, n, nr->same, &nr->pairs, &nr->n_pairs)
+			     : simhash_near_band_join(nr->sk, n, nr->same, &nr->pairs, &nr->n_pairs);
 	if (err) {
 		cli_err("dedup: %s", simhash_strerror(err));
 		return EXIT_FAIL;
@@ -1134,6 +1140,7 @@ struct opts {
 	int quiet;
 	int near;
 	int explain;
+	int exhaustive;
 };
 
 static int parse(int argc, char **argv, struct run *run, struct cli_config *cc, struct opts *o,
@@ -1158,6 +1165,7 @@ static int parse(int argc, char **argv, struct run *run, struct cli_config *cc, 
 		case OPT_AGAINST: o->against = p.arg; break;
 		case OPT_EXPLAIN: o->explain = 1; break;
 		case OPT_NEAR: o->near = 1; break;
+		case OPT_EXHAUSTIVE: o->exhaustive = 1; break;
 		case OPT_JOBS:
 			if (parse_uint(p.arg, 1, MAX_JOBS, &v)) {
 				cli_err("dedup: invalid --jobs '%s' (expected 1 to %d)", p.arg, MAX_JOBS);
@@ -1362,7 +1370,7 @@ static size_t count_clusters(const uint64_t *cl, size_t n)
 static int near_run(const struct opts *o, const struct run *run, const struct input *ins,
 		    const struct docs *d, double t0)
 {
-	struct near nr = { 0 };
+	struct near nr = { .exhaustive = o->exhaustive };
 	struct outfile out;
 	uint64_t *cl = NULL;
 	size_t n_clusters = 0, n_pairs = 0;
@@ -1379,7 +1387,8 @@ static int near_run(const struct opts *o, const struct run *run, const struct in
 		if (ret == EXIT_OK)
 			n_pairs = near_count(d, &nr);
 	} else {
-		err = simhash_near_clusters(nr.sk, d->n, cl);
+		err = nr.exhaustive ? simhash_near_clusters(nr.sk, d->n, cl)
+				    : simhash_near_band_clusters(nr.sk, d->n, cl);
 		if (err) {
 			cli_err("dedup: %s", simhash_strerror(err));
 			ret = EXIT_FAIL;
@@ -1445,14 +1454,24 @@ int cmd_dedup(int argc, char **argv)
 	run.cfg = &cc.cfg;
 	bits = cc.cfg.bits;
 	run.jsonl_flags = cc.cfg.utf8 == SIMHASH_UTF8_REPLACE ? JSONL_REPLACE_UTF8 : 0;
-	run.near = o.near;
+	/* the default: the exact decision per pair, unless a fingerprint
+	 * option (-k, --verify, --against or a configuration flag) asks for
+	 * fingerprints */
+	run.near = o.near || (o.k < 0 && !o.verify && !o.against && !cc.set && !cc.scheme);
+	if (o.exhaustive && !run.near) {
+		cli_err("dedup: --exhaustive is for the default decision (without -k, --verify, "
+			"--against or fingerprint options)");
+		ret = EXIT_USAGE;
+		goto out_config;
+	}
 	if (o.near && (o.k >= 0 || o.verify || o.against)) {
 		cli_err("dedup: --near decides by exact similarity: without -k, --verify or --against");
 		ret = EXIT_USAGE;
 		goto out_config;
 	}
 	if (o.explain && !run.near) {
-		cli_err("dedup: --explain is for --near");
+		cli_err("dedup: --explain is for the default decision (without -k, --verify, "
+			"--against or fingerprint options)");
 		ret = EXIT_USAGE;
 		goto out_config;
 	}

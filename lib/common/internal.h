@@ -368,4 +368,8 @@ static inline uint64_t sh_near_tenths(simhash_near_kind kind)
 {
 	return kind == SIMHASH_NEAR_CHARS ? 4 : 8;
 }
+
+/* ---- index/near_join.c: exact duplicates among n sketches: same[i] gets
+ * the first j <= i whose sketch is identical to i's (same kind and keys). */
+simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same);
 #endif

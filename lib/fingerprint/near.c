@@ -69,18 +69,25 @@ void simhash_near_free(simhash_near *nd)
 	free(nd);
 }
 
-static int by_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Sorts n keys: insertion sort for the few of a short text, qsort beyond. */
-static void sort_keys(uint64_t *k, size_t n)
+/* Sorts n keys: insertion sort for the few of a short text, an LSD radix
+ * sort by bytes beyond (tmp holds n keys). */
+static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 {
 	if (n > 48) {
-		qsort(k, n, sizeof *k, by_u64);
-		return;
+		uint64_t *from = k, *to = tmp;
+		for (unsigned shift = 0; shift < 64; shift += 8) {
+			size_t count[257] = { 0 };
+			for (size_t i = 0; i < n; i++)
+				count[(from[i] >> shift & 0xff) + 1]++;
+			for (unsigned b = 1; b <= 256; b++)
+				count[b] += count[b - 1];
+			for (size_t i = 0; i < n; i++)
+				to[count[from[i] >> shift & 0xff]++] = from[i];
+			uint64_t *t = from;
+			from = to;
+			to = t;
+		}
+		return; /* eight passes: the keys are back in k */
 	}
 	for (size_t i = 1; i < n; i++) {
 		uint64_t v = k[i];
@@ -111,12 +118,12 @@ simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
 	err = sh_ctx_distinct(ctx, text ? text : "", len, &u, &n_uniq);
 	if (err)
 		return err;
-	if (sh_buf_reserve(&nd->keys, (n_uniq + 1) * sizeof *k))
+	if (sh_buf_reserve(&nd->keys, 2 * (n_uniq + 1) * sizeof *k))
 		return SIMHASH_ENOMEM;
 	k = (uint64_t *)(void *)nd->keys.p;
 	for (i = 0; i < n_uniq; i++)
 		k[i] = u[i].key;
-	sort_keys(k, n_uniq);
+	sort_keys(k, n_uniq, k + n_uniq + 1);
 	out->keys = k;
 	out->n_keys = n_uniq;
 	out->kind = ctx == nd->chars ? SIMHASH_NEAR_CHARS : SIMHASH_NEAR_SHINGLES;

@@ -124,7 +124,7 @@ static int same_sketch(const simhash_sketch *a, const simhash_sketch *b)
 
 /* same[i]: the first sketch identical to i. Sorted by (hash, index), each
  * run of one hash is compared member by member with its distinct firsts. */
-static simhash_err collapse(const simhash_sketch *d, size_t n, uint64_t *same)
+simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same)
 {
 	struct hashed *h = malloc((n ? n : 1) * sizeof *h);
 	size_t i, r, j;
@@ -494,7 +494,7 @@ static simhash_err run_join(const simhash_sketch *docs, size_t n, uint64_t *same
 		if ((docs[i].n_keys && !docs[i].keys) ||
 		    (docs[i].kind != SIMHASH_NEAR_CHARS && docs[i].kind != SIMHASH_NEAR_SHINGLES))
 			return SIMHASH_EINVAL;
-	err = collapse(docs, n, same);
+	err = sh_near_collapse(docs, n, same);
 	if (!err)
 		err = visit_order(&j, same, n);
 	if (!err)

@@ -68,6 +68,13 @@ static size_t find(size_t *p, size_t i)
 	return i;
 }
 
+/* Whether sketches i and j are identical (kind and keys). */
+static int same_text(size_t i, size_t j)
+{
+	return sk[i].kind == sk[j].kind && sk[i].n_keys == sk[j].n_keys &&
+	       !memcmp(sk[i].keys, sk[j].keys, sk[i].n_keys * 8);
+}
+
 static void test_join_equals_brute_force(void)
 {
 	static const unsigned universes[] = {8, 20, 80, 400};
@@ -125,6 +132,94 @@ static void test_join_equals_brute_force(void)
 	}
 }
 
+/* simhash_near_band_join() against its definition, brute force: the pairs
+ * of first members that share a band key (simhash_near_bands()) and that
+ * simhash_near_decide() calls near, sorted, each once; the clusters those
+ * pairs and the exact duplicates make; the same pairs in reverse input
+ * order; and, on all the sets together, most of the exact join's pairs. */
+static void test_band_join_equals_its_definition(void)
+{
+	static const unsigned universes[] = {8, 20, 80, 400};
+	static uint64_t bands[MAX_DOCS][SIMHASH_NEAR_BANDS];
+	size_t exact_total = 0, found_total = 0;
+
+	for (int round = 0; round < 400; round++) {
+		uint64_t seed = 0xba4d0000ull + (uint64_t)round;
+		size_t n = 1 + (size_t)(round * 7 % MAX_DOCS), n_pairs = 0, n_rev = 0, got = 0;
+		uint64_t same[MAX_DOCS], cl[MAX_DOCS];
+		size_t parent[MAX_DOCS];
+		simhash_sketch rev[MAX_DOCS];
+		simhash_near_pair *pairs = NULL, *rpairs = NULL;
+		int bad = 0;
+
+		test_rnd_seed(seed);
+		make_set(n, universes[round % 4]);
+		for (size_t i = 0; i < n; i++) {
+			simhash_near_bands(&sk[i], bands[i]);
+			rev[n - 1 - i] = sk[i];
+			parent[i] = i;
+		}
+		if (simhash_near_band_join(sk, n, same, &pairs, &n_pairs) != SIMHASH_OK) {
+			fprintf(stderr, "seed %llx: band join failed\n", (unsigned long long)seed);
+			CHECK(0);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++) {
+			size_t r = find(parent, same[i]);
+			parent[i > r ? i : r] = i > r ? r : i;
+		}
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = a + 1; b < n; b++) {
+				simhash_near_verdict v;
+				int shared = 0;
+				if (same[a] != a || same[b] != b)
+					continue;
+				for (int k = 0; k < SIMHASH_NEAR_BANDS; k++)
+					shared |= bands[a][k] == bands[b][k];
+				simhash_near_decide(&sk[a], &sk[b], &v);
+				exact_total += v.near;
+				found_total += v.near && shared;
+				if (!v.near || !shared)
+					continue;
+				{
+					size_t ra = find(parent, a), rb = find(parent, b);
+					parent[ra > rb ? ra : rb] = ra > rb ? rb : ra;
+				}
+				if (got >= n_pairs || pairs[got].a != a || pairs[got].b != b ||
+				    pairs[got].jaccard != v.jaccard)
+					bad = 1;
+				got++;
+			}
+		bad |= got != n_pairs;
+		CHECK(simhash_near_band_clusters(sk, n, cl) == SIMHASH_OK);
+		for (size_t i = 0; i < n; i++)
+			bad |= cl[i] != find(parent, i);
+		/* reversed input: the same pairs between the same texts, as many */
+		CHECK(simhash_near_band_join(rev, n, same, &rpairs, &n_rev) == SIMHASH_OK);
+		bad |= n_rev != n_pairs;
+		for (size_t i = 0; i < n_rev; i++) {
+			size_t a = n - 1 - rpairs[i].b, b = n - 1 - rpairs[i].a, k = 0;
+			/* the first members differ when copies exist: compare texts */
+			while (k < n_pairs && !(same_text(pairs[k].a, a) && same_text(pairs[k].b, b)) &&
+			       !(same_text(pairs[k].a, b) && same_text(pairs[k].b, a)))
+				k++;
+			bad |= k == n_pairs;
+		}
+		if (bad) {
+			fprintf(stderr, "seed %llx (n %zu): band join or clusters differ from their "
+				"definition\n", (unsigned long long)seed, n);
+			CHECK(0);
+		}
+		simhash_near_pairs_free(pairs);
+		simhash_near_pairs_free(rpairs);
+	}
+	/* the candidates hold most near pairs (random sets: many near J = 0.4) */
+	if (found_total < exact_total * 9 / 10) {
+		fprintf(stderr, "band join: %zu of %zu near pairs\n", found_total, exact_total);
+		CHECK(0);
+	}
+}
+
 static void test_decision_edges(void)
 {
 	static const uint64_t k1[] = {1, 2, 3, 4, 5}, k2[] = {1, 2, 3, 4, 6}, k3[] = {1, 2};
@@ -161,11 +256,22 @@ static void test_texts(void)
 	CHECK(simhash_near_sketch(nd, "", 0, &s) == SIMHASH_OK && s.n_keys == 0);
 	CHECK(simhash_near_sketch(nd, "\xff\xfe", 2, &s) == SIMHASH_OK); /* invalid UTF-8: U+FFFD */
 	CHECK(simhash_near_sketch(nd, NULL, 3, &s) == SIMHASH_EINVAL);
+	{ /* a long text's keys (the radix sort): ascending and distinct */
+		char text[4000];
+		size_t len = 0;
+		for (int w = 0; len + 16 < sizeof text; w++)
+			len += (size_t)snprintf(text + len, sizeof text - len, "w%d ", w * 7919 % 1000);
+		CHECK(simhash_near_sketch(nd, text, len, &s) == SIMHASH_OK);
+		CHECK(s.kind == SIMHASH_NEAR_SHINGLES && s.n_keys > 400);
+		for (size_t i = 1; i < s.n_keys; i++)
+			CHECK(s.keys[i - 1] < s.keys[i]);
+	}
 	simhash_near_free(nd);
 	simhash_near_free(NULL);
 }
 
 TEST_MAIN("near_join",
 	  TEST(test_join_equals_brute_force),
+	  TEST(test_band_join_equals_its_definition),
 	  TEST(test_decision_edges),
 	  TEST(test_texts))
