@@ -74,15 +74,15 @@ static const struct cli_opt opts[] = {
 			  "instead: pairs ID<TAB>INDEX_ID<TAB>DIST, keep/drop the documents "
 			  "without/with one" },
 	[OPT_NEAR] = { "near", 0, NULL,
-		       "decide each pair by the exact similarity of its features instead of "
-		       "fingerprints (see below; slow on large sets of short texts)" },
+		       "the default decision, by the exact similarity of the texts (see "
+		       "below), stated: an error with -k, --verify or --against" },
 	[OPT_EXPLAIN] = { "explain", 0, NULL,
-			  "with --near: add why each pair is kept (features, shared, "
-			  "Jaccard, threshold)" },
+			  "add why each pair is kept (features, shared, Jaccard, threshold); "
+			  "not with -k" },
 	[OPT_EXHAUSTIVE] = { "exhaustive", 0, NULL,
-			     "with --near: every pair the decision accepts, by an exact join "
-			     "instead of banded MinHash candidates (slow on large sets of short "
-			     "texts)" },
+			     "every pair the decision accepts, by an exact join instead of "
+			     "banded MinHash candidates (slow on large sets of short texts); "
+			     "not with -k" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -143,20 +143,23 @@ static void help(void)
 	fputs("usage: simhash dedup [OPTION]... [FILE]...\n\n"
 	      "Finds the near-duplicate documents among the FILEs (each a document, or with\n"
 	      "--lines or --jsonl, each line) and writes, as --output says: `pairs`\n"
-	      "(ID_A<TAB>ID_B<TAB>DIST, plus <TAB>SIM with --verify or --near), `clusters`\n"
-	      "(JSON Lines: cluster, size and members with their distance, or with --near\n"
-	      "their similarity, to the first member), `keep`\n"
+	      "(ID_A<TAB>ID_B<TAB>DIST<TAB>SIM; no SIM with -k alone), `clusters`\n"
+	      "(JSON Lines: cluster, size and members with their similarity, or with -k\n"
+	      "their distance, to the first member), `keep`\n"
 	      "(the records of the first document of each cluster and of every other\n"
 	      "document, byte for byte, in input order) or `drop` (the others).\n"
 	      "A summary goes to standard error.\n\n"
-	      "By default pairs of fingerprints within Hamming distance K are found (and\n"
-	      "with --verify, kept when their exact similarity SIM reaches T). With --near\n"
-	      "two documents are near-duplicates when their exact similarity SIM reaches\n"
-	      "0.8: the Jaccard index of the word 3-shingles of long texts, and for texts\n"
-	      "of at most 176 characters 1 - (1 - J) / 3, J that of their character\n"
-	      "3-grams (2-grams in Chinese and Japanese); DIST is round(100 (1 - SIM)).\n"
-	      "Every such pair is found (docs/quality.md), in time that grows faster than\n"
-	      "the input on large sets of short texts of one language.\n",
+	      "By default two documents are near-duplicates when their exact similarity\n"
+	      "SIM reaches 0.8: the Jaccard index of the word 3-shingles of long texts,\n"
+	      "and for texts of at most 176 characters 1 - (1 - J) / 3, J that of their\n"
+	      "character 3-grams (2-grams in Chinese and Japanese); DIST is\n"
+	      "round(100 (1 - SIM)). Candidate pairs come from banded MinHash (far\n"
+	      "fewer than all pairs); each is checked exactly, and 99 % of the pairs\n"
+	      "are found on the public sets (docs/quality.md); --exhaustive finds every\n"
+	      "one, in time that grows faster than the input on large sets of short texts.\n"
+	      "With -k, --verify, --against or a fingerprint option, pairs of\n"
+	      "fingerprints within Hamming distance K are found instead (and with\n"
+	      "--verify, kept when their exact similarity SIM reaches T).\n",
 	      stdout);
 	cli_opts_help(stdout, opts, 1);
 }
