@@ -172,6 +172,11 @@ simhash_err simhash_near_join(const simhash_sketch *docs, size_t n, uint64_t *sa
                               simhash_near_pair **out, size_t *n_out);
 void simhash_near_pairs_free(simhash_near_pair *pairs);
 simhash_err simhash_near_clusters(const simhash_sketch *docs, size_t n, uint64_t *cluster);
+#define SIMHASH_NEAR_BANDS 24
+void simhash_near_bands(const simhash_sketch *sk, uint64_t out[24]);
+simhash_err simhash_near_band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
+                                   simhash_near_pair **out, size_t *n_out);
+simhash_err simhash_near_band_clusters(const simhash_sketch *docs, size_t n, uint64_t *cluster);
 
 /* python/native.c */
 int shpy_index_insert(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id);

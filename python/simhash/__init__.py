@@ -16,12 +16,12 @@ from ._core import (Config, CorruptError, Error, FileError, InvalidArgument, Sch
 from ._compat import Simhash, _hashfunc  # noqa: F401 (the original names it too)
 from ._index import Index, SimhashIndex
 from ._pairs import clusters, dedup, pairs
-from ._near import decide, near_clusters, near_pairs, near_similarity, sketch
+from ._near import decide, near_bands, near_clusters, near_pairs, near_similarity, sketch
 
 __all__ = [
     "Simhash", "SimhashIndex", "Index", "Config", "Error", "InvalidArgument", "CorruptError",
     "Utf8Error", "FileError", "SchemeError", "fingerprint", "fingerprints",
     "fingerprint_features", "text_similarity", "pairs", "clusters", "dedup", "hamming",
-    "scheme", "version", "sketch", "decide", "near_similarity", "near_pairs", "near_clusters",
+    "scheme", "version", "sketch", "decide", "near_similarity", "near_pairs", "near_clusters", "near_bands",
 ]
 __version__ = "0.1.0"

@@ -5,7 +5,10 @@ this module and a cluster job alike.
 - sketch(text) -> (kind, keys): what the decision reads of one text;
 - decide(a, b) -> Verdict for two sketches, near_similarity(a, b) for two texts;
 - near_pairs(texts) -> [(i, j, similarity)]: every pair the command prints;
-- near_clusters(texts) -> [first member of i's cluster].
+- near_clusters(texts) -> [first member of i's cluster];
+- near_bands(sketch) -> the band keys of the candidate stage.
+Both take exhaustive=True for the exact join (`simhash dedup --exhaustive`):
+every pair the decision accepts, not only those among the candidates.
 """
 import threading
 from collections import namedtuple
@@ -13,11 +16,12 @@ from collections import namedtuple
 from . import _core
 from ._native import ffi, lib
 
-__all__ = ["sketch", "decide", "near_similarity", "near_pairs", "near_clusters", "Verdict",
-           "THRESHOLD", "SHORT"]
+__all__ = ["sketch", "decide", "near_similarity", "near_pairs", "near_clusters", "near_bands",
+           "Verdict", "THRESHOLD", "SHORT", "BANDS"]
 
 THRESHOLD = 0.8   # on the one similarity scale (simhash_near_similarity)
 SHORT = 176       # code points: at most this is a short text (SIMHASH_NEAR_SHORT)
+BANDS = 24        # band keys of a sketch (SIMHASH_NEAR_BANDS)
 _KINDS = {1: "chars", 2: "shingles"}
 
 Verdict = namedtuple("Verdict", "near kind similarity jaccard threshold shared n_a n_b")
@@ -98,16 +102,27 @@ def _sketches(texts):
     return arr, keep
 
 
-def near_pairs(texts):
-    """Every near-duplicate pair (i, j, similarity), i < j, sorted, exact
-    duplicates included: what `simhash dedup --output pairs` prints."""
+def near_bands(sk):
+    """The SIMHASH_NEAR_BANDS band keys (64-bit ints) of a sketch (as
+    sketch() returns it): two texts are candidates when one key is equal."""
+    keep = []
+    out = ffi.new("uint64_t[]", BANDS)
+    lib.simhash_near_bands(_c_sketch(sk, keep), out)
+    return tuple(out)
+
+
+def near_pairs(texts, exhaustive=False):
+    """The near-duplicate pairs (i, j, similarity), i < j, sorted, exact
+    duplicates included: what `simhash dedup --output pairs` prints (with
+    exhaustive=True, every pair the decision accepts)."""
     texts = list(texts)
     n = len(texts)
     arr, keep = _sketches(texts)
     same = ffi.new("uint64_t[]", max(1, n))
     out = ffi.new("simhash_near_pair **")
     n_out = ffi.new("size_t *")
-    err = lib.simhash_near_join(arr, n, same, out, n_out)
+    join = lib.simhash_near_join if exhaustive else lib.simhash_near_band_join
+    err = join(arr, n, same, out, n_out)
     if err:
         _core._raise(err, "near_pairs")
     try:
@@ -132,13 +147,14 @@ def near_pairs(texts):
         lib.simhash_near_pairs_free(out[0])
 
 
-def near_clusters(texts):
+def near_clusters(texts, exhaustive=False):
     """For each text, the index of the first member of its cluster (connected
     components of near_pairs), as `simhash dedup --output clusters` groups."""
     texts = list(texts)
     arr, keep = _sketches(texts)
     cl = ffi.new("uint64_t[]", max(1, len(texts)))
-    err = lib.simhash_near_clusters(arr, len(texts), cl)
+    clusters = lib.simhash_near_clusters if exhaustive else lib.simhash_near_band_clusters
+    err = clusters(arr, len(texts), cl)
     if err:
         _core._raise(err, "near_clusters")
     return list(ffi.unpack(cl, len(texts))) if texts else []

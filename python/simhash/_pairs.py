@@ -95,21 +95,30 @@ def clusters(fps, max_dist=3, *, bits=None, threads=0):
         lib.simhash_pairs_free(p)
 
 
-def dedup(items, max_dist=3, *, config=None, f=None, bits=None, threads=0, near=False):
+def dedup(items, max_dist=None, *, config=None, f=None, bits=None, threads=0, near=None,
+          exhaustive=False):
     """The indexes of the items to keep, in order: the first of each cluster
-    of near-duplicates. With near=True, items are texts decided as `simhash
-    dedup --near` decides them (exact similarity, simhash._near). Otherwise
-    items are texts (fingerprinted under config, or as Simhash(text, f)
-    without one) or fingerprints (ints, Simhash objects), clustered within
-    max_dist."""
+    of near-duplicates. Texts with no other option are decided as `simhash
+    dedup` decides them by default (exact similarity, simhash._near; also
+    near=True, and exhaustive=True for every pair). With max_dist, config, f
+    or bits, or for fingerprints (ints, Simhash objects), the items are
+    fingerprinted (under config, or as Simhash(text, f) without one) and
+    clustered within max_dist (default 3)."""
     items = list(items)
     texts = bool(items) and all(isinstance(x, (str, bytes)) for x in items)
+    fp_options = max_dist is not None or config is not None or f is not None or bits is not None
+    if near is None:
+        near = not fp_options and (texts or not items)
     if near:
         if items and not texts:
             raise TypeError("dedup(near=True) takes texts")
+        if fp_options:
+            raise TypeError("dedup(near=True) takes no max_dist, config, f or bits")
         from ._near import near_clusters
-        rep = near_clusters(items)
+        rep = near_clusters(items, exhaustive=exhaustive)
         return [i for i, r in enumerate(rep) if r == i]
+    if max_dist is None:
+        max_dist = 3
     if texts:
         fps = _core.fingerprints(items, config, f=f, threads=threads)
         if bits is None:

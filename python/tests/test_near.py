@@ -88,7 +88,7 @@ def test_join_pairs_are_the_reference_pairs():
     force, with their similarity."""
     for seed in range(30):
         texts = sample(seed, n=30)
-        got = simhash.near_pairs(texts)
+        got = simhash.near_pairs(texts, exhaustive=True)
         want = []
         for i in range(len(texts)):
             for j in range(i + 1, len(texts)):
@@ -98,6 +98,29 @@ def test_join_pairs_are_the_reference_pairs():
         assert [p[:2] for p in got] == [p[:2] for p in want], seed
         for g, w in zip(got, want):
             assert abs(g[2] - w[2]) < 1e-12, (seed, g, w)
+
+
+def test_band_pairs_are_the_reference_pairs_among_candidates():
+    """The default join returns exactly the reference pairs whose texts
+    share a band key, with their similarity; most pairs are among them."""
+    found = total = 0
+    for seed in range(30):
+        texts = sample(seed, n=30)
+        bands = [simhash.near_bands(simhash.sketch(t)) for t in texts]
+        got = simhash.near_pairs(texts)
+        want = []
+        for i in range(len(texts)):
+            for j in range(i + 1, len(texts)):
+                near, sim = ref_decide(texts[i], texts[j])
+                cand = any(x == y for x, y in zip(bands[i], bands[j]))
+                total += near
+                found += near and cand
+                if near and cand:
+                    want.append((i, j, sim))
+        assert [p[:2] for p in got] == [p[:2] for p in want], seed
+        for g, w in zip(got, want):
+            assert abs(g[2] - w[2]) < 1e-12, (seed, g, w)
+    assert found >= 0.9 * total, (found, total)
 
 
 def test_clusters_and_dedup_follow_the_pairs():
@@ -114,7 +137,15 @@ def test_clusters_and_dedup_follow_the_pairs():
             parent[max(a, b)] = min(a, b)
         want = [find(i) for i in range(len(texts))]
         assert simhash.near_clusters(texts) == want, seed
-        assert simhash.dedup(texts, near=True) == [i for i, r in enumerate(want) if r == i], seed
+        keep = [i for i, r in enumerate(want) if r == i]
+        assert simhash.dedup(texts, near=True) == keep, seed
+        assert simhash.dedup(texts) == keep, seed     # the default for texts
+        for i, j, _ in simhash.near_pairs(texts, exhaustive=True):
+            a, b = find(i), find(j)
+            parent[max(a, b)] = min(a, b)
+        want = [find(i) for i in range(len(texts))]
+        assert simhash.near_clusters(texts, exhaustive=True) == want, seed
+        assert simhash.dedup(texts, exhaustive=True) == [i for i, r in enumerate(want) if r == i]
 
 
 def test_repeated_boilerplate_is_one_cluster():
