@@ -88,8 +88,8 @@ for lang in en zh; do
 	fi
 	mkdir -p "$tmp/$lang"
 	split -n l/4 -d --additional-suffix=.jsonl "$f" "$tmp/$lang/shard-"
-	/usr/bin/time -v -o "$tmp/time.dedup" "$B/simhash" dedup -q --jsonl -j 2 "$f" > "$tmp/want.tsv"
-	/usr/bin/time -v -o "$tmp/time.job" "$PY" -m simhash.dask dedup -q --jsonl --workers 2 \
+	/usr/bin/time -v -o "$tmp/time.dedup" "$B/simhash" dedup -q --jsonl -k 5 -j 2 "$f" > "$tmp/want.tsv"
+	/usr/bin/time -v -o "$tmp/time.job" "$PY" -m simhash.dask dedup -q --jsonl -k 5 --workers 2 \
 		-o "$tmp/out-$lang" "$tmp/$lang"/shard-*.jsonl
 	echo "dask: $lang.jsonl ($(wc -l < "$f") documents, 4 shards): simhash dedup -j 2" \
 		"$(wall_of "$tmp/time.dedup") s wall; simhash-dask --workers 2 $(wall_of "$tmp/time.job") s wall"

@@ -379,12 +379,12 @@ def run_all(tmp, sched):
                     ["--bits", "64"],):
                 args = ["--jsonl", "--output", out] + verify + bits
                 case_texts(tmp, sched, "jsonl %s" % " ".join(args[1:]), args, one, paths, whole)
-    case_texts(tmp, sched, "jsonl, inputs as a file:// URL and a glob", ["--jsonl"], one,
+    case_texts(tmp, sched, "jsonl, inputs as a file:// URL and a glob", ["--jsonl", "-k", "5"], one,
                ["file://" + paths[0], os.path.join(d, "doc-0[1-3].jsonl*")], whole)
     case_texts(tmp, sched, "jsonl -k 0 --output clusters", ["--jsonl", "-k", "0", "--output",
                                                              "clusters"], one, paths, whole)
     case_texts(tmp, sched, "jsonl --output keep --blocksize 3000 on --workers 2",
-               ["--jsonl", "--output", "keep", "--blocksize", "3000"], one, paths, whole,
+               ["--jsonl", "-k", "5", "--output", "keep", "--blocksize", "3000"], one, paths, whole,
                workers=2)
 
     # --lines over two files: ids FILE:LINE as simhash dedup gives them
@@ -416,13 +416,13 @@ def run_all(tmp, sched):
     with open(bad, "w") as f:
         f.write('{"id": "x1", "text": "one"}\n{"id": "x2", "text": \n{"id": "x3", "text": "t"}\n')
     out = os.path.join(d, "badout")
-    r = job(["--jsonl", paths[0], bad], out, sched)
+    r = job(["--jsonl", "-k", "5", paths[0], bad], out, sched)
     err = r.stderr.decode()
     report("a broken record stops the job naming file:line, no _SUCCESS",
            r.returncode == 1 and "%s:2:" % bad in err and
            not os.path.exists(os.path.join(out, "_SUCCESS")), "exit %d: %s" % (r.returncode, err))
     out = os.path.join(d, "badout2")
-    r = job(["--jsonl", "--keep-going", "--output", "keep", paths[0], bad], out, sched)
+    r = job(["--jsonl", "-k", "5", "--keep-going", "--output", "keep", paths[0], bad], out, sched)
     ok = r.returncode == 3 and not os.path.exists(os.path.join(out, "_SUCCESS"))
     if ok:
         with open(os.path.join(out, "summary.json")) as f:
@@ -430,12 +430,17 @@ def run_all(tmp, sched):
         good = os.path.join(d, "good.jsonl")
         with open(paths[0], "rb") as f1, open(bad, "rb") as f2, open(good, "wb") as g:
             g.write(f1.read() + b"".join(l for i, l in enumerate(f2.readlines()) if i != 1))
-        want = sorted(cli(["dedup", "-q", "--jsonl", "--output", "keep", good]))
+        want = sorted(cli(["dedup", "-q", "--jsonl", "-k", "5", "--output", "keep", good]))
         ok = s["bad_records"] == 1 and s["bad"][0]["where"] == "%s:2" % bad and \
             sorted(parts(out)) == want
     report("--keep-going skips it, says so in summary.json and exit 3", ok,
            "exit %d: %s" % (r.returncode, r.stderr.decode()[-500:]))
-    r = job(["--jsonl", paths[0]], out, sched)
+    r = job(["--jsonl", paths[0]], os.path.join(d, "default"), sched)
+    report("simhash dedup's default decision is refused, not answered otherwise",
+           r.returncode == 2 and b"does not run on a cluster yet" in r.stderr and
+           not os.path.exists(os.path.join(d, "default", "_SUCCESS")),
+           "exit %d: %s" % (r.returncode, r.stderr.decode()))
+    r = job(["--jsonl", "-k", "5", paths[0]], out, sched)
     report("a non-empty output folder is refused", r.returncode == 1 and
            b"not empty" in r.stderr, "exit %d: %s" % (r.returncode, r.stderr.decode()))
     fpb = os.path.join(d, "bad.tsv")

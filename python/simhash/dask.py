@@ -1175,6 +1175,14 @@ def run(args):
             _usage_error("dedup: --fingerprints writes pairs, without --verify")
         if getattr(args, "fp_options", None):
             _usage_error("dedup: --fingerprints takes no fingerprint options")
+    if mode != "fingerprints" and args.max_dist is None and not verify and \
+            not getattr(args, "fp_options", None):
+        # `simhash dedup` with none of these decides each pair by the texts'
+        # exact similarity (banded MinHash candidates); that decision is not
+        # distributed yet, and a job must never answer differently
+        _usage_error("dedup: the default decision of `simhash dedup` (exact similarity of "
+                     "the texts) does not run on a cluster yet: give -k K (fingerprints "
+                     "within K, as `simhash dedup -k K`) or --verify SIM:T")
     if not args.out:
         _usage_error("dedup: -o DIR is required")
     if not args.inputs:
