@@ -1,11 +1,11 @@
 #!/bin/sh
-# near.sh BUILD - `make bench` figures of `simhash dedup --near` (the exact
-# per-pair decision, simhash_near_*):
+# near.sh BUILD - `make bench` figures of `simhash dedup` with no options (the
+# exact per-pair decision, simhash_near_*, on banded MinHash candidates):
 #
 #   case                                   simhash run                         baseline (same run)
-#   en.jsonl, zh.jsonl                     dedup --near --jsonl (pairs)        fingerprint --jsonl
-#   300,000 short lines (near_data.py)     dedup --near --lines --output keep  fingerprint --lines
-#   quality: eval short_zh + short_en +    dedup --near --jsonl, scored set    -
+#   en.jsonl, zh.jsonl                     dedup --jsonl (pairs)               fingerprint --jsonl
+#   300,000 short lines (near_data.py)     dedup --lines --output keep         fingerprint --lines
+#   quality: eval short_zh + short_en +    dedup --jsonl, scored set by set    -
 #   natural in one file                    by set by score.py
 #
 # Targets (printed as MISSED when missed, never failing the run): CPU time
@@ -28,14 +28,14 @@ python3 bench/near_data.py "$CORPUS" "$tmp"
 
 . bench/timev.sh
 
-echo "== dedup --near (exact similarity), against fingerprint alone, CPU time (user + system)"
+echo "== dedup, no options (exact similarity of banded MinHash candidates), against fingerprint alone, CPU time (user + system)"
 echo "   machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 run_case() { # run_case NAME MODE FILE DEDUP_ARGS...
 	name=$1 mode=$2 file=$3
 	shift 3
 	timev "$SH" fingerprint "$mode" "$file"
 	fcpu=$cpu frss=$rss
-	timev "$SH" dedup -q --near "$mode" "$@" "$file"
+	timev "$SH" dedup -q "$mode" "$@" "$file"
 	printf '%-12s dedup %6.2f s cpu (%5.2f s wall, %4s MB)  fingerprint %5.2f s cpu (%4s MB)  ratio %sx %s\n' \
 		"$name" "$cpu" "$wall" "$rss" "$fcpu" "$frss" \
 		"$(awk -v a="$cpu" -v b="$fcpu" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')" \
@@ -48,8 +48,8 @@ printf '300k lines   peak memory %s MB %s\n' "$rss" \
 	"$(awk -v m="$rss" 'BEGIN { print (m < 1024) ? "ok (< 1 GB)" : "MISSED (< 1 GB)" }')"
 
 echo
-echo "== quality: one run of dedup --near --jsonl on short_zh + short_en + natural, scored set by set"
-"$SH" dedup -q --near --jsonl "$tmp/mix.jsonl" -o "$tmp/mix.pairs"
+echo "== quality: one run of dedup --jsonl (no other option) on short_zh + short_en + natural, scored set by set"
+"$SH" dedup -q --jsonl "$tmp/mix.jsonl" -o "$tmp/mix.pairs"
 awk -F'\t' -v d="$tmp" '{ a = substr($1, 1, 3); b = substr($2, 1, 3)
 	sa = a == "zh-" ? "short_zh" : a == "en-" ? "short_en" : "natural"
 	sb = b == "zh-" ? "short_zh" : b == "en-" ? "short_en" : "natural"
