@@ -97,13 +97,21 @@ struct ent {
 	uint32_t band;
 };
 
+/* What the filters of a pair read of each side, in one place: its size,
+ * kind, bit set and the keys lost to another's bit (bloom()). */
+struct summary {
+	uint64_t bits[SH_NB_WORDS];
+	uint64_t n_keys;
+	uint32_t lost;
+	uint32_t kind;
+};
+
 struct bandjoin {
 	const simhash_sketch *d;
 	size_t n_reps;
 	uint64_t *rep;   /* the first members, ascending */
 	uint64_t *bands; /* n_reps * SIMHASH_NEAR_BANDS */
-	uint64_t *bits;  /* n_reps * SH_NB_WORDS: each key's bit (bloom()) */
-	uint32_t *lost;  /* keys whose bit another key of the sketch set */
+	struct summary *sum; /* per first member: what the filters read */
 	uint32_t *uf;    /* clusters only */
 	sh_buf out;      /* simhash_near_pair[n_out] */
 	size_t n_out;
@@ -178,25 +186,24 @@ static unsigned popcount(uint64_t x)
  * reach the overlap J >= T needs. */
 static int near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y, double *jac)
 {
-	const simhash_sketch *a = &bj->d[bj->rep[x]], *b = &bj->d[bj->rep[y]];
-	uint64_t tenths, want, na = a->n_keys, nb = b->n_keys;
+	const struct summary *sa = &bj->sum[x], *sb = &bj->sum[y];
+	const simhash_sketch *a, *b;
+	uint64_t tenths, want, na = sa->n_keys, nb = sb->n_keys, ub;
 	size_t i = 0, k = 0, shared = 0, uni;
 
-	if (a->kind != b->kind)
+	if (sa->kind != sb->kind)
 		return 0;
-	tenths = sh_near_tenths(a->kind);
+	tenths = sh_near_tenths((simhash_near_kind)sa->kind);
 	if (10 * (na < nb ? na : nb) < tenths * (na < nb ? nb : na))
 		return 0; /* J <= min / max */
 	want = (tenths * (na + nb) + 10 + tenths - 1) / (10 + tenths);
-	{
-		const uint64_t *ba = bj->bits + (size_t)x * SH_NB_WORDS;
-		const uint64_t *bb = bj->bits + (size_t)y * SH_NB_WORDS;
-		uint64_t ub = bj->lost[x] < bj->lost[y] ? bj->lost[x] : bj->lost[y];
-		for (unsigned w = 0; w < SH_NB_WORDS; w++)
-			ub += popcount(ba[w] & bb[w]);
-		if (ub < want)
-			return 0;
-	}
+	ub = sa->lost < sb->lost ? sa->lost : sb->lost;
+	for (unsigned w = 0; w < SH_NB_WORDS; w++)
+		ub += popcount(sa->bits[w] & sb->bits[w]);
+	if (ub < want)
+		return 0;
+	a = &bj->d[bj->rep[x]];
+	b = &bj->d[bj->rep[y]];
 	while (i < na && k < nb && shared + (na - i < nb - k ? na - i : nb - k) >= want) {
 		uint64_t ai = a->keys[i], bk = b->keys[k];
 		shared += ai == bk;
@@ -215,17 +222,19 @@ static int near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y, double *
  * keys, since shared keys set common bits and at most `lost` of them merge
  * into another's, so a pair below the overlap it needs fails without a
  * merge. */
-static uint32_t bloom(const simhash_sketch *s, uint64_t *bits)
+static void summarize(const simhash_sketch *s, struct summary *out)
 {
 	uint32_t set = 0;
 
-	memset(bits, 0, SH_NB_WORDS * sizeof *bits);
+	memset(out->bits, 0, sizeof out->bits);
 	for (size_t i = 0; i < s->n_keys; i++) {
 		unsigned b = (unsigned)(s->keys[i] & (SH_NB_WORDS * 64 - 1));
-		set += !(bits[b >> 6] >> (b & 63) & 1);
-		bits[b >> 6] |= 1ull << (b & 63);
+		set += !(out->bits[b >> 6] >> (b & 63) & 1);
+		out->bits[b >> 6] |= 1ull << (b & 63);
 	}
-	return (uint32_t)s->n_keys - set;
+	out->n_keys = s->n_keys;
+	out->lost = (uint32_t)(s->n_keys - set); /* n_keys < 2^32 (band_join) */
+	out->kind = (uint32_t)s->kind;
 }
 
 static simhash_err emit(struct bandjoin *bj, uint32_t x, uint32_t y, double jac)
@@ -283,7 +292,6 @@ static void bucket_small(struct bandjoin *bj, const struct ent *e, size_t s)
 	for (size_t a = 0; a < s; a++)
 		for (size_t b = a + 1; b < s; b++)
 			if (uf_find(bj->uf, e[a].rep) != uf_find(bj->uf, e[b].rep) &&
-			    owned(bj, e[a].rep, e[b].rep, e[a].band) &&
 			    near_pair(bj, e[a].rep, e[b].rep, &jac))
 				uf_join(bj->uf, e[a].rep, e[b].rep);
 }
@@ -308,7 +316,6 @@ static simhash_err bucket_groups(struct bandjoin *bj, const struct ent *e, size_
 				 struct member *m)
 {
 	size_t *g, n_g = 0, i;
-	uint32_t band = e[0].band;
 	double jac;
 
 	for (i = 0; i < s; i++) {
@@ -330,8 +337,7 @@ static simhash_err bucket_groups(struct bandjoin *bj, const struct ent *e, size_
 				continue;
 			for (size_t a = g[ga]; a < g[ga + 1] && !joined; a++)
 				for (size_t b = g[gb]; b < g[gb + 1] && !joined; b++)
-					if (owned(bj, m[a].rep, m[b].rep, band) &&
-					    near_pair(bj, m[a].rep, m[b].rep, &jac)) {
+					if (near_pair(bj, m[a].rep, m[b].rep, &jac)) {
 						uf_join(bj->uf, m[a].rep, m[b].rep);
 						joined = 1;
 					}
@@ -409,7 +415,7 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	if ((n && (!docs || !same)) || n >= UINT32_MAX / SIMHASH_NEAR_BANDS)
 		return SIMHASH_EINVAL;
 	for (i = 0; i < n; i++)
-		if ((docs[i].n_keys && !docs[i].keys) ||
+		if ((docs[i].n_keys && !docs[i].keys) || docs[i].n_keys >= UINT32_MAX ||
 		    (docs[i].kind != SIMHASH_NEAR_CHARS && docs[i].kind != SIMHASH_NEAR_SHINGLES))
 			return SIMHASH_EINVAL;
 	err = sh_near_collapse(docs, n, same);
@@ -424,18 +430,17 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	n_e = bj.n_reps * SIMHASH_NEAR_BANDS;
 	bj.bands = malloc((n_e ? n_e : 1) * sizeof *bj.bands);
 	e = malloc((n_e ? n_e : 1) * sizeof *e);
-	bj.bits = malloc((bj.n_reps ? bj.n_reps : 1) * SH_NB_WORDS * sizeof *bj.bits);
-	bj.lost = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.lost);
+	bj.sum = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.sum);
 	if (cluster)
 		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
-	if (!bj.bands || !e || !bj.bits || !bj.lost || (cluster && !bj.uf)) {
+	if (!bj.bands || !e || !bj.sum || (cluster && !bj.uf)) {
 		err = SIMHASH_ENOMEM;
 		goto done;
 	}
 	for (i = 0; i < bj.n_reps; i++) {
 		uint64_t *b = bj.bands + i * SIMHASH_NEAR_BANDS;
 		simhash_near_bands(&docs[bj.rep[i]], b);
-		bj.lost[i] = bloom(&docs[bj.rep[i]], bj.bits + i * SH_NB_WORDS);
+		summarize(&docs[bj.rep[i]], &bj.sum[i]);
 		for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS; k++) {
 			struct ent *x = &e[i * SIMHASH_NEAR_BANDS + k];
 			x->key = b[k];
@@ -461,8 +466,7 @@ done:
 	sh_buf_free(&bj.out);
 	free(e);
 	free(bj.bands);
-	free(bj.bits);
-	free(bj.lost);
+	free(bj.sum);
 	free(bj.rep);
 	free(bj.uf);
 	return err;
