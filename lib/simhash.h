@@ -893,13 +893,13 @@ SIMHASH_API void simhash_near_pairs_free(simhash_near_pair *pairs);
 SIMHASH_API simhash_err simhash_near_clusters(const simhash_sketch *docs, size_t n,
 					      uint64_t *cluster);
 
-/* The default's candidate stage: in time about linear in the input, the
- * pairs above that share one of SIMHASH_NEAR_BANDS band keys of banded
- * MinHash over the sketches' keys (lib/index/near_bands.c), each checked by
- * simhash_near_decide()'s exact test. A pair at J = 0.4 is a candidate with
- * probability about 0.985 and one at J = 0.8 all but surely; measured on
- * the public sets, 99.4 % (English) and 98.9 % (Chinese) of the short pairs
- * of the exact join. Every pair listed is near; the result is a pure
+/* The default's candidate stage: the pairs above that share one of
+ * SIMHASH_NEAR_BANDS band keys of banded MinHash over the sketches' keys
+ * (lib/index/near_bands.c), each checked by simhash_near_decide()'s exact
+ * test. A pair at J = 0.4 is a candidate with probability about 0.80, at
+ * J = 0.6 0.997, at J = 0.8 all but surely; measured on the public sets,
+ * 99.1 % of the short pairs of the exact join (English and Chinese alike)
+ * and every long one. Every pair listed is near; the result is a pure
  * function of the sketches (any grouping of the same band keys, for example
  * a cluster job's shuffle, checking each pair in the first band whose keys
  * agree, finds the same pairs). */

@@ -3,31 +3,33 @@
  * sketches that share a band and pass simhash_near_decide()'s exact test
  * (simhash_near_band_join(), simhash_near_band_clusters()).
  *
- * Workload: as near_join.c's, but in time about linear in the input: up to
- * millions of short texts of a few dozen keys, many of them repeated or
- * templated, so that an exact join at the short threshold (J >= 0.4 shares
- * frequent n-grams widely) grows with the square of the input.
+ * Workload: as near_join.c's: up to millions of short texts of a few dozen
+ * keys, many of them repeated or templated, where an exact join at the
+ * short threshold (J >= 0.4 shares frequent n-grams widely) grows with the
+ * square of the input; here the work is the candidates, far fewer (on
+ * 300,000 short lines of the shared corpora, 15 million candidate slots
+ * against 21 billion pairs; still more than linear in the input).
  *
  * Candidates (Broder 1997; Indyk and Motwani 1998; the bands of Rajaraman
  * and Ullman, "Mining of Massive Datasets", ch. 3):
  *  1. One-permutation MinHash (Li, Owen and Zhang 2012): each key, mixed,
- *     falls into one of SH_NB_BINS bins by its top bits; a bin keeps its
- *     least mixed key. An empty bin takes the nearest filled bin to its
- *     right, cyclically, re-mixed with the distance (the rotation of
- *     Shrivastava and Li 2014), so two sets agree in a bin with probability
- *     about their Jaccard index J.
+ *     falls into one of SH_NB_BINS bins; a bin keeps its least mixed key.
+ *     An empty bin takes the first filled bin of its own fixed pseudo-random
+ *     order of the others (near_probe.h; the densification of Shrivastava
+ *     2017), so the bins of a small set stay nearly independent and two sets
+ *     agree in a bin with probability about their Jaccard index J.
  *  2. SIMHASH_NEAR_BANDS bands of SH_NB_ROWS bins each; a band's key mixes
  *     the sketch's kind, the band's number and its bins. Two sketches are a
  *     candidate pair when any band key is equal: probability about
- *     1 - (1 - J^4)^16, 98.5 % at J = 0.4 and all but certain at J = 0.8;
- *     on the public sets 99.4 % (English) and 98.9 % (Chinese) of the pairs
- *     the exact join finds are candidates.
+ *     1 - (1 - J^3)^24, 0.80 at J = 0.4, 0.997 at J = 0.6 and all but
+ *     certain at J = 0.8; on the public sets 99.1 % of the short pairs the
+ *     exact join finds are candidates (most sit well above the threshold).
  *  3. Every candidate pair is checked exactly (the integer test of
- *     simhash_near_decide()), once: in the first band whose keys agree
- *     (owned()), so a pair found in several bands is checked and listed once,
- *     whatever the order of the buckets, and the result is a pure function
- *     of the sketches (a cluster job grouping the same band keys finds the
- *     same pairs).
+ *     simhash_near_decide(), after summarize() bounds the overlap), once in
+ *     pair lists: in the first band whose keys agree (owned()), so a pair
+ *     found in several bands is listed once, whatever the order of the
+ *     buckets, and the result is a pure function of the sketches (a cluster
+ *     job grouping the same band keys finds the same pairs).
  * Buckets are found by sorting (key, member) entries: a counting pass on
  * the keys' top bits, then each small partition by insertion.
  *
@@ -98,7 +100,7 @@ struct ent {
 };
 
 /* What the filters of a pair read of each side, in one place: its size,
- * kind, bit set and the keys lost to another's bit (bloom()). */
+ * kind, bit set and the keys lost to another's bit (summarize()). */
 struct summary {
 	uint64_t bits[SH_NB_WORDS];
 	uint64_t n_keys;
