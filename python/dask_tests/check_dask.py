@@ -379,6 +379,18 @@ def run_all(tmp, sched):
                     ["--bits", "64"],):
                 args = ["--jsonl", "--output", out] + verify + bits
                 case_texts(tmp, sched, "jsonl %s" % " ".join(args[1:]), args, one, paths, whole)
+    # the default decision (no -k): exact similarity, banded MinHash candidates;
+    # texts short and long, with exact copies (collapsed for clusters, keep, drop)
+    ndocs = docs[:300] + [docs[i] for i in range(0, 300, 7)] + \
+        [" ".join([docs[i]] * 12) for i in range(300, 360)] + [docs[5]] * 40
+    rng.shuffle(ndocs)
+    nd = tempfile.mkdtemp(dir=tmp)
+    npaths, nwhole = write_jsonl_shards(nd, ndocs, 3)
+    for out in ("pairs", "clusters", "keep", "drop"):
+        case_texts(tmp, sched, "jsonl default decision --output %s" % out,
+                   ["--jsonl", "--output", out], one, npaths, nwhole)
+    case_texts(tmp, sched, "jsonl --near --output clusters on --workers 2",
+               ["--jsonl", "--near", "--output", "clusters"], one, npaths, nwhole, workers=2)
     case_texts(tmp, sched, "jsonl, inputs as a file:// URL and a glob", ["--jsonl", "-k", "5"], one,
                ["file://" + paths[0], os.path.join(d, "doc-0[1-3].jsonl*")], whole)
     case_texts(tmp, sched, "jsonl -k 0 --output clusters", ["--jsonl", "-k", "0", "--output",
@@ -395,6 +407,9 @@ def run_all(tmp, sched):
         with open(p, "w") as f:
             f.write("\n".join(docs[s * 300:(s + 1) * 300]) + ("\n" if s == 0 else ""))
         lpaths.append(p)
+    case_texts(tmp, sched, "lines over 2 files, default decision --output keep",
+               ["--lines", "--output", "keep", "--blocksize", "20000"], lambda w: lpaths,
+               lpaths, None)
     for out in ("pairs", "clusters", "drop"):
         args = ["--lines", "--output", out, "-k", "6", "--blocksize", "20000"]
         case_texts(tmp, sched, "lines over 2 files --output %s" % out,
@@ -435,10 +450,8 @@ def run_all(tmp, sched):
             sorted(parts(out)) == want
     report("--keep-going skips it, says so in summary.json and exit 3", ok,
            "exit %d: %s" % (r.returncode, r.stderr.decode()[-500:]))
-    r = job(["--jsonl", paths[0]], os.path.join(d, "default"), sched)
-    report("simhash dedup's default decision is refused, not answered otherwise",
-           r.returncode == 2 and b"does not run on a cluster yet" in r.stderr and
-           not os.path.exists(os.path.join(d, "default", "_SUCCESS")),
+    r = job(["--jsonl", "--near", "-k", "3", paths[0]], os.path.join(d, "near-k"), sched)
+    report("--near with -k is refused", r.returncode == 2 and b"--near decides" in r.stderr,
            "exit %d: %s" % (r.returncode, r.stderr.decode()))
     r = job(["--jsonl", "-k", "5", paths[0]], out, sched)
     report("a non-empty output folder is refused", r.returncode == 1 and

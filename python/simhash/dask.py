@@ -35,6 +35,11 @@ scheduler of its own. Its stages:
 5. output: every worker writes DIR/part-NNNNN.*; then the client writes
    DIR/summary.json and DIR/_SUCCESS last.
 
+With `simhash dedup`'s default decision (no -k, no --verify, no
+fingerprint option), stages 1 to 3 sketch the texts and pair them by band
+keys instead (simhash._dask_near), exact duplicates collapsed first for
+clusters, keep and drop.
+
 Invariants: (1) a task's result depends only on its inputs, so Dask may
 re-run any task (a lost worker) and the output is the same; (2) a part file
 is written to a temporary name and renamed, so a part is whole or absent;
@@ -53,6 +58,7 @@ import time
 import numpy as np
 
 from . import _blocks, _core
+from . import _dask_near as _near_stages
 
 PROG = "simhash-dask"
 FILES_PER_PART = 64
@@ -86,12 +92,16 @@ class JobError(Exception):
 
 
 class DedupPolicy:
-    """Candidate k and verification of `simhash dedup` (cli/cmd_dedup.c)."""
+    """What decides a pair, as `simhash dedup` (cli/cmd_dedup.c) chooses it:
+    with near, the default, the exact similarity of the two texts
+    (simhash_near_*, stages in simhash._dask_near); else fingerprints within
+    k, and with verify an exact similarity of the candidates."""
 
     DEFAULT_K = 5
     DEFAULT_K_VERIFY = 13
 
-    def __init__(self, bits, k=None, verify=None, verify_features=None):
+    def __init__(self, bits, k=None, verify=None, verify_features=None, near=False):
+        self.near = near
         self.bits = bits
         self.how, self.threshold = verify if verify else (None, None)
         if k is None:
@@ -391,12 +401,17 @@ def _fingerprint_part(spec, job):
     if bad and not job["keep_going"]:
         error = "%s:%d: %s" % (_display(spec["display"]), bad[0][0], bad[0][1])
         docs, texts = [], []
+    near = job["policy"].near
     while True:
         ends = np.zeros(len(texts), dtype=np.uint64)
         if texts:
             np.cumsum(np.fromiter(map(len, texts), dtype=np.uint64, count=len(texts)), out=ends)
         try:
-            fps = _blocks.fingerprint_blob(cfg, b"".join(texts), ends, _threads(job))
+            if near:
+                sk = _near_stages.sketch_texts(texts)
+                fps = np.zeros(0, np.uint64)
+            else:
+                fps = _blocks.fingerprint_blob(cfg, b"".join(texts), ends, _threads(job))
             break
         except _core.Error as e:
             i = e.index
@@ -411,11 +426,14 @@ def _fingerprint_part(spec, job):
             del docs[i]
             del texts[i]
     blob, off = _pack_ids([d[2] for d in docs])
-    return {"fps": fps, "lidx": np.array([d[0] for d in docs], dtype=np.uint32),
+    part = {"fps": fps, "lidx": np.array([d[0] for d in docs], dtype=np.uint32),
             "ids": blob, "ids_off": off, "n": len(docs), "bytes": sum(map(len, texts)),
             "error": error,
             "bad": [("%s:%s" % (_display(spec["display"]), no) if isinstance(no, int) else no,
                      msg) for no, msg in bad]}
+    if near:
+        part["kinds"], part["koff"], part["keys"], part["bands"] = sk
+    return part
 
 
 def _explain_fp_line(line, bits):
@@ -750,6 +768,63 @@ def finish_pairs(chunk, job, out_path):
     return {"a": chunk["a"][keep], "b": chunk["b"][keep], "n": int(keep.sum())}
 
 
+def attach_near(part, spec, job, base, field, *pieces):
+    """As attach(), for the default decision: the pairs whose document
+    `field` is here, each once, with that document's id and sketch."""
+    chunk = _concat(pieces)
+    chunk.pop("d", None)
+    if field == "a":
+        chunk = _near_stages.unique_pairs(chunk)
+    local = (chunk[field] - np.uint64(base)).astype(np.int64)
+    if len(local):
+        uniq, inv = np.unique(local, return_inverse=True)
+        ids = _part_ids(part, spec, job, uniq)
+        chunk["id" + field] = [ids[i] for i in inv]
+    else:
+        chunk["id" + field] = []
+    return _near_stages.attach_sketches(part, base, field, chunk)
+
+
+def finish_near(chunk, job, out_path):
+    """The default decision on each pair (simhash_near_decide); the near ones
+    written to out_path if the output is pairs; returns them as edges."""
+    n = len(chunk["a"])
+    keep = np.zeros(n, dtype=bool)
+    lines = []
+    for i in range(n):
+        near, sim = _near_stages.decide(int(chunk["kinda"][i]), chunk["ka"][i],
+                                        int(chunk["kindb"][i]), chunk["kb"][i])
+        if near:
+            keep[i] = True
+            if out_path is not None:
+                lines.append(_near_stages.line(chunk["ida"][i], chunk["idb"][i], sim))
+    if out_path is not None:
+        _write_atomic(out_path, lines)
+    return {"a": chunk["a"][keep], "b": chunk["b"][keep], "n": int(keep.sum())}
+
+
+def members_near(state, part, spec, job, base, bounds):
+    """Every vertex as (root, gid, id, sketch), cut by the root's partition."""
+    verts, label = state["verts"], state["label"]
+    local = (verts - np.uint64(base)).astype(np.int64)
+    ids = _part_ids(part, spec, job, local) if len(local) else []
+    sk = [_near_stages._sketch_of(part, int(i)) for i in local]
+    return split_by({"a": label, "b": verts, "id": ids, "fp": sk}, "a", bounds)
+
+
+def write_clusters_near(clusters, first_number, out_path):
+    """As write_clusters(), each member with its similarity to the first."""
+    lines = []
+    for n, cl in enumerate(clusters):
+        root = cl[0][2]
+        mem = ",".join(_near_stages.member(_json_str(ident), _near_stages.decide(
+            root[0], root[1], sk[0], sk[1])[1]) for _, ident, sk in cl)
+        lines.append(('{"cluster":%d,"size":%d,"members":[%s]}\n'
+                      % (first_number + n, len(cl), mem)).encode())
+    _write_atomic(out_path, lines)
+    return len(clusters)
+
+
 # ---------------------------------------------------------------- stage 4: components
 
 
@@ -893,6 +968,9 @@ def _build_parser():
                    help="keep pairs whose exact similarity is >= T: jaccard:T or cosine:T")
     g.add_argument("--verify-features", metavar="F",
                    help="features verified: shingle3 (default), word, charN, shingleN")
+    g.add_argument("--near", action="store_true",
+                   help="the default decision, by the exact similarity of the texts, stated: "
+                        "an error with -k or --verify")
     g.add_argument("--output", default="pairs", metavar="WHAT",
                    help="pairs (default), clusters (JSON Lines), keep or drop (records)")
     g = p.add_argument_group("cluster")
@@ -1175,14 +1253,11 @@ def run(args):
             _usage_error("dedup: --fingerprints writes pairs, without --verify")
         if getattr(args, "fp_options", None):
             _usage_error("dedup: --fingerprints takes no fingerprint options")
-    if mode != "fingerprints" and args.max_dist is None and not verify and \
-            not getattr(args, "fp_options", None):
-        # `simhash dedup` with none of these decides each pair by the texts'
-        # exact similarity (banded MinHash candidates); that decision is not
-        # distributed yet, and a job must never answer differently
-        _usage_error("dedup: the default decision of `simhash dedup` (exact similarity of "
-                     "the texts) does not run on a cluster yet: give -k K (fingerprints "
-                     "within K, as `simhash dedup -k K`) or --verify SIM:T")
+    near = mode != "fingerprints" and args.max_dist is None and not verify and \
+        not getattr(args, "fp_options", None)
+    if args.near and not near:
+        _usage_error("dedup: --near decides by exact similarity: without -k, --verify or "
+                     "--fingerprints")
     if not args.out:
         _usage_error("dedup: -o DIR is required")
     if not args.inputs:
@@ -1208,8 +1283,8 @@ def run(args):
         config = _config(getattr(args, "fp_options", None) or [])
         bits = config.bits
         k = None if args.max_dist is None else _int_arg(args.max_dist, "-k", 0, 32)
-        policy = DedupPolicy(bits, k, verify, args.verify_features)
-        if policy.k > bits // 4:
+        policy = DedupPolicy(bits, k, verify, args.verify_features, near=near)
+        if not near and policy.k > bits // 4:
             _usage_error("dedup: -k %d is out of range for %d-bit fingerprints (0 to %d)"
                          % (policy.k, bits, bits // 4))
         if policy.verifies:
@@ -1218,7 +1293,8 @@ def run(args):
             except (ValueError, _core.Error) as e:
                 raise JobError("dedup: verify: %s" % e) from None
         scheme = config.scheme
-    job = {"mode": mode, "config": config, "bits": bits, "k": policy.k, "policy": policy,
+    job = {"mode": mode, "config": config, "bits": bits, "k": None if near else policy.k,
+           "policy": policy,
            "multi": len(paths) > 1, "text_field": args.text_field, "id_field": args.id_field,
            "keep_going": args.keep_going,
            "utf8_replace": config is None or config._cfg.utf8 == _core.lib.SIMHASH_UTF8_REPLACE}
@@ -1272,65 +1348,22 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
     n_docs = int(bounds[-1])
     n_parts = len(specs)
 
-    # 2. pairs, table by table
-    t0 = time.time()
-    k, bits = job["k"], job["bits"]
-    n_buckets = max(2 * n_workers, int(math.ceil(n_docs / 2e6)), 1)
-    # the keys held more than max_group times: candidates from every
-    # partition, then their exact counts (both small lists)
-    threshold = max(2, max_group // max(1, n_parts))
-    cands = client.gather(client.map(heavy_candidates, parts, job=job, threshold=threshold))
-    wanted = [sorted({key for per_part in cands for key in per_part[t]})
-              for t in range(_blocks.n_blocks(k))]
-    exact = client.gather(client.map(count_keys, parts, job=job, wanted=wanted)) \
-        if any(wanted) else []
-    chunks = []
-    window = []  # the tables in flight: two at a time, so that shuffles overlap
-    for t in range(_blocks.n_blocks(k)):
-        heavy = {}
-        for i, key in enumerate(wanted[t]):
-            c = sum(per_part[t][i] for per_part in exact)
-            if c > max_group:
-                heavy[key] = int(math.ceil(c / max_group))
-        routed = [client.submit(route, part, int(bounds[p]), job, t, heavy, n_buckets)
-                  for p, part in enumerate(parts)]
-        pieces = [[client.submit(operator.getitem, r, j) for r in routed]
-                  for j in range(n_buckets)]
-        # only the results are kept: the scheduler frees each piece once used
-        window.append([client.submit(compare, job, t, *pieces[j]) for j in range(n_buckets)])
-        del routed, pieces
-        if len(window) == 2:
-            st.wait("pairs, table %d of %d" % (t, _blocks.n_blocks(k)), window[0])
-            chunks.extend(window.pop(0))
-    for w in window:
-        st.wait("pairs, last table", w)
-        chunks.extend(w)
-    st.time("pairs", t0)
-
-    # 3. ids (and texts) joined to the pairs, verification, pairs written
-    t0 = time.time()
-    want_text = job["policy"].verifies
-    _, by_a = _submit_shuffle(client, chunks, split_by, n_parts, "a", bounds)
-    with_a = [client.submit(attach, parts[p], specs[p], job, int(bounds[p]), "a", want_text,
-                            *by_a[p]) for p in range(n_parts)]
-    _, by_b = _submit_shuffle(client, with_a, split_by, n_parts, "b", bounds)
-    with_b = [client.submit(attach, parts[p], specs[p], job, int(bounds[p]), "b", want_text,
-                            *by_b[p]) for p in range(n_parts)]
     write = args.output == "pairs"
-    edges = [client.submit(finish_pairs, with_b[p], job,
-                           os.path.join(out_dir, "part-%05d.tsv" % p) if write else None)
-             for p in range(n_parts)]
-    st.wait("ids%s and pairs" % (", verification" if want_text else ""), edges)
-    del chunks, by_a, with_a, by_b, with_b
-    n_pairs = sum(client.gather([client.submit(operator.getitem, e, "n") for e in edges]))
-    st.time("verify" if want_text else "ids", t0)
+    if job["policy"].near:
+        edges, dups, n_pairs, n_buckets = _near_pairs(client, args, job, parts, specs, bounds,
+                                                       n_workers, st, out_dir)
+    else:
+        edges, n_pairs, n_buckets = _fp_pairs(client, args, job, parts, specs, bounds,
+                                              n_workers, st, out_dir, max_group)
+        dups = []
+    k, bits = job["k"], job["bits"]
 
     n_clusters = n_dropped = None
     if job["mode"] != "fingerprints":
         # 4. connected components by min-label propagation (for pairs only
         # to count the clusters and the records kept, as the summary says)
         t0 = time.time()
-        _, by_u = _submit_shuffle(client, edges, orient, n_parts, bounds)
+        _, by_u = _submit_shuffle(client, edges + dups, orient, n_parts, bounds)
         states = [client.submit(vertex_state, bounds, p, *by_u[p]) for p in range(n_parts)]
         rounds = 0
         while True:
@@ -1345,14 +1378,16 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
         # 5. clusters or records
         t0 = time.time()
         if args.output == "clusters":
-            mem = [client.submit(members, states[p], parts[p], specs[p], job, int(bounds[p]),
-                                 bounds) for p in range(n_parts)]
+            near = job["policy"].near
+            mem = [client.submit(members_near if near else members, states[p], parts[p],
+                                 specs[p], job, int(bounds[p]), bounds) for p in range(n_parts)]
             grouped = [client.submit(group_clusters, *[client.submit(operator.getitem, m, p)
                                                        for m in mem])
                        for p in range(n_parts)]
             counts = client.gather(client.map(len, grouped))
             firsts = np.concatenate([[1], 1 + np.cumsum(counts)])
-            wrote = [client.submit(write_clusters, grouped[p], int(firsts[p]),
+            wrote = [client.submit(write_clusters_near if near else write_clusters,
+                                   grouped[p], int(firsts[p]),
                                    os.path.join(out_dir, "part-%05d.jsonl" % p))
                      for p in range(n_parts)]
             st.wait("clusters", wrote)
@@ -1410,6 +1445,114 @@ def _run_job(client, args, job, specs, out_dir, scheme, max_group):
             PROG, n_docs, n_pairs, "" if n_clusters is None else ", %d clusters" % n_clusters,
             time.time() - t_start))
     return EXIT_OK
+
+
+def _fp_pairs(client, args, job, parts, specs, bounds, n_workers, st, out_dir, max_group):
+    """Stages 2 and 3 by fingerprints: the pairs within k (verified with
+    --verify), written for --output pairs; (edges, pair count, buckets)."""
+    n_parts = len(specs)
+    n_docs = int(bounds[-1])
+    write = args.output == "pairs"
+    t0 = time.time()
+    k = job["k"]
+    n_buckets = max(2 * n_workers, int(math.ceil(n_docs / 2e6)), 1)
+    # the keys held more than max_group times: candidates from every
+    # partition, then their exact counts (both small lists)
+    threshold = max(2, max_group // max(1, n_parts))
+    cands = client.gather(client.map(heavy_candidates, parts, job=job, threshold=threshold))
+    wanted = [sorted({key for per_part in cands for key in per_part[t]})
+              for t in range(_blocks.n_blocks(k))]
+    exact = client.gather(client.map(count_keys, parts, job=job, wanted=wanted)) \
+        if any(wanted) else []
+    chunks = []
+    window = []  # the tables in flight: two at a time, so that shuffles overlap
+    for t in range(_blocks.n_blocks(k)):
+        heavy = {}
+        for i, key in enumerate(wanted[t]):
+            c = sum(per_part[t][i] for per_part in exact)
+            if c > max_group:
+                heavy[key] = int(math.ceil(c / max_group))
+        routed = [client.submit(route, part, int(bounds[p]), job, t, heavy, n_buckets)
+                  for p, part in enumerate(parts)]
+        pieces = [[client.submit(operator.getitem, r, j) for r in routed]
+                  for j in range(n_buckets)]
+        # only the results are kept: the scheduler frees each piece once used
+        window.append([client.submit(compare, job, t, *pieces[j]) for j in range(n_buckets)])
+        del routed, pieces
+        if len(window) == 2:
+            st.wait("pairs, table %d of %d" % (t, _blocks.n_blocks(k)), window[0])
+            chunks.extend(window.pop(0))
+    for w in window:
+        st.wait("pairs, last table", w)
+        chunks.extend(w)
+    st.time("pairs", t0)
+
+    # 3. ids (and texts) joined to the pairs, verification, pairs written
+    t0 = time.time()
+    want_text = job["policy"].verifies
+    _, by_a = _submit_shuffle(client, chunks, split_by, n_parts, "a", bounds)
+    with_a = [client.submit(attach, parts[p], specs[p], job, int(bounds[p]), "a", want_text,
+                            *by_a[p]) for p in range(n_parts)]
+    _, by_b = _submit_shuffle(client, with_a, split_by, n_parts, "b", bounds)
+    with_b = [client.submit(attach, parts[p], specs[p], job, int(bounds[p]), "b", want_text,
+                            *by_b[p]) for p in range(n_parts)]
+    edges = [client.submit(finish_pairs, with_b[p], job,
+                           os.path.join(out_dir, "part-%05d.tsv" % p) if write else None)
+             for p in range(n_parts)]
+    st.wait("ids%s and pairs" % (", verification" if want_text else ""), edges)
+    del chunks, by_a, with_a, by_b, with_b
+    n_pairs = sum(client.gather([client.submit(operator.getitem, e, "n") for e in edges]))
+    st.time("verify" if want_text else "ids", t0)
+
+    return edges, n_pairs, n_buckets
+
+
+def _near_pairs(client, args, job, parts, specs, bounds, n_workers, st, out_dir):
+    """Stages 2 and 3 of the default decision (simhash._dask_near): exact
+    duplicates collapsed unless the output is pairs, the pairs sharing a
+    band key, each checked once; (edges, duplicate edges, pair count,
+    buckets)."""
+    n_parts = len(specs)
+    n_docs = int(bounds[-1])
+    n_buckets = max(2 * n_workers, int(math.ceil(n_docs * _near_stages.BANDS / 2e6)), 1)
+    write = args.output == "pairs"
+    t0 = time.time()
+    dups = []
+    skips = [None] * n_parts
+    if not write:
+        routed = [client.submit(_near_stages.route_dups, part, int(bounds[p]), n_buckets)
+                  for p, part in enumerate(parts)]
+        pieces = [[client.submit(operator.getitem, r, j) for r in routed]
+                  for j in range(n_buckets)]
+        dups = [client.submit(_near_stages.dup_edges, *pieces[j]) for j in range(n_buckets)]
+        st.wait("exact duplicates", dups)
+        _, by_a = _submit_shuffle(client, dups, split_by, n_parts, "a", bounds)
+        skips = [client.submit(_near_stages.not_first, int(bounds[p]), int(bounds[p + 1] -
+                                                                             bounds[p]), *by_a[p])
+                 for p in range(n_parts)]
+        del routed, pieces, by_a
+    routed = [client.submit(_near_stages.route_bands, part, int(bounds[p]), skips[p], n_buckets)
+              for p, part in enumerate(parts)]
+    pieces = [[client.submit(operator.getitem, r, j) for r in routed] for j in range(n_buckets)]
+    chunks = [client.submit(_near_stages.band_pairs, *pieces[j]) for j in range(n_buckets)]
+    st.wait("pairs sharing a band", chunks)
+    del routed, pieces
+    st.time("pairs", t0)
+    t0 = time.time()
+    _, by_a = _submit_shuffle(client, chunks, split_by, n_parts, "a", bounds)
+    with_a = [client.submit(attach_near, parts[p], specs[p], job, int(bounds[p]), "a", *by_a[p])
+              for p in range(n_parts)]
+    _, by_b = _submit_shuffle(client, with_a, split_by, n_parts, "b", bounds)
+    with_b = [client.submit(attach_near, parts[p], specs[p], job, int(bounds[p]), "b", *by_b[p])
+              for p in range(n_parts)]
+    edges = [client.submit(finish_near, with_b[p], job,
+                           os.path.join(out_dir, "part-%05d.tsv" % p) if write else None)
+             for p in range(n_parts)]
+    st.wait("ids, sketches and the exact decision", edges)
+    del chunks, by_a, with_a, by_b, with_b
+    n_pairs = sum(client.gather([client.submit(operator.getitem, e, "n") for e in edges]))
+    st.time("verify", t0)
+    return edges, dups, n_pairs, n_buckets
 
 
 def _n_roots(state):
