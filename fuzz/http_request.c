@@ -1,6 +1,7 @@
 /* http_request.c - fuzz target for the JSON API of `simhash serve`
- * (server/api.c, server/docs.c) with no server and no store: the request
- * handling functions take a body and give a status and a body.
+ * (server/api.c and the routes_*.c it dispatches to) with no server and no
+ * store: the request handling functions take a body and give a status and
+ * a body.
  *
  * Input: byte 0 picks the route (and for ROUTE_DOC the method), the rest is
  * the body; it is also tried as a request path. The target aborts unless:

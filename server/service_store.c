@@ -1,4 +1,4 @@
-/* store.c - the library's store (simhash_store_*) behind the document routes.
+/* service_store.c - the library's store (simhash_store_*) behind the document routes.
  *
  * Every write call blocks until the store's group commit has made it durable
  * (http.c runs writes on its writer threads for that reason), so an answer in
@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "api_internal.h"
 #include "metrics.h"
+#include "service_store.h"
 
 struct api_store {
 	simhash_store *st;
