@@ -95,7 +95,7 @@ int sh_route_add(struct api *api, simhash_ctx *ctx, const struct api_call *call,
 	if (!api->store)
 		st = no_store(r);
 	else
-		st = sh_store_add(api, &d, 1, 0, r);
+		st = sh_store_add(api, &d, r);
 	doc_req_free(&d);
 	return st;
 }
@@ -148,7 +148,7 @@ int sh_route_batch(struct api *api, simhash_ctx *ctx, const struct api_call *cal
 			goto out;
 		}
 	}
-	st = api->store ? sh_store_add(api, docs, n, 1, r) : no_store(r);
+	st = api->store ? sh_store_add_batch(api, docs, n, r) : no_store(r);
 out:
 	for (i = 0; i < n; i++)
 		doc_req_free(&docs[i]);

@@ -26,11 +26,13 @@ struct doc_req {
 /* The documents within k of fp, at most limit of them, as {"matches": ...}. */
 int sh_store_query(struct api *api, const simhash_fp *fp, unsigned k, unsigned limit,
 		   struct api_reply *r);
-/* Adds n documents, each checked first if it asks to be; answers once
- * durable. is_batch: answer {"results": [...]} rather than one document's
- * object. */
-int sh_store_add(struct api *api, struct doc_req *docs, size_t n, int is_batch,
-		 struct api_reply *r);
+/* Adds one document, checked first if it asks to be: 201 with its object
+ * once durable, 409 if the check kept it out. */
+int sh_store_add(struct api *api, const struct doc_req *d, struct api_reply *r);
+/* Adds a batch: in one commit, or one check-and-put after another if any
+ * document asks for a check. 200 with {"results": [...], "added": N}. */
+int sh_store_add_batch(struct api *api, const struct doc_req *docs, size_t n,
+		       struct api_reply *r);
 /* One document by id (404 if none). */
 int sh_store_get(struct api *api, const char *id, size_t id_len, struct api_reply *r);
 /* Deletes one document by id (404 if none); answers once durable. */
