@@ -35,6 +35,8 @@
 #include "simhash.h"
 #include "reply.h"
 
+/* The routes; each has its row (path, methods, handler) in api.c's table,
+ * and its counters in metrics.c. */
 enum api_route {
 	ROUTE_FINGERPRINT, /* POST /v1/fingerprint */
 	ROUTE_COMPARE,     /* POST /v1/compare */
@@ -69,7 +71,7 @@ struct api_limits {
 void api_limits_init(struct api_limits *l);
 
 struct api_metrics;
-struct api_store; /* service_store.c: the documents, or NULL when serving without a store */
+struct api_store; /* service_store.c: the documents; NULL without a store */
 
 struct api {
 	struct api_limits limits;
@@ -94,8 +96,8 @@ int api_route(const char *method, const char *path, enum api_route *route, char 
 int api_handle(struct api *api, simhash_ctx *ctx, enum api_route route, const char *method,
 	       const char *id, size_t id_len, const char *body, size_t len, struct api_reply *r);
 
-/* Opens the store at path for api (service_store.c): sets api->store and api->cfg to
- * the store's configuration. 0, or -1 with a message in err. */
+/* Opens the store at path for api (service_store.c): sets api->store, and
+ * api->cfg to the store's configuration. 0, or -1 with a message in err. */
 int sh_store_open(struct api *api, const char *path, char *err, size_t err_len);
 
 /* Commits what is pending and closes the store (nothing without one).

@@ -1,4 +1,5 @@
-/* service_store.c - the library's store (simhash_store_*) behind the document routes.
+/* service_store.c - the library's store (simhash_store_*) behind the
+ * document routes.
  *
  * Every write call blocks until the store's group commit has made it durable
  * (http.c runs writes on its writer threads for that reason), so an answer in
