@@ -12,9 +12,10 @@
  *   routes_stateless.c   /v1/fingerprint, /v1/compare, /healthz (routes.h)
  *   routes_documents.c   /v1/query, /v1/documents..., /v1/stats
  *   api.c                the route table, api_route and api_handle
- *   metrics.c, head.c, deadline.c   the HTTP side's counters and guards
+ *   deadline.c, head.c, metrics.c   the HTTP side's guards and counters
  *   http.c               libmicrohttpd: threads, bodies, shutdown
- * A new route is a handler in a routes_*.c file, a value of enum api_route
+ * tests/server_layers.sh checks this order on the objects (make check). A
+ * new route is a handler in a routes_*.c file, a value of enum api_route
  * and a row of api.c's route table.
  *
  * Invariants:
