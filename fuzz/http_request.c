@@ -1,6 +1,7 @@
 /* http_request.c - fuzz target for the JSON API of `simhash serve`
- * (server/api.c, server/docs.c) with no server and no store: the request
- * handling functions take a body and give a status and a body.
+ * (server/api.c and the routes_*.c it dispatches to) with no server and no
+ * store: the request handling functions take a body and give a status and
+ * a body.
  *
  * Input: byte 0 picks the route (and for ROUTE_DOC the method), the rest is
  * the body; it is also tried as a request path. The target aborts unless:
@@ -12,8 +13,13 @@
  *     simhash_fingerprint gives the text as jansson reads it (an oracle), and
  *     a 200 from /v1/compare the Hamming distance of its two fingerprints;
  *  4. document routes, having no store, answer 503 only after the request
- *     passed every check (so the checks themselves are fuzzed).
+ *     passed every check (so the checks themselves are fuzzed);
+ *  5. a /v1/documents/{id} path routes to the id that its rest spells with
+ *     each %XX read by strtoul (an oracle apart from the server's decoder),
+ *     and is refused (400) exactly when an escape is not two hex digits,
+ *     spells 00, or the id holds a NUL or is not UTF-8.
  * Every answer is freed: the replays run under ASan's leak checker. */
+#include <ctype.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,6 +95,58 @@ static void check_compare(json_t *out)
 		FAIL("compare distance is not the fingerprints' Hamming distance");
 }
 
+/* Invariant 5: the id path's rest should decode to, by another reader;
+ * -1 where the server must refuse it. */
+static int oracle_id(const char *rest, char *out, size_t *out_len)
+{
+	size_t i, n = 0, len = strlen(rest);
+	char hex[3] = { 0 };
+	json_t *utf8;
+
+	for (i = 0; i < len; i++) {
+		if (rest[i] != '%') {
+			out[n++] = rest[i];
+			continue;
+		}
+		if (i + 2 >= len || !isxdigit((unsigned char)rest[i + 1]) ||
+		    !isxdigit((unsigned char)rest[i + 2]))
+			return -1;
+		hex[0] = rest[i + 1];
+		hex[1] = rest[i + 2];
+		out[n] = (char)strtoul(hex, NULL, 16);
+		if (!out[n++])
+			return -1;
+		i += 2;
+	}
+	utf8 = json_stringn(out, n);
+	if (!utf8)
+		return -1;
+	json_decref(utf8);
+	*out_len = n;
+	return 0;
+}
+
+static void check_id_route(const char *path, int st, enum api_route route, const char *id,
+			   size_t id_len)
+{
+	static const char prefix[] = "/v1/documents/";
+	char *want;
+	size_t want_len = 0;
+	int ok;
+
+	if (strncmp(path, prefix, strlen(prefix)) || !path[strlen(prefix)])
+		return;
+	if (st == 405)
+		return; /* the method is checked before the id */
+	want = malloc(strlen(path) + 1);
+	ok = oracle_id(path + strlen(prefix), want, &want_len) == 0;
+	if (ok && (st || route != ROUTE_DOC || id_len != want_len || memcmp(id, want, id_len)))
+		FAIL("id path %s: status %d, not the id it spells", path, st);
+	if (!ok && st != 400)
+		FAIL("id path %s: status %d, expected 400", path, st);
+	free(want);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct api api; /* read-only once set up */
@@ -127,6 +185,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(check_reply(&r));
 	else if (route == ROUTE_DOC && (!id || strlen(id) != id_len))
 		FAIL("a document route without its id");
+	check_id_route(path, st, route, id, id_len);
 	free(id);
 	free(path);
 	api_reply_free(&r);

@@ -7,8 +7,7 @@ $(BUILD)/gen/web_files.h: tools/embed_web.sh $(WEB_FILES)
 	@mkdir -p $(dir $@)
 	sh tools/embed_web.sh $(WEB_FILES) > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/server/static.o: server/static.c $(BUILD)/gen/web_files.h server/api_internal.h \
-  server/api.h lib/simhash.h
+$(BUILD)/server/static.o: server/static.c $(BUILD)/gen/web_files.h server/static.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(BUILD)/gen -c $< -o $@
 

@@ -1,12 +1,27 @@
 /* api.h - the JSON API of `simhash serve`, apart from HTTP: a route lookup
- * and one function per request that takes a body and gives a status and a
+ * and one call per request that takes a body and gives a status and a
  * body. http.c carries requests to these and answers back; the fuzz target
  * (fuzz/http_request.c) and the tests call them directly, with no server.
+ *
+ * The files of server/, from the bottom up (each calls only files listed
+ * before it, never back):
+ *   reply.c              answers: JSON bodies, error bodies (reply.h)
+ *   request.c            a request body's fields (request.h)
+ *   service_store.c      the library's store behind the document routes
+ *   static.c             the web page's files, compiled in
+ *   routes_stateless.c   /v1/fingerprint, /v1/compare, /healthz (routes.h)
+ *   routes_documents.c   /v1/query, /v1/documents..., /v1/stats
+ *   api.c                the route table, api_route and api_handle
+ *   deadline.c, head.c, metrics.c   the HTTP side's guards and counters
+ *   http.c               libmicrohttpd: threads, bodies, shutdown
+ * tests/server_layers.sh checks this order on the objects (make check). A
+ * new route is a handler in a routes_*.c file, a value of enum api_route
+ * and a row of api.c's route table.
  *
  * Invariants:
  *  1. Every answer has a status in 200..599 and a body; an error body is
  *     {"error": {"code": "...", "message": "..."}}, code a fixed identifier,
- *     message one human line.
+ *     message one human line (reply.h).
  *  2. Bad input (any bytes) is a 4xx and changes nothing stored: a request is
  *     parsed and checked whole before the store is touched.
  *  3. Nothing here keeps state between requests except the store and the
@@ -19,7 +34,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "simhash.h"
+#include "reply.h"
 
+/* The routes; each has its row (path, methods, handler) in api.c's table,
+ * and its counters in metrics.c. */
 enum api_route {
 	ROUTE_FINGERPRINT, /* POST /v1/fingerprint */
 	ROUTE_COMPARE,     /* POST /v1/compare */
@@ -38,7 +56,8 @@ enum api_route {
 /* The name of a route in metrics: "/v1/query", "other". */
 const char *api_route_name(enum api_route r);
 
-/* 1 if the route writes (and so needs the bearer token when one is set). */
+/* 1 if method on the route writes (and so needs the bearer token when one
+ * is set, and waits on a writer thread for the store's commit). */
 int api_route_writes(enum api_route r, const char *method);
 
 struct api_limits {
@@ -53,7 +72,7 @@ struct api_limits {
 void api_limits_init(struct api_limits *l);
 
 struct api_metrics;
-struct api_store; /* store.c: the documents, or NULL when serving without a store */
+struct api_store; /* service_store.c: the documents; NULL without a store */
 
 struct api {
 	struct api_limits limits;
@@ -63,21 +82,6 @@ struct api {
 	struct api_metrics *metrics;      /* NULL: no metrics */
 	uint64_t started;                 /* unix seconds, for /v1/stats */
 };
-
-/* An answer: status, content type (static) and a malloc'd body. */
-struct api_reply {
-	int status;
-	const char *type;
-	char *body;
-	size_t len;
-	const char *allow; /* 405: the Allow header (static); else NULL */
-};
-
-void api_reply_free(struct api_reply *r);
-
-/* Sets r to an error answer. Returns r->status. */
-int api_error(struct api_reply *r, int status, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 /* Finds the route of method and path (the raw path, still percent-encoded,
  * without the query string). For ROUTE_DOC, *id and *id_len get the decoded id
@@ -93,8 +97,8 @@ int api_route(const char *method, const char *path, enum api_route *route, char 
 int api_handle(struct api *api, simhash_ctx *ctx, enum api_route route, const char *method,
 	       const char *id, size_t id_len, const char *body, size_t len, struct api_reply *r);
 
-/* Opens the store at path for api (store.c): sets api->store and api->cfg to
- * the store's configuration. 0, or -1 with a message in err. */
+/* Opens the store at path for api (service_store.c): sets api->store, and
+ * api->cfg to the store's configuration. 0, or -1 with a message in err. */
 int sh_store_open(struct api *api, const char *path, char *err, size_t err_len);
 
 /* Commits what is pending and closes the store (nothing without one).

@@ -5,7 +5,7 @@
 
 #include <microhttpd.h>
 #include <stddef.h>
-#include "api.h"
+#include "reply.h"
 
 /* The Host values a server answers: each entry as NAME or NAME:PORT. */
 struct sh_hosts {

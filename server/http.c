@@ -51,11 +51,13 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
-#include "api_internal.h"
+#include "api.h"
 #include "deadline.h"
 #include "head.h"
 #include "http.h"
 #include "metrics.h"
+#include "service_store.h"
+#include "static.h"
 
 /* One request, from its first callback to its completion notice. */
 struct req {

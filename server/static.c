@@ -1,7 +1,7 @@
 /* static.c - the web page (web/) served at "/": its files are compiled in by
  * tools/embed_web.sh, so the program needs no data directory at run time. */
 #include <string.h>
-#include "api_internal.h"
+#include "static.h"
 #include "web_files.h"
 
 const struct sh_static *sh_static_find(const char *path)

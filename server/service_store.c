@@ -1,4 +1,5 @@
-/* store.c - the library's store (simhash_store_*) behind the document routes.
+/* service_store.c - the library's store (simhash_store_*) behind the
+ * document routes.
  *
  * Every write call blocks until the store's group commit has made it durable
  * (http.c runs writes on its writer threads for that reason), so an answer in
@@ -19,8 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "api_internal.h"
 #include "metrics.h"
+#include "service_store.h"
 
 struct api_store {
 	simhash_store *st;
@@ -216,55 +217,16 @@ static json_t *check_and_put(struct api *api, const struct doc_req *d, int *adde
 	return j;
 }
 
-int sh_store_add(struct api *api, struct doc_req *docs, size_t n, int is_batch,
-		 struct api_reply *r)
+/* Puts docs[0..n) with no check, in one commit: 0 once durable, or an
+ * error answer's status. */
+static int put_docs(struct api *api, const struct doc_req *docs, size_t n, struct api_reply *r)
 {
-	simhash_store_doc *sd;
-	json_t *results, *j;
-	size_t i, n_added = 0;
-	int checked = 0, added;
+	simhash_store_doc *sd = calloc(n ? n : 1, sizeof(*sd));
 	simhash_err e;
+	size_t i;
 
-	for (i = 0; i < n; i++)
-		checked |= docs[i].check || docs[i].if_unique;
-	if (!is_batch) {
-		if (checked) {
-			j = check_and_put(api, &docs[0], &added, r);
-			if (!j)
-				return r->status;
-			if (!added) {
-				json_object_set_new(j, "error",
-						    json_pack("{s:s,s:s}", "code", "near_duplicate",
-							      "message",
-							      "not added: near-duplicates are stored"));
-				return api_reply_json(r, 409, j);
-			}
-			return api_reply_json(r, 201, j);
-		}
-		sd = calloc(1, sizeof(*sd));
-	} else {
-		sd = calloc(n ? n : 1, sizeof(*sd));
-	}
 	if (!sd)
 		return api_error(r, 500, "internal", "out of memory");
-	if (is_batch && checked) {
-		/* Each document checked against the store and those before it:
-		 * one check-and-put each (each durable on its own). */
-		results = json_array();
-		for (i = 0; i < n; i++) {
-			j = check_and_put(api, &docs[i], &added, r);
-			if (!j) {
-				json_decref(results);
-				free(sd);
-				return r->status;
-			}
-			n_added += (size_t)added;
-			json_array_append_new(results, j);
-		}
-		free(sd);
-		return api_reply_json(r, 200, json_pack("{s:o,s:I}", "results", results, "added",
-							(json_int_t)n_added));
-	}
 	for (i = 0; i < n; i++)
 		to_store_doc(&docs[i], &sd[i]);
 	e = n == 1 ? simhash_store_put(api->store->st, sd) : simhash_store_put_many(api->store->st, sd, n);
@@ -272,15 +234,68 @@ int sh_store_add(struct api *api, struct doc_req *docs, size_t n, int is_batch,
 	if (e)
 		return store_error(api, e, r);
 	set_writable(api, 1);
-	if (!is_batch)
-		return api_reply_json(r, 201,
-				      json_pack("{s:s%,s:o,s:b}", "id", docs[0].id, docs[0].id_len,
-						"fingerprint", api_fp_json(&docs[0].fp), "added", 1));
+	return 0;
+}
+
+/* The answer object of a document put with no check. */
+static json_t *added_json(const struct doc_req *d)
+{
+	return json_pack("{s:s%,s:o,s:b}", "id", d->id, d->id_len, "fingerprint",
+			 api_fp_json(&d->fp), "added", 1);
+}
+
+int sh_store_add(struct api *api, const struct doc_req *d, struct api_reply *r)
+{
+	json_t *j;
+	int added, st;
+
+	if (d->check || d->if_unique) {
+		j = check_and_put(api, d, &added, r);
+		if (!j)
+			return r->status;
+		if (!added) {
+			json_object_set_new(j, "error",
+					    json_pack("{s:s,s:s}", "code", "near_duplicate", "message",
+						      "not added: near-duplicates are stored"));
+			return api_reply_json(r, 409, j);
+		}
+		return api_reply_json(r, 201, j);
+	}
+	if ((st = put_docs(api, d, 1, r)))
+		return st;
+	return api_reply_json(r, 201, added_json(d));
+}
+
+int sh_store_add_batch(struct api *api, const struct doc_req *docs, size_t n,
+		       struct api_reply *r)
+{
+	json_t *results, *j;
+	size_t i, n_added = 0;
+	int checked = 0, added, st;
+
+	for (i = 0; i < n; i++)
+		checked |= docs[i].check || docs[i].if_unique;
+	if (checked) {
+		/* Each document checked against the store and those before it:
+		 * one check-and-put each (each durable on its own). */
+		results = json_array();
+		for (i = 0; i < n; i++) {
+			j = check_and_put(api, &docs[i], &added, r);
+			if (!j) {
+				json_decref(results);
+				return r->status;
+			}
+			n_added += (size_t)added;
+			json_array_append_new(results, j);
+		}
+		return api_reply_json(r, 200, json_pack("{s:o,s:I}", "results", results, "added",
+							(json_int_t)n_added));
+	}
+	if ((st = put_docs(api, docs, n, r)))
+		return st;
 	results = json_array();
 	for (i = 0; i < n; i++)
-		json_array_append_new(results,
-				      json_pack("{s:s%,s:o,s:b}", "id", docs[i].id, docs[i].id_len,
-						"fingerprint", api_fp_json(&docs[i].fp), "added", 1));
+		json_array_append_new(results, added_json(&docs[i]));
 	return api_reply_json(r, 200,
 			      json_pack("{s:o,s:I}", "results", results, "added", (json_int_t)n));
 }

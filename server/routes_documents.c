@@ -1,14 +1,17 @@
-/* docs.c - the routes on stored documents: /v1/query, /v1/documents,
+/* routes_documents.c - the routes on stored documents: /v1/query, /v1/documents,
  * /v1/documents/{id}, /v1/documents:batch and /v1/stats.
  *
  * Each request is parsed and checked whole (every document of a batch) before
  * the store is touched, so a 4xx never leaves a partial write (api.h, 2).
  * Writes go through the store's group commit and return once durable.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "api_internal.h"
+#include "request.h"
+#include "routes.h"
+#include "service_store.h"
 
 #define DEFAULT_K 3
 #define DEFAULT_LIMIT 10
@@ -63,9 +66,11 @@ static int parse_doc(struct api *api, simhash_ctx *ctx, json_t *obj, struct doc_
 	return 0;
 }
 
-int sh_docs_query(struct api *api, simhash_ctx *ctx, json_t *req, struct api_reply *r)
+int sh_route_query(struct api *api, simhash_ctx *ctx, const struct api_call *call,
+		   struct api_reply *r)
 {
 	static const char *const keys[] = { "text", "fingerprint", "scheme", "k", "limit", NULL };
+	json_t *req = call->body;
 	unsigned long k, limit;
 	simhash_fp fp;
 	int st;
@@ -79,22 +84,42 @@ int sh_docs_query(struct api *api, simhash_ctx *ctx, json_t *req, struct api_rep
 	return sh_store_query(api, &fp, (unsigned)k, (unsigned)limit, r);
 }
 
-int sh_docs_add(struct api *api, simhash_ctx *ctx, json_t *req, struct api_reply *r)
+int sh_route_add(struct api *api, simhash_ctx *ctx, const struct api_call *call,
+		 struct api_reply *r)
 {
 	struct doc_req d;
 	int st;
 
-	if ((st = parse_doc(api, ctx, req, &d, r)))
+	if ((st = parse_doc(api, ctx, call->body, &d, r)))
 		return st;
 	if (!api->store)
 		st = no_store(r);
 	else
-		st = sh_store_add(api, &d, 1, 0, r);
+		st = sh_store_add(api, &d, r);
 	doc_req_free(&d);
 	return st;
 }
 
-int sh_docs_batch(struct api *api, simhash_ctx *ctx, json_t *req, struct api_reply *r)
+/* Says which document of a batch an error answer is about: its message
+ * prefixed "documents[i]: " and an "index" beside it. */
+static void name_document(struct api_reply *r, int st, size_t i)
+{
+	json_t *j = json_loadb(r->body, r->len, 0, NULL);
+	json_t *e = j ? json_object_get(json_object_get(j, "error"), "message") : NULL;
+	char msg[600];
+
+	if (!e) {
+		json_decref(j);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "documents[%zu]: %s", i, json_string_value(e));
+	json_object_set_new(json_object_get(j, "error"), "message", json_string(msg));
+	json_object_set_new(json_object_get(j, "error"), "index", json_integer((json_int_t)i));
+	api_reply_json(r, st, j);
+}
+
+int sh_route_batch(struct api *api, simhash_ctx *ctx, const struct api_call *call,
+		   struct api_reply *r)
 {
 	static const char *const keys[] = { "documents", NULL };
 	struct doc_req *docs;
@@ -102,9 +127,9 @@ int sh_docs_batch(struct api *api, simhash_ctx *ctx, json_t *req, struct api_rep
 	size_t i, n;
 	int st;
 
-	if ((st = api_check_keys(req, keys, r)))
+	if ((st = api_check_keys(call->body, keys, r)))
 		return st;
-	arr = json_object_get(req, "documents");
+	arr = json_object_get(call->body, "documents");
 	if (!arr)
 		return api_error(r, 422, "missing_field", "field \"documents\" is required");
 	if (!json_is_array(arr))
@@ -119,27 +144,11 @@ int sh_docs_batch(struct api *api, simhash_ctx *ctx, json_t *req, struct api_rep
 		return api_error(r, 500, "internal", "out of memory");
 	for (i = 0; i < n; i++) {
 		if ((st = parse_doc(api, ctx, json_array_get(arr, i), &docs[i], r))) {
-			/* Say which document: prefix the message. */
-			json_t *j = json_loadb(r->body, r->len, 0, NULL);
-			json_t *e = j ? json_object_get(json_object_get(j, "error"), "message") : NULL;
-
-			if (e) {
-				char msg[600];
-
-				snprintf(msg, sizeof(msg), "documents[%zu]: %s", i,
-					 json_string_value(e));
-				json_object_set_new(json_object_get(j, "error"), "message",
-						    json_string(msg));
-				json_object_set_new(json_object_get(j, "error"), "index",
-						    json_integer((json_int_t)i));
-				api_reply_json(r, st, j);
-			} else {
-				json_decref(j);
-			}
+			name_document(r, st, i);
 			goto out;
 		}
 	}
-	st = api->store ? sh_store_add(api, docs, n, 1, r) : no_store(r);
+	st = api->store ? sh_store_add_batch(api, docs, n, r) : no_store(r);
 out:
 	for (i = 0; i < n; i++)
 		doc_req_free(&docs[i]);
@@ -147,19 +156,20 @@ out:
 	return st;
 }
 
-int sh_docs_doc(struct api *api, const char *method, const char *id, size_t id_len,
-		struct api_reply *r)
+int sh_route_document(struct api *api, simhash_ctx *ctx, const struct api_call *call,
+		      struct api_reply *r)
 {
-	if (id_len > api->limits.max_id)
+	if (call->id_len > api->limits.max_id)
 		return api_error(r, 404, "not_found", "no document has this id (it is too long)");
 	if (!api->store)
 		return no_store(r);
-	if (!strcmp(method, "DELETE"))
-		return sh_store_delete(api, id, id_len, r);
-	return sh_store_get(api, id, id_len, r);
+	if (!strcmp(call->method, "DELETE"))
+		return sh_store_delete(api, call->id, call->id_len, r);
+	return sh_store_get(api, call->id, call->id_len, r);
 }
 
-int sh_docs_stats(struct api *api, struct api_reply *r)
+int sh_route_stats(struct api *api, simhash_ctx *ctx, const struct api_call *call,
+		   struct api_reply *r)
 {
 	json_t *j = json_pack("{s:s,s:i,s:I}", "scheme", api->scheme, "bits", (int)api->cfg.bits,
 			      "uptime_seconds", (json_int_t)(time(NULL) - (time_t)api->started));
