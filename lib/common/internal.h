@@ -46,7 +46,8 @@ static inline uint64_t sh_mix64(uint64_t z)
 }
 
 /* Experiments only: a build with -DSH_EXP_SEED=N (N > 0) remixes every
- * feature hash of the char n-gram and auto paths with seed N, so quality can
+ * feature hash of the char n-gram and auto paths, and the keys the bands of
+ * near_bands.c take, with seed N, so quality can
  * be judged over several hash functions. Release builds leave it 0: the
  * identity. */
 #ifndef SH_EXP_SEED
