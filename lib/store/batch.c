@@ -94,6 +94,22 @@ simhash_err sh_batch_note(simhash_store *st, uint64_t docno, const simhash_fp *f
 	return del ? dels_add(st, docno) : SIMHASH_OK;
 }
 
+simhash_err sh_batch_near(const simhash_store *st, const simhash_fp *fp, unsigned max_dist,
+			  sh_buf *hits, size_t *n)
+{
+	const struct sh_pend *p = st->pend.p;
+	simhash_err e;
+
+	for (size_t i = 0; i < st->n_pend; i++) {
+		unsigned d = simhash_hamming(&p[i].fp, fp);
+
+		if (!p[i].del && d <= max_dist &&
+		    (e = sh_hits_push(hits, n, p[i].docno, d)) != SIMHASH_OK)
+			return e;
+	}
+	return SIMHASH_OK;
+}
+
 void sh_batch_reset(simhash_store *st)
 {
 	st->n_pend = 0;

@@ -3,19 +3,27 @@
  * fingerprints, docscan.c), close, and what the handle tells of itself (its
  * scheme, width, config and last error message).
  *
- * The store in layers, each file calling only those below it:
- *   store.c                       create, open, close (this file)
- *   read.c, writes.c, verify.c,   the entry points: reads in the caller's
- *   checkpoint.c, upgrade.c       thread, each write its own request to the
- *                                 writer, checkpoints, the format upgrade
- *   writer.c                      the queue: one thread, one transaction per
- *                                 batch, the acknowledgement rule
- *   batch.c                       a batch's changes: deletion log, index update
- *   docscan.c, results.c, tables.c, passes over "docs" and the index rebuild,
- *   config.c, memidx.c            results, the tables and config records, the
- *                                 index and its saved copy
- *   record.c                      checksums, record codecs, error messages
- * The layout of the records and the handle are in store_int.h.
+ * The store's files, each calling only files listed below it:
+ *   store.c       create, open, close (this file)
+ *   read.c        get, query, each, stats: in the caller's thread
+ *   writes.c      put, put_many, check_and_put, delete, expire: each its own
+ *                 request to the writer, with its own run function
+ *   verify.c      verify: on a writing handle a request that runs alone
+ *   checkpoint.c  saved copies of the index; the open that replays since one
+ *   upgrade.c     format version 2 to 3
+ *   writer.c      the queue: one thread, one transaction per batch, the
+ *                 acknowledgement rule; runs each request's own function
+ *   batch.c       a batch's changes: what a check sees, the deletion log,
+ *                 the index update after the commit
+ *   docscan.c     passes over "docs": the scan beyond the index, the rebuild
+ *   results.c     the results handle and the order of results
+ *   tables.c      the stop-word and IDF records
+ *   config.c      the config record
+ *   memidx.c      the in-memory index and its saved copy (memidx.h)
+ *   record.c      checksums, the records' codecs, the error message
+ * (the writer runs the checkpoint trigger through the hook sh_writer_start
+ * is given, so it calls nothing above it). The layout of the records and the
+ * handle are in store_int.h.
  *
  * Invariants:
  *  1. A handle opened for writing holds an exclusive flock() on the data file

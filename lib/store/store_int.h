@@ -281,6 +281,10 @@ simhash_err sh_index_replace(simhash_store *st, MDB_txn *txn);
 simhash_err sh_batch_note(simhash_store *st, uint64_t docno, const simhash_fp *fp, int del);
 /* Whether the batch deleted docno. */
 int sh_batch_deleted(const simhash_store *st, uint64_t docno);
+/* Appends to hits (*n used) every document the batch added within max_dist
+ * of fp, those it deleted again included (sh_batch_deleted tells them). */
+simhash_err sh_batch_near(const simhash_store *st, const simhash_fp *fp, unsigned max_dist,
+			  sh_buf *hits, size_t *n);
 /* Forgets the batch's changes (a new batch, or after one was applied). */
 void sh_batch_reset(simhash_store *st);
 /* In the batch's transaction: the deletions into "dlog", "next" and "dseq"

@@ -188,7 +188,6 @@ static simhash_err check_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *wq
 {
 	struct check_req *q = (struct check_req *)wq;
 	const simhash_store_doc *doc = q->doc;
-	const struct sh_pend *p = st->pend.p;
 	size_t n = 0, w = 0;
 	uint64_t self;
 	simhash_err e;
@@ -198,21 +197,14 @@ static simhash_err check_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *wq
 		return e;
 	if (q->max_dist > sh_memidx_max_dist(st->idx)) {
 		/* the transaction itself holds the batch's changes */
-		if ((e = sh_scan_docs(st, txn, &doc->fp, q->max_dist, &st->hits, &n)) != SIMHASH_OK)
-			return e;
-		goto filter;
+		e = sh_scan_docs(st, txn, &doc->fp, q->max_dist, &st->hits, &n);
+	} else {
+		e = sh_memidx_query(st->idx, &doc->fp, q->max_dist, &st->matches, &st->hits, &n);
+		if (e == SIMHASH_OK)
+			e = sh_batch_near(st, &doc->fp, q->max_dist, &st->hits, &n);
 	}
-	if ((e = sh_memidx_query(st->idx, &doc->fp, q->max_dist, &st->matches, &st->hits, &n)) !=
-	    SIMHASH_OK)
+	if (e != SIMHASH_OK)
 		return e;
-	for (size_t i = 0; i < st->n_pend; i++) {
-		unsigned d = simhash_hamming(&p[i].fp, &doc->fp);
-
-		if (!p[i].del && d <= q->max_dist &&
-		    (e = sh_hits_push(&st->hits, &n, p[i].docno, d)) != SIMHASH_OK)
-			return e;
-	}
-filter:
 	h = st->hits.p;
 	for (size_t i = 0; i < n; i++)
 		if (h[i].docno != self && !sh_batch_deleted(st, h[i].docno))
