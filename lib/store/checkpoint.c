@@ -38,7 +38,8 @@
  *     in between leaves a "ckpt" that matches no file, which costs one full
  *     rebuild, never a wrong index.
  *  3. One checkpoint runs at a time (ck_mu). The writer starts a background
- *     one (a detached thread) under mu unless close has set ck_cancel; close
+ *     one (a detached thread; sh_ckpt_maybe_start, the hook the writer runs
+ *     after each batch) under mu unless close has set ck_cancel; close
  *     sets it and waits for ck_running to fall before it stops the writer,
  *     which installs checkpoints.
  */
@@ -218,7 +219,8 @@ static simhash_err install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp *
 }
 
 /* The install of a checkpoint saved in the background: a request to the
- * writer (the one writer), which runs it between two batches' writes. */
+ * writer (the one writer), run in a batch like a write, though it adds or
+ * deletes no document (not is_write: the commit statistics leave it out). */
 struct install_req {
 	struct sh_wreq q;
 	const sh_idx_stamp *stamp;

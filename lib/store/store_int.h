@@ -44,14 +44,14 @@ enum sh_table { SH_T_META = 1, SH_T_DOCS = 2, SH_T_IDS = 3, SH_T_DLOG = 4 };
 struct sh_wreq;
 
 /* What the writer thread does with a request (writer.c): each operation
- * (writes.c, verify.c, checkpoint.c) has one, static const, and the writer
- * knows no other. */
+ * (writes.c, verify.c, checkpoint.c) defines its own, static const; the
+ * writer knows none of them by name. */
 struct sh_wop {
 	/* Runs the request in the batch's write transaction; an error aborts
 	 * the whole batch (writer.c, invariant 2). */
 	simhash_err (*run)(simhash_store *st, MDB_txn *txn, struct sh_wreq *q);
-	/* NULL, or called once the batch committed and the index holds it,
-	 * before any acknowledgement. */
+	/* NULL, or called once the batch committed, after the index update
+	 * (batch.c) and before any acknowledgement. */
 	void (*committed)(simhash_store *st, struct sh_wreq *q);
 	int is_write; /* counts in the commit statistics (a verify does not) */
 	int alone;    /* runs in a batch of its own (writer.c, invariant 4) */
@@ -59,7 +59,7 @@ struct sh_wop {
 
 /* A write request: the first member of each operation's own request struct
  * (struct put_req in writes.c, ...), which run casts back to; it lives on
- * its caller's stack until done is posted. */
+ * its caller's stack until sem is posted. */
 struct sh_wreq {
 	const struct sh_wop *op;
 	simhash_err err;
@@ -67,7 +67,7 @@ struct sh_wreq {
 	struct sh_wreq *next;
 };
 
-/* A document added in the batch being built, not yet in the index. */
+/* A change of the batch being built (batch.c), not yet in the index. */
 struct sh_pend {
 	uint64_t docno;
 	simhash_fp fp;
@@ -98,7 +98,7 @@ struct simhash_store {
 	 * zero when none; ck and ck_tried belong to the writer thread */
 	sh_idx_stamp ck;
 	uint64_t ck_tried;   /* next_docno + next_dseq when one was last started */
-	pthread_mutex_t ck_mu; /* held by the checkpoint running (invariant 3) */
+	pthread_mutex_t ck_mu; /* held by the checkpoint running (its invariant 3) */
 	pthread_cond_t ck_cv; /* signalled (with mu) when ck_running falls */
 	int ck_running;      /* a background checkpoint runs; guarded by mu */
 	int ck_cancel;       /* atomic: close asks the checkpoint to give up */
@@ -126,14 +126,14 @@ struct simhash_store {
 	size_t n_pend;
 	sh_buf dels; /* u64 set of docnos deleted in this batch, open addressing */
 	size_t dels_cap, n_dels;
-	sh_buf hits;
+	sh_buf hits;              /* check_and_put's scratch (writes.c) */
 	simhash_matches matches;
 
 	pthread_mutex_t err_mu;
 	char err[SIMHASH_STORE_ERR_MAX];
 
-	/* reset read transactions kept for reuse: renewing one skips the
-	 * reader table's lock that a new one takes (guarded by rtxn_mu) */
+	/* reset read transactions kept for reuse (read.c): renewing one skips
+	 * the reader table's lock that a new one takes (guarded by rtxn_mu) */
 	pthread_mutex_t rtxn_mu;
 	MDB_txn **rtxn;
 	size_t n_rtxn, cap_rtxn;

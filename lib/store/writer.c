@@ -122,7 +122,8 @@ static void *writer_main(void *arg)
 	simhash_store *st = arg;
 	struct sh_wreq *unsynced = NULL; /* committed, acknowledged at the next sync */
 
-	/* an open that found no usable checkpoint takes one now */
+	/* the hook (the checkpoint trigger): an open that found no usable
+	 * checkpoint takes one now */
 	st->after_batch(st);
 	pthread_mutex_lock(&st->mu);
 	for (;;) {
