@@ -317,7 +317,8 @@ simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
 	/* the first checkpoint, of the empty store: every open from now on
 	 * maps one and replays (it replaces a file of an older store) */
 	if ((e = sh_memidx_new(st->bits, st->scheme, &st->idx)) != SIMHASH_OK ||
-	    (e = sh_ckpt_save_now(st)) != SIMHASH_OK || (e = sh_writer_start(st, sh_ckpt_maybe_start)) != SIMHASH_OK)
+	    (e = sh_ckpt_save_now(st)) != SIMHASH_OK ||
+	    (e = sh_writer_start(st, sh_ckpt_maybe_start)) != SIMHASH_OK)
 		goto out_close;
 	*out = st;
 	return SIMHASH_OK;
@@ -445,15 +446,68 @@ simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store *
 	return simhash_store_open_mapped(path, flags, 0, out, err, err_cap);
 }
 
+/* The data file of a store: a regular file, locked when the handle writes
+ * (invariant 1), its LMDB environment opened. */
+static simhash_err open_file(simhash_store *st, const char *path)
+{
+	struct stat sb;
+	simhash_err e;
+
+	if (stat(path, &sb) != 0) {
+		char eb[128];
+		sh_store_seterr(st, "%s: %s", path, sh_errno_text(errno, eb, sizeof eb));
+		return SIMHASH_EIO;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		sh_store_seterr(st, "%s: not a simhash store (not a regular file)", path);
+		return SIMHASH_ECORRUPT;
+	}
+	if (!(st->flags & SIMHASH_STORE_RDONLY)) {
+		if ((e = lock_file(st, path, 0)) != SIMHASH_OK)
+			return e;
+		sh_ckpt_remove_temps(path); /* a save a crash cut short */
+	}
+	return env_open(st, path, 0);
+}
+
+/* A read transaction in *txn on a store of this library's format version:
+ * a version 2 store is upgraded by a writing open, refused by a read-only
+ * one (it would read records without checksums). *txn is NULL when none
+ * could be begun; else the caller aborts it, whatever the error. */
+static simhash_err open_current(simhash_store *st, const char *path, MDB_txn **txn)
+{
+	simhash_err e;
+	int rc;
+
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, txn)) != 0) {
+		*txn = NULL;
+		return sh_mdb_err(st, rc, path);
+	}
+	if ((e = check_version(st, *txn, path)) != SIMHASH_EVERSION)
+		return e;
+	if (st->flags & SIMHASH_STORE_RDONLY) {
+		sh_store_seterr(st, "%s: store format version 2, this library reads 3: run "
+				"'simhash store upgrade %s' to upgrade it", path, path);
+		return SIMHASH_ECORRUPT;
+	}
+	mdb_txn_abort(*txn);
+	*txn = NULL;
+	if ((e = sh_store_upgrade(st)) != SIMHASH_OK)
+		return e;
+	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, txn)) != 0) {
+		*txn = NULL;
+		return sh_mdb_err(st, rc, path);
+	}
+	return SIMHASH_OK;
+}
+
 simhash_err simhash_store_open_mapped(const char *path, unsigned flags, size_t map_bytes,
 				      simhash_store **out, char *err, size_t err_cap)
 {
 	double t0 = now_seconds();
 	simhash_store *st;
-	struct stat sb;
 	simhash_err e;
 	MDB_txn *txn;
-	int rc;
 
 	if (out)
 		*out = NULL;
@@ -465,46 +519,11 @@ simhash_err simhash_store_open_mapped(const char *path, unsigned flags, size_t m
 		return SIMHASH_ENOMEM;
 	st->flags = flags;
 	st->map_bytes = map_bytes;
-	if ((e = set_idx_path(st, path)) != SIMHASH_OK)
+	if ((e = set_idx_path(st, path)) != SIMHASH_OK || (e = open_file(st, path)) != SIMHASH_OK)
 		goto out_close;
-	if (stat(path, &sb) != 0) {
-		char eb[128];
-		sh_store_seterr(st, "%s: %s", path, sh_errno_text(errno, eb, sizeof eb));
-		e = SIMHASH_EIO;
+	e = open_current(st, path, &txn);
+	if (!txn)
 		goto out_close;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		sh_store_seterr(st, "%s: not a simhash store (not a regular file)", path);
-		e = SIMHASH_ECORRUPT;
-		goto out_close;
-	}
-	if (!(flags & SIMHASH_STORE_RDONLY)) {
-		if ((e = lock_file(st, path, 0)) != SIMHASH_OK)
-			goto out_close;
-		sh_ckpt_remove_temps(path); /* a save a crash cut short */
-	}
-	if ((e = env_open(st, path, 0)) != SIMHASH_OK)
-		goto out_close;
-	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0) {
-		e = sh_mdb_err(st, rc, path);
-		goto out_close;
-	}
-	/* a version 2 store is upgraded by a writing open, refused by a
-	 * read-only one (it would read records without checksums) */
-	e = check_version(st, txn, path);
-	if (e == SIMHASH_EVERSION && !(flags & SIMHASH_STORE_RDONLY)) {
-		mdb_txn_abort(txn);
-		if ((e = sh_store_upgrade(st)) != SIMHASH_OK)
-			goto out_close;
-		if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &txn)) != 0) {
-			e = sh_mdb_err(st, rc, path);
-			goto out_close;
-		}
-	} else if (e == SIMHASH_EVERSION) {
-		sh_store_seterr(st, "%s: store format version 2, this library reads 3: run "
-				"'simhash store upgrade %s' to upgrade it", path, path);
-		e = SIMHASH_ECORRUPT;
-	}
 	st->open_txnid = mdb_txn_id(txn);
 	if (e == SIMHASH_OK)
 		e = read_meta(st, txn, path);
@@ -519,7 +538,8 @@ simhash_err simhash_store_open_mapped(const char *path, unsigned flags, size_t m
 	mdb_txn_abort(txn);
 	if (e != SIMHASH_OK)
 		goto out_close;
-	if (!(flags & SIMHASH_STORE_RDONLY) && (e = sh_writer_start(st, sh_ckpt_maybe_start)) != SIMHASH_OK)
+	if (!(flags & SIMHASH_STORE_RDONLY) &&
+	    (e = sh_writer_start(st, sh_ckpt_maybe_start)) != SIMHASH_OK)
 		goto out_close;
 	st->open_seconds = now_seconds() - t0;
 	*out = st;
