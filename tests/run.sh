@@ -4,8 +4,9 @@
 #      and tests/cli/brute_force.py and tests/cli/flip.py BUILD/simhash where
 #      python3 is;
 #   2. each executable under BUILD/tests (sorted), which prints "NAME: N passed, N failed";
-#   3. tests/layers.sh BUILD (no layer of lib/ calls a later one), and
-#      tests/server_layers.sh BUILD (no object of server/ calls a later one);
+#   3. tests/layers.sh BUILD (no layer of lib/ calls a later one),
+#      tests/store/order.sh BUILD (no file of lib/store calls one listed above it)
+#      and tests/server_layers.sh BUILD (no object of server/ calls a later one);
 #   4. each BUILD/fuzz/<name> on fuzz/corpus/<name> ("fuzz NAME: N passed, 0 failed").
 # The runs are independent and go in parallel (TEST_JOBS, default the number
 # of processors); their reports come in the order above. Each run adds its
@@ -95,6 +96,8 @@ fi
 
 add "tests/layers.sh" sh "$root/tests/layers.sh" "$build"
 add "tests/server_layers.sh" sh "$root/tests/server_layers.sh" "$build"
+# the files of lib/store in the order store.c lists them (none calls one above it)
+add "tests/store/order.sh" sh "$root/tests/store/order.sh" "$build"
 
 for t in "$build"/fuzz/*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue

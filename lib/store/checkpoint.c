@@ -38,7 +38,8 @@
  *     in between leaves a "ckpt" that matches no file, which costs one full
  *     rebuild, never a wrong index.
  *  3. One checkpoint runs at a time (ck_mu). The writer starts a background
- *     one (a detached thread) under mu unless close has set ck_cancel; close
+ *     one (a detached thread; sh_ckpt_maybe_start, the hook the writer runs
+ *     after each batch) under mu unless close has set ck_cancel; close
  *     sets it and waits for ck_running to fall before it stops the writer,
  *     which installs checkpoints.
  */
@@ -55,11 +56,6 @@
 
 #define CKPT_MIN 4096     /* changes: below this a replay costs nothing */
 #define CKPT_FRACTION 16  /* a replay of count/16: a sixteenth of a build */
-
-uint64_t sh_ckpt_delta(const simhash_store *st)
-{
-	return (st->next_docno - st->ck.next) + (st->next_dseq - st->ck.dseq);
-}
 
 static uint64_t nonce_new(const simhash_store *st)
 {
@@ -192,7 +188,10 @@ static void swap_index(simhash_store *st, const sh_idx_stamp *stamp)
 	sh_memidx_free(old);
 }
 
-simhash_err sh_ckpt_install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp *stamp)
+/* In the writer's transaction (or save_now's, no writer running): records
+ * stamp as the checkpoint ("ckpt") and drops the deletions it covers from
+ * "dlog" (invariant 2), then swaps the live index for the saved one. */
+static simhash_err install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp *stamp)
 {
 	uint8_t rec[SH_STAMP_LEN];
 	MDB_val k, v;
@@ -219,12 +218,35 @@ simhash_err sh_ckpt_install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp 
 	return SIMHASH_OK;
 }
 
-/* Installs stamp from the background: through the writer (the one writer). */
+/* The install of a checkpoint saved in the background: a request to the
+ * writer (the one writer), run in a batch like a write, though it adds or
+ * deletes no document (not is_write: the commit statistics leave it out). */
+struct install_req {
+	struct sh_wreq q;
+	const sh_idx_stamp *stamp;
+};
+
+static simhash_err install_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *wq)
+{
+	return install(st, txn, ((const struct install_req *)wq)->stamp);
+}
+
+/* Once its transaction committed, the stamp is the installed checkpoint. */
+static void install_committed(simhash_store *st, struct sh_wreq *wq)
+{
+	st->ck = *((const struct install_req *)wq)->stamp;
+	pthread_mutex_lock(&st->mu);
+	st->n_checkpoints++;
+	pthread_mutex_unlock(&st->mu);
+}
+
+static const struct sh_wop install_op = { .run = install_run, .committed = install_committed };
+
 static simhash_err install_via_writer(simhash_store *st, const sh_idx_stamp *stamp)
 {
-	struct sh_wreq q = { .op = SH_W_CKPT, .stamp = stamp };
+	struct install_req q = { .q.op = &install_op, .stamp = stamp };
 
-	return sh_writer_submit(st, &q);
+	return sh_writer_submit(st, &q.q);
 }
 
 /* One checkpoint of the latest committed state: snapshot, build, save,
@@ -339,7 +361,7 @@ simhash_err sh_ckpt_save_now(simhash_store *st)
 		return e;
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0)
 		return sh_mdb_err(st, rc, "checkpoint");
-	if ((e = sh_ckpt_install(st, txn, &stamp)) != SIMHASH_OK) {
+	if ((e = install(st, txn, &stamp)) != SIMHASH_OK) {
 		mdb_txn_abort(txn);
 		return e;
 	}

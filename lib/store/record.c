@@ -148,6 +148,21 @@ simhash_err sh_meta_get(simhash_store *st, MDB_txn *txn, const char *key, MDB_va
 	return SIMHASH_OK;
 }
 
+simhash_err sh_meta_u64(simhash_store *st, MDB_txn *txn, const char *key, uint64_t *out)
+{
+	simhash_err e;
+	MDB_val v;
+
+	if ((e = sh_meta_get(st, txn, key, &v)) != SIMHASH_OK)
+		return e;
+	if (v.mv_size != 8) {
+		sh_store_seterr(st, "malformed %s record", key);
+		return SIMHASH_ECORRUPT;
+	}
+	*out = sh_get_le64(v.mv_data);
+	return SIMHASH_OK;
+}
+
 /* ---- documents and ids */
 
 simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *k, const MDB_val *val,
@@ -201,5 +216,21 @@ simhash_err sh_ids_decode(simhash_store *st, const MDB_val *k, const MDB_val *va
 		return SIMHASH_ECORRUPT;
 	}
 	*docno = sh_get_be64(v.mv_data);
+	return SIMHASH_OK;
+}
+
+simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc)
+{
+	if (!doc || !doc->id || !doc->id_len || doc->id_len > SIMHASH_STORE_ID_MAX ||
+	    doc->meta_len > SIMHASH_STORE_META_MAX || (doc->meta_len && !doc->meta)) {
+		sh_store_seterr(st, "id must be 1 to %d bytes, metadata at most %d",
+				SIMHASH_STORE_ID_MAX, SIMHASH_STORE_META_MAX);
+		return SIMHASH_EINVAL;
+	}
+	if (doc->fp.bits != st->bits) {
+		sh_store_seterr(st, "a %u-bit fingerprint for a store of %u-bit fingerprints",
+				doc->fp.bits, st->bits);
+		return SIMHASH_ESCHEME;
+	}
 	return SIMHASH_OK;
 }

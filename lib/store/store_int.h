@@ -1,6 +1,8 @@
 /* store_int.h - the parts of the store shared by its files: the handle, the
  * record layouts and the write requests the writer thread runs.
  *
+ * The files and the order in which they call each other: store.c's header.
+ *
  * LMDB layout (format version 3; docs/format.md): four named databases in
  * one data file. Every value ends with an 8-byte checksum of its table, key
  * and value (record.c), left out of the layouts below.
@@ -37,33 +39,35 @@
 /* The tables, as the checksum's seed tells them apart (record.c). */
 enum sh_table { SH_T_META = 1, SH_T_DOCS = 2, SH_T_IDS = 3, SH_T_DLOG = 4 };
 
-enum sh_wop { SH_W_PUT, SH_W_CHECK_PUT, SH_W_DELETE, SH_W_EXPIRE, SH_W_VERIFY, SH_W_CKPT };
+#define SH_MAX_READERS 1022 /* LMDB's reader slots (store.c); read.c keeps half */
 
-/* A write request: lives on its caller's stack until done is set. */
+struct sh_wreq;
+
+/* What the writer thread does with a request (writer.c): each operation
+ * (writes.c, verify.c, checkpoint.c) defines its own, static const; the
+ * writer knows none of them by name. */
+struct sh_wop {
+	/* Runs the request in the batch's write transaction; an error aborts
+	 * the whole batch (writer.c, invariant 2). */
+	simhash_err (*run)(simhash_store *st, MDB_txn *txn, struct sh_wreq *q);
+	/* NULL, or called once the batch committed, after the index update
+	 * (batch.c) and before any acknowledgement. */
+	void (*committed)(simhash_store *st, struct sh_wreq *q);
+	int is_write; /* counts in the commit statistics (a verify does not) */
+	int alone;    /* runs in a batch of its own (writer.c, invariant 4) */
+};
+
+/* A write request: the first member of each operation's own request struct
+ * (struct put_req in writes.c, ...), which run casts back to; it lives on
+ * its caller's stack until sem is posted. */
 struct sh_wreq {
-	enum sh_wop op;
-	const simhash_store_doc *docs;
-	size_t n_docs;
-	unsigned max_dist;
-	size_t max_results;
-	int if_unique;
-	simhash_store_results *r;
-	int added;
-	const char *id;
-	size_t id_len;
-	int deleted;
-	int64_t before;
-	size_t n_deleted;
-	simhash_store_problem_fn vfn;
-	void *varg;
-	uint64_t n_problems;
-	const sh_idx_stamp *stamp; /* SH_W_CKPT: the checkpoint to install */
+	const struct sh_wop *op;
 	simhash_err err;
 	sem_t sem; /* posted by the writer once the request is done */
 	struct sh_wreq *next;
 };
 
-/* A document added in the batch being built, not yet in the index. */
+/* A change of the batch being built (batch.c), not yet in the index. */
 struct sh_pend {
 	uint64_t docno;
 	simhash_fp fp;
@@ -94,7 +98,7 @@ struct simhash_store {
 	 * zero when none; ck and ck_tried belong to the writer thread */
 	sh_idx_stamp ck;
 	uint64_t ck_tried;   /* next_docno + next_dseq when one was last started */
-	pthread_mutex_t ck_mu; /* held by the checkpoint running (invariant 3) */
+	pthread_mutex_t ck_mu; /* held by the checkpoint running (its invariant 3) */
 	pthread_cond_t ck_cv; /* signalled (with mu) when ck_running falls */
 	int ck_running;      /* a background checkpoint runs; guarded by mu */
 	int ck_cancel;       /* atomic: close asks the checkpoint to give up */
@@ -108,27 +112,28 @@ struct simhash_store {
 	int stop;
 	int writer_started;
 	pthread_t writer;
+	void (*after_batch)(simhash_store *st); /* sh_writer_start's */
 	uint64_t n_commits, n_committed, max_batch;
 	uint64_t batch_hist[SIMHASH_STORE_BATCH_BUCKETS];
 	double open_seconds;
 	size_t open_txnid; /* the snapshot the index was built from */
 
-	/* the writer thread's own */
+	/* the writer thread's own; a batch's changes (batch.c) */
 	uint64_t next_docno;
 	uint64_t next_dseq; /* the next deletion number ("dseq") */
 	sh_buf pend; /* struct sh_pend[n_pend] */
-	int rebuild_idx; /* the batch deleted a damaged record (writer.c) */
+	int rebuild_idx; /* the batch deleted a damaged record (batch.c) */
 	size_t n_pend;
 	sh_buf dels; /* u64 set of docnos deleted in this batch, open addressing */
 	size_t dels_cap, n_dels;
-	sh_buf hits;
+	sh_buf hits;              /* check_and_put's scratch (writes.c) */
 	simhash_matches matches;
 
 	pthread_mutex_t err_mu;
 	char err[SIMHASH_STORE_ERR_MAX];
 
-	/* reset read transactions kept for reuse: renewing one skips the
-	 * reader table's lock that a new one takes (guarded by rtxn_mu) */
+	/* reset read transactions kept for reuse (read.c): renewing one skips
+	 * the reader table's lock that a new one takes (guarded by rtxn_mu) */
 	pthread_mutex_t rtxn_mu;
 	MDB_txn **rtxn;
 	size_t n_rtxn, cap_rtxn;
@@ -182,48 +187,15 @@ struct sh_doc {
 	size_t meta_len;
 };
 
-/* record.c (with the checksums below) */
+/* ---- The files' functions, from the bottom of the store up. */
+
+/* record.c: error messages, record checksums and codecs. */
 /* strerror(), lowercase as our messages are, into buf. */
 const char *sh_errno_text(int err, char *buf, size_t cap);
 void sh_store_seterr(simhash_store *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what);
-/* Checks and decodes the docs record (k, v); SIMHASH_ECORRUPT if it fails
- * its checksum or is malformed, with a static reason in *why. */
-simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *k, const MDB_val *v,
-			  struct sh_doc *d, const char **why);
-/* Sets the message of a docs record that did not decode: the store, the
- * document number and (when known from elsewhere, id_len > 0) the id. */
-simhash_err sh_doc_bad(simhash_store *st, uint64_t docno, const char *id, size_t id_len,
-		       const char *why);
-/* Checks and reads the ids record (k, v): the document number. */
-simhash_err sh_ids_decode(simhash_store *st, const MDB_val *k, const MDB_val *v, uint64_t *docno);
-
-/* store.c */
-/* Appends a document (dist) to r; sh_results_finish sets its pointers. */
-simhash_err sh_results_add(simhash_store_results *r, const struct sh_doc *d, unsigned dist);
-void sh_results_finish(simhash_store_results *r);
-/* Sorts hits by (dist, docno) and keeps the first max (0: all). */
-void sh_hits_sort(sh_hit *h, size_t *n, size_t max);
-/* Appends every document of txn within max_dist of fp to hits: the scan
- * that answers distances beyond the index's. skip: a docno left out. */
-simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
-			 unsigned max_dist, sh_buf *hits, size_t *n);
-/* A new index of every document of txn: one pass and one bulk build. */
-simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out);
-/* The live index replaced by sh_index_rebuild()'s, under the index lock. */
-simhash_err sh_index_replace(simhash_store *st, MDB_txn *txn);
-/* The fingerprints and numbers of the documents of txn numbered from
- * `from` on, into new arrays (*fps: bits/64 words each, w[0] first). cancel
- * (may be NULL): stop with SIMHASH_EIO once it reads nonzero. */
-simhash_err sh_docs_collect(simhash_store *st, MDB_txn *txn, uint64_t from, const int *cancel,
-			    uint64_t **fps, uint64_t **docnos, size_t *n);
-/* Reads a u64 meta record; SIMHASH_ECORRUPT if missing or malformed. */
-simhash_err sh_meta_u64(simhash_store *st, MDB_txn *txn, const char *key, uint64_t *v);
-/* Whether doc's fingerprint width and lengths are acceptable for st. */
-simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc);
-
-/* record.c: the checksums (invariants there). sh_rec_ok checks the value v
- * of key k and drops the checksum from v->mv_size; 0 if it fails. sh_rec_put
+/* The checksums (invariants in record.c). sh_rec_ok checks the value v of
+ * key k and drops the checksum from v->mv_size; 0 if it fails. sh_rec_put
  * writes body (len bytes) sealed; sh_rec_seal writes the checksum of body
  * at body + len. */
 uint64_t sh_rec_sum(enum sh_table t, const void *key, size_t klen, const void *body, size_t len);
@@ -237,10 +209,20 @@ const char *sh_table_name(enum sh_table t);
 simhash_err sh_meta_put(simhash_store *st, MDB_txn *txn, const char *key, const void *v,
 			size_t len);
 simhash_err sh_meta_get(simhash_store *st, MDB_txn *txn, const char *key, MDB_val *v);
-
-/* upgrade.c: rewrites a store of format version 2 as version 3 (every
- * record sealed) in one write transaction of env. */
-simhash_err sh_store_upgrade(simhash_store *st);
+/* Reads a u64 meta record; SIMHASH_ECORRUPT if missing or malformed. */
+simhash_err sh_meta_u64(simhash_store *st, MDB_txn *txn, const char *key, uint64_t *v);
+/* Checks and decodes the docs record (k, v); SIMHASH_ECORRUPT if it fails
+ * its checksum or is malformed, with a static reason in *why. */
+simhash_err sh_doc_decode(const simhash_store *st, const MDB_val *k, const MDB_val *v,
+			  struct sh_doc *d, const char **why);
+/* Sets the message of a docs record that did not decode: the store, the
+ * document number and (when known from elsewhere, id_len > 0) the id. */
+simhash_err sh_doc_bad(simhash_store *st, uint64_t docno, const char *id, size_t id_len,
+		       const char *why);
+/* Checks and reads the ids record (k, v): the document number. */
+simhash_err sh_ids_decode(simhash_store *st, const MDB_val *k, const MDB_val *v, uint64_t *docno);
+/* Whether doc's fingerprint width and lengths are acceptable for st. */
+simhash_err sh_doc_check(simhash_store *st, const simhash_store_doc *doc);
 
 /* config.c */
 size_t sh_config_encode(const simhash_config *cfg, uint8_t *out, size_t cap);
@@ -269,17 +251,75 @@ simhash_err sh_idf_record(const simhash_idf *idf, sh_buf *b, size_t *len);
 simhash_err sh_idf_record_parse(const uint8_t *p, size_t len, simhash_idf **out, uint64_t *digest,
 				const char **why);
 
+/* results.c */
+/* Appends a document (dist) to r; sh_results_finish sets its pointers. */
+simhash_err sh_results_add(simhash_store_results *r, const struct sh_doc *d, unsigned dist);
+void sh_results_finish(simhash_store_results *r);
+/* Empties r for the next call that fills it. */
+void sh_results_reset(simhash_store_results *r);
+/* Sorts hits by (dist, docno) and keeps the first max (0: all). */
+void sh_hits_sort(sh_hit *h, size_t *n, size_t max);
+
+/* docscan.c */
+/* Appends every document of txn within max_dist of fp to hits: the scan
+ * that answers distances beyond the index's. */
+simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
+			 unsigned max_dist, sh_buf *hits, size_t *n);
+/* The fingerprints and numbers of the documents of txn numbered from
+ * `from` on, into new arrays (*fps: bits/64 words each, w[0] first). cancel
+ * (may be NULL): stop with SIMHASH_EIO once it reads nonzero. */
+simhash_err sh_docs_collect(simhash_store *st, MDB_txn *txn, uint64_t from, const int *cancel,
+			    uint64_t **fps, uint64_t **docnos, size_t *n);
+/* A new index of every document of txn: one pass and one bulk build. */
+simhash_err sh_index_rebuild(simhash_store *st, MDB_txn *txn, sh_memidx **out);
+/* The live index replaced by sh_index_rebuild()'s, under the index lock. */
+simhash_err sh_index_replace(simhash_store *st, MDB_txn *txn);
+
+/* batch.c: the batch the writer thread runs (its invariants there). */
+/* Notes docno as added with fp (del 0) or deleted (del 1, fp: the
+ * fingerprint it had) by the batch. */
+simhash_err sh_batch_note(simhash_store *st, uint64_t docno, const simhash_fp *fp, int del);
+/* Whether the batch deleted docno. */
+int sh_batch_deleted(const simhash_store *st, uint64_t docno);
+/* Appends to hits (*n used) every document the batch added within max_dist
+ * of fp, those it deleted again included (sh_batch_deleted tells them). */
+simhash_err sh_batch_near(const simhash_store *st, const simhash_fp *fp, unsigned max_dist,
+			  sh_buf *hits, size_t *n);
+/* Forgets the batch's changes (a new batch, or after one was applied). */
+void sh_batch_reset(simhash_store *st);
+/* In the batch's transaction: the deletions into "dlog", "next" and "dseq"
+ * written when they moved from next0 and the deletion number at the start. */
+simhash_err sh_batch_log(simhash_store *st, MDB_txn *txn, uint64_t next0);
+/* After the commit: the batch applied to the live index. */
+simhash_err sh_batch_apply(simhash_store *st);
+
+/* writer.c: the queue. start runs after_batch in the writer thread once at
+ * its start and after each batch's acknowledgement (the checkpoint trigger,
+ * sh_ckpt_maybe_start); submit queues q (q->op set) and returns its error
+ * once it is durable (writer.c, invariant 3). */
+simhash_err sh_writer_start(simhash_store *st, void (*after_batch)(simhash_store *st));
+void sh_writer_stop(simhash_store *st);
+simhash_err sh_writer_submit(simhash_store *st, struct sh_wreq *req);
+
+/* upgrade.c: rewrites a store of format version 2 as version 3 (every
+ * record sealed) in one write transaction of env. */
+simhash_err sh_store_upgrade(simhash_store *st);
+
 /* checkpoint.c */
+/* Changes (additions and deletions) since the installed checkpoint; the
+ * writer thread's fields, read by it and by open. */
+static inline uint64_t sh_ckpt_delta(const simhash_store *st)
+{
+	return (st->next_docno - st->ck.next) + (st->next_dseq - st->ck.dseq);
+}
 /* The index of txn's state: the saved checkpoint named by "ckpt", mapped,
  * with the changes since replayed; else a full rebuild. *replayed gets how
  * many changes were replayed (UINT64_MAX: rebuilt). Sets st->ck. */
 simhash_err sh_ckpt_load(simhash_store *st, MDB_txn *txn, sh_memidx **out, uint64_t *replayed);
-/* Changes (additions and deletions) since the installed checkpoint. */
-uint64_t sh_ckpt_delta(const simhash_store *st);
 /* Whether enough changed for a checkpoint: max(4096, documents / 16). */
 int sh_ckpt_due(const simhash_store *st);
-/* Writer thread, after a batch: starts a background checkpoint when enough
- * has changed since the last one. */
+/* Writer thread, after a batch (sh_writer_start's after_batch): starts a
+ * background checkpoint when enough has changed since the last one. */
 void sh_ckpt_maybe_start(simhash_store *st);
 /* Removes the temporary files of checkpoints a crash interrupted
  * (PATH-index.XXXXXX.tmp); only the writing handle, holding the store's
@@ -287,20 +327,8 @@ void sh_ckpt_maybe_start(simhash_store *st);
 void sh_ckpt_remove_temps(const char *path);
 /* Stops (cancels) and joins a background checkpoint. */
 void sh_ckpt_join(simhash_store *st);
-/* In the writer's transaction: records stamp as the checkpoint ("ckpt") and
- * drops the deletions it covers from "dlog". */
-simhash_err sh_ckpt_install(simhash_store *st, MDB_txn *txn, const sh_idx_stamp *stamp);
 /* Saves st's in-memory index as a checkpoint and installs it (no writer
  * running: create, and the clean close). */
 simhash_err sh_ckpt_save_now(simhash_store *st);
-
-/* verify.c */
-simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem_fn fn,
-			  void *arg, uint64_t *n_problems);
-
-/* writer.c */
-simhash_err sh_writer_start(simhash_store *st);
-void sh_writer_stop(simhash_store *st);
-simhash_err sh_writer_submit(simhash_store *st, struct sh_wreq *req);
 
 #endif

@@ -7,8 +7,9 @@
  * is reported with the store, its table and key (the id of a document) and,
  * where another copy tells, which part changed.
  *
- * On a handle open for writing, verify runs in the writer thread between two
- * batches (writer.c), where the committed documents and the index agree. A
+ * On a handle open for writing, verify is a request to the writer thread
+ * that runs alone in its batch (writer.c), where the committed documents and
+ * the index agree. A
  * read-only handle's index is a snapshot of its open: when the store has
  * changed since, verify rebuilds it from its own snapshot first. */
 #include <stdarg.h>
@@ -315,7 +316,7 @@ static simhash_err check_ids(struct vctx *v, uint64_t *n_ids)
 }
 
 /* Runs the checks in txn; the index must match txn's committed state. */
-simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem_fn fn,
+static simhash_err verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem_fn fn,
 			  void *arg, uint64_t *n_problems)
 {
 	struct vctx v = { st, txn, fn, arg, 0, { 0 } };
@@ -346,10 +347,28 @@ simhash_err sh_verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_problem
 	return SIMHASH_OK;
 }
 
+/* A verify on a handle open for writing: a request to the writer, alone in
+ * its batch, where the index matches the transaction. It writes nothing. */
+struct verify_req {
+	struct sh_wreq q;
+	simhash_store_problem_fn fn;
+	void *arg;
+	uint64_t n_problems;
+};
+
+static simhash_err verify_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *wq)
+{
+	struct verify_req *q = (struct verify_req *)wq;
+
+	return verify_txn(st, txn, q->fn, q->arg, &q->n_problems);
+}
+
+static const struct sh_wop verify_op = { .run = verify_run, .alone = 1 };
+
 simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn, void *arg,
 				 uint64_t *n_problems)
 {
-	struct sh_wreq q = { .op = SH_W_VERIFY };
+	struct verify_req q = { .q.op = &verify_op, .fn = fn, .arg = arg };
 	simhash_err e;
 	MDB_txn *txn;
 	int rc;
@@ -358,9 +377,7 @@ simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn,
 		return SIMHASH_EINVAL;
 	*n_problems = 0;
 	if (!(st->flags & SIMHASH_STORE_RDONLY)) {
-		q.vfn = fn;
-		q.varg = arg;
-		e = sh_writer_submit(st, &q);
+		e = sh_writer_submit(st, &q.q);
 		*n_problems = q.n_problems;
 		return e;
 	}
@@ -370,7 +387,7 @@ simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn,
 	if (mdb_txn_id(txn) != st->open_txnid)
 		e = sh_index_replace(st, txn); /* a read-only handle, the store changed */
 	if (e == SIMHASH_OK)
-		e = sh_verify_txn(st, txn, fn, arg, n_problems);
+		e = verify_txn(st, txn, fn, arg, n_problems);
 	mdb_txn_abort(txn);
 	return e;
 }

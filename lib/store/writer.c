@@ -1,22 +1,25 @@
 /* writer.c - group commit: one writer thread per handle runs every write.
  *
- * Callers queue a request (on their own stack) and wait. The writer takes
- * everything queued, runs it in order in ONE LMDB write transaction, commits
- * (one fsync), applies the batch to the in-memory index, and only then marks
- * the requests done and wakes their callers. So a call returns after its
- * write is durable, and at N concurrent writers one fsync serves up to N
- * requests: while a commit syncs, the next batch queues up.
+ * The writer is a plain queue. Callers queue a request (struct sh_wreq, the
+ * head of each operation's own request, on their own stack) and wait. The
+ * writer takes everything queued, runs each request's own function
+ * (req->op->run; writes.c, verify.c, checkpoint.c) in order in ONE LMDB write
+ * transaction, logs the batch's deletions and commits (one fsync), applies
+ * the batch to the in-memory index (batch.c), and only then marks the
+ * requests done and wakes their callers. So a call returns after its write
+ * is durable, and at N concurrent writers one fsync serves up to N requests:
+ * while a commit syncs, the next batch queues up. The writer knows no
+ * operation: a new one brings its own request and run function.
  *
  * Invariants:
  *  1. Only the writer thread changes the index and next_docno; it takes the
- *     index's write lock to change it, and reads it without a lock.
- *  2. During a batch, pend lists the batch's index changes in order (adds and
- *     deletions), and dels holds every document number deleted in the batch,
- *     so a check in the batch sees index + added - deleted: exactly what the
- *     transaction holds.
- *  3. A batch whose commit fails changes nothing: the index is left as it
- *     was and every request of the batch gets the error.
- *  4. A request is acknowledged only once its commit is durable. The
+ *     index's write lock to change it, and reads it without a lock. During a
+ *     batch the batch's changes are noted as batch.c states (its invariants
+ *     1 to 3: what a request sees, the deletion log, a damaged record).
+ *  2. A batch whose commit fails changes nothing: the index is left as it
+ *     was, next_docno and the deletion number go back, and every request of
+ *     the batch gets the error.
+ *  3. A request is acknowledged only once its commit is durable. The
  *     environment runs with MDB_NOMETASYNC: a commit fdatasyncs its data
  *     pages, then writes its meta page without a sync (a crash before that
  *     page reaches the disk loses only that commit, never the database). The
@@ -25,424 +28,20 @@
  *     mdb_env_sync when nothing more is queued: one flush per commit under
  *     load instead of LMDB's two. A committed batch is visible to readers
  *     from its commit, before its acknowledgement.
- *  5. Every deletion of a batch (delete, replace, expire) is appended to
- *     "dlog" under the next deletion number in the batch's transaction, and
- *     "dseq" follows, so an open after a crash replays exactly the deletions
- *     since its checkpoint (checkpoint.c).
- *  6. A batch that deletes a record failing its checksum (by its id: a
- *     delete or a replacing put) rebuilds the live index after its commit,
- *     from the records (del_damaged): nothing of that record is trusted.
+ *  4. A request whose operation says `alone` (verify) runs in a batch of its
+ *     own, so that the index matches the transaction it reads.
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <semaphore.h>
 #include "store_int.h"
 
 #define MAX_BATCH 4096 /* requests in one transaction */
 
-/* ---- the set of document numbers deleted in the batch (invariant 2) */
-
-static simhash_err dels_add(simhash_store *st, uint64_t docno)
-{
-	uint64_t *t;
-	simhash_err e;
-
-	if ((st->n_dels + 1) * 10 > st->dels_cap * 7) {
-		size_t cap = st->dels_cap ? st->dels_cap * 2 : 1024;
-		uint64_t *old = st->dels.p;
-		size_t old_cap = st->dels_cap;
-		sh_buf nb = { NULL, 0 };
-
-		if ((e = sh_buf_reserve(&nb, cap * 8)) != SIMHASH_OK)
-			return e;
-		memset(nb.p, 0, cap * 8);
-		t = nb.p;
-		for (size_t i = 0; i < old_cap; i++) {
-			if (!old[i])
-				continue;
-			size_t j = sh_mix64(old[i]) & (cap - 1);
-			while (t[j])
-				j = (j + 1) & (cap - 1);
-			t[j] = old[i];
-		}
-		sh_buf_free(&st->dels);
-		st->dels = nb;
-		st->dels_cap = cap;
-	}
-	t = st->dels.p;
-	size_t j = sh_mix64(docno + 1) & (st->dels_cap - 1);
-	while (t[j] && t[j] != docno + 1)
-		j = (j + 1) & (st->dels_cap - 1);
-	if (!t[j]) {
-		t[j] = docno + 1;
-		st->n_dels++;
-	}
-	return SIMHASH_OK;
-}
-
-static int dels_has(const simhash_store *st, uint64_t docno)
-{
-	const uint64_t *t = st->dels.p;
-
-	if (!st->n_dels)
-		return 0;
-	size_t j = sh_mix64(docno + 1) & (st->dels_cap - 1);
-	while (t[j]) {
-		if (t[j] == docno + 1)
-			return 1;
-		j = (j + 1) & (st->dels_cap - 1);
-	}
-	return 0;
-}
-
-static simhash_err pend_push(simhash_store *st, uint64_t docno, const simhash_fp *fp, int del)
-{
-	struct sh_pend *p;
-	simhash_err e;
-
-	if ((e = sh_buf_reserve(&st->pend, (st->n_pend + 1) * sizeof *p)) != SIMHASH_OK)
-		return e;
-	p = (struct sh_pend *)st->pend.p + st->n_pend++;
-	p->docno = docno;
-	p->fp = *fp;
-	p->del = del;
-	return del ? dels_add(st, docno) : SIMHASH_OK;
-}
-
-static void batch_reset(simhash_store *st)
-{
-	st->n_pend = 0;
-	st->rebuild_idx = 0;
-	if (st->n_dels)
-		memset(st->dels.p, 0, st->dels_cap * 8);
-	st->n_dels = 0;
-}
-
-/* ---- operations inside the transaction */
-
-/* A docs record that fails its checksum, deleted by the id that names it
- * (delete, or a put replacing it): the record and that id go. Its
- * fingerprint cannot be trusted, so the batch rebuilds the index after its
- * commit (rebuild_idx), and the deletion log gets the bytes as they are: a
- * replay that cannot match them finds the counts differ and rebuilds too
- * (checkpoint.c, invariant 1). Nothing of the record is ever returned. */
-static simhash_err del_damaged(simhash_store *st, MDB_txn *txn, MDB_val *k, const MDB_val *v,
-			       uint64_t docno, const char *id, size_t id_len)
-{
-	simhash_fp fp = { { 0, 0 }, st->bits };
-	MDB_val ik = { id_len, (void *)id };
-	int rc;
-
-	if (v->mv_size >= 16) {
-		fp.w[0] = sh_get_le64(v->mv_data);
-		fp.w[1] = st->bits == 128 ? sh_get_le64((const uint8_t *)v->mv_data + 8) : 0;
-	}
-	if (id_len && (rc = mdb_del(txn, st->dbi_ids, &ik, NULL)) != 0 && rc != MDB_NOTFOUND)
-		return sh_mdb_err(st, rc, "delete");
-	if ((rc = mdb_del(txn, st->dbi_docs, k, NULL)) != 0)
-		return sh_mdb_err(st, rc, "delete");
-	st->rebuild_idx = 1;
-	return pend_push(st, docno, &fp, 1);
-}
-
-/* Deletes document docno, which id names (its docs record and, if del_id,
- * its ids entry). */
-static simhash_err del_docno(simhash_store *st, MDB_txn *txn, uint64_t docno, const char *id,
-			     size_t id_len, int del_id)
-{
-	uint8_t key[8];
-	MDB_val k = { 8, key }, v;
-	struct sh_doc d;
-	const char *why;
-	int rc;
-
-	sh_put_be64(key, docno);
-	if ((rc = mdb_get(txn, st->dbi_docs, &k, &v)) != 0)
-		return rc == MDB_NOTFOUND ? SIMHASH_OK : sh_mdb_err(st, rc, "delete");
-	if (sh_doc_decode(st, &k, &v, &d, &why) != SIMHASH_OK)
-		return del_damaged(st, txn, &k, &v, docno, id, del_id ? id_len : 0);
-	if (del_id) {
-		MDB_val ik = { d.id_len, (void *)d.id };
-		rc = mdb_del(txn, st->dbi_ids, &ik, NULL);
-		if (rc && rc != MDB_NOTFOUND)
-			return sh_mdb_err(st, rc, "delete");
-	}
-	if ((rc = mdb_del(txn, st->dbi_docs, &k, NULL)) != 0)
-		return sh_mdb_err(st, rc, "delete");
-	return pend_push(st, docno, &d.fp, 1);
-}
-
-/* The document number of id in the transaction, or UINT64_MAX. */
-static simhash_err find_id(simhash_store *st, MDB_txn *txn, const char *id, size_t len,
-			   uint64_t *docno)
-{
-	MDB_val k = { len, (void *)id }, v;
-	int rc = mdb_get(txn, st->dbi_ids, &k, &v);
-
-	*docno = UINT64_MAX;
-	if (rc == MDB_NOTFOUND)
-		return SIMHASH_OK;
-	if (rc)
-		return sh_mdb_err(st, rc, "read ids");
-	return sh_ids_decode(st, &k, &v, docno);
-}
-
-static simhash_err put_one(simhash_store *st, MDB_txn *txn, const simhash_store_doc *doc)
-{
-	size_t len = SH_DOC_HEAD + doc->id_len + doc->meta_len;
-	uint8_t key[8], *p;
-	MDB_val k = { 8, key }, v = { len + SH_SUM_LEN, NULL }, ik = { doc->id_len, (void *)doc->id };
-	uint64_t old, docno = st->next_docno;
-	simhash_err e;
-	int rc;
-
-	if ((e = find_id(st, txn, doc->id, doc->id_len, &old)) != SIMHASH_OK)
-		return e;
-	if (old != UINT64_MAX &&
-	    (e = del_docno(st, txn, old, doc->id, doc->id_len, 0)) != SIMHASH_OK)
-		return e;
-	sh_put_be64(key, docno);
-	if ((rc = mdb_put(txn, st->dbi_docs, &k, &v, MDB_APPEND | MDB_RESERVE)) != 0)
-		return sh_mdb_err(st, rc, "put");
-	p = v.mv_data;
-	sh_put_le64(p, doc->fp.w[0]);
-	sh_put_le64(p + 8, st->bits == 128 ? doc->fp.w[1] : 0);
-	sh_put_le64(p + 16, (uint64_t)(doc->time ? doc->time : (int64_t)time(NULL)));
-	sh_put_le32(p + 24, (uint32_t)doc->id_len);
-	sh_put_le32(p + 28, (uint32_t)doc->meta_len);
-	memcpy(p + SH_DOC_HEAD, doc->id, doc->id_len);
-	if (doc->meta_len)
-		memcpy(p + SH_DOC_HEAD + doc->id_len, doc->meta, doc->meta_len);
-	sh_rec_seal(SH_T_DOCS, key, 8, p, len);
-	if ((e = sh_rec_put(st, txn, st->dbi_ids, SH_T_IDS, &ik, key, 8, 0)) != SIMHASH_OK)
-		return e;
-	st->next_docno++;
-	return pend_push(st, docno, &doc->fp, 0);
-}
-
-/* The near-duplicates of doc as the transaction holds them (invariant 2). */
-static simhash_err check(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
-{
-	const simhash_store_doc *doc = q->docs;
-	const struct sh_pend *p = st->pend.p;
-	size_t n = 0, w = 0;
-	uint64_t self;
-	simhash_err e;
-	sh_hit *h;
-
-	if ((e = find_id(st, txn, doc->id, doc->id_len, &self)) != SIMHASH_OK)
-		return e;
-	if (q->max_dist > sh_memidx_max_dist(st->idx)) {
-		/* the transaction itself holds the batch's changes */
-		if ((e = sh_scan_docs(st, txn, &doc->fp, q->max_dist, &st->hits, &n)) != SIMHASH_OK)
-			return e;
-		goto filter;
-	}
-	if ((e = sh_memidx_query(st->idx, &doc->fp, q->max_dist, &st->matches, &st->hits, &n)) !=
-	    SIMHASH_OK)
-		return e;
-	for (size_t i = 0; i < st->n_pend; i++) {
-		unsigned d = simhash_hamming(&p[i].fp, &doc->fp);
-
-		if (!p[i].del && d <= q->max_dist &&
-		    (e = sh_hits_push(&st->hits, &n, p[i].docno, d)) != SIMHASH_OK)
-			return e;
-	}
-filter:
-	h = st->hits.p;
-	for (size_t i = 0; i < n; i++)
-		if (h[i].docno != self && !dels_has(st, h[i].docno))
-			h[w++] = h[i];
-	sh_hits_sort(h, &w, q->max_results);
-	for (size_t i = 0; i < w; i++) {
-		uint8_t key[8];
-		MDB_val k = { 8, key }, v;
-		struct sh_doc d;
-		const char *why;
-		int rc;
-
-		sh_put_be64(key, h[i].docno);
-		if ((rc = mdb_get(txn, st->dbi_docs, &k, &v)) != 0)
-			return sh_mdb_err(st, rc, "check");
-		if (sh_doc_decode(st, &k, &v, &d, &why) != SIMHASH_OK)
-			return sh_doc_bad(st, h[i].docno, NULL, 0, why);
-		if ((e = sh_results_add(q->r, &d, h[i].dist)) != SIMHASH_OK)
-			return e;
-	}
-	sh_results_finish(q->r);
-	q->added = !(q->if_unique && w > 0);
-	return q->added ? put_one(st, txn, doc) : SIMHASH_OK;
-}
-
-static simhash_err expire(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
-{
-	MDB_cursor *cur;
-	MDB_val k, v;
-	simhash_err e = SIMHASH_OK;
-	int rc;
-
-	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0)
-		return sh_mdb_err(st, rc, "expire");
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		struct sh_doc d;
-		const char *why;
-		MDB_val ik;
-
-		if (sh_doc_decode(st, &k, &v, &d, &why) != SIMHASH_OK) {
-			e = sh_doc_bad(st, k.mv_size == 8 ? sh_get_be64(k.mv_data) : 0, NULL, 0, why);
-			break;
-		}
-		if (d.time >= q->before)
-			continue;
-		ik.mv_size = d.id_len;
-		ik.mv_data = (void *)d.id;
-		if ((e = pend_push(st, sh_get_be64(k.mv_data), &d.fp, 1)) != SIMHASH_OK)
-			break;
-		rc = mdb_del(txn, st->dbi_ids, &ik, NULL);
-		if ((rc && rc != MDB_NOTFOUND) || (rc = mdb_cursor_del(cur, 0)) != 0) {
-			e = sh_mdb_err(st, rc, "expire");
-			break;
-		}
-		q->n_deleted++;
-	}
-	if (e == SIMHASH_OK && rc && rc != MDB_NOTFOUND)
-		e = sh_mdb_err(st, rc, "expire");
-	mdb_cursor_close(cur);
-	return e;
-}
-
-static simhash_err run_one(simhash_store *st, MDB_txn *txn, struct sh_wreq *q)
-{
-	uint64_t docno;
-	simhash_err e;
-
-	switch (q->op) {
-	case SH_W_PUT:
-		for (size_t i = 0; i < q->n_docs; i++)
-			if ((e = put_one(st, txn, &q->docs[i])) != SIMHASH_OK)
-				return e;
-		return SIMHASH_OK;
-	case SH_W_CHECK_PUT:
-		return check(st, txn, q);
-	case SH_W_DELETE:
-		if ((e = find_id(st, txn, q->id, q->id_len, &docno)) != SIMHASH_OK)
-			return e;
-		q->deleted = docno != UINT64_MAX;
-		return q->deleted ? del_docno(st, txn, docno, q->id, q->id_len, 1) : SIMHASH_OK;
-	case SH_W_EXPIRE:
-		return expire(st, txn, q);
-	case SH_W_VERIFY: /* alone in its batch: the index matches txn */
-		return sh_verify_txn(st, txn, q->vfn, q->varg, &q->n_problems);
-	case SH_W_CKPT:
-		return sh_ckpt_install(st, txn, q->stamp);
-	}
-	return SIMHASH_EINVAL;
-}
-
-/* The live index rebuilt from the last commit, after a batch deleted a
- * record that failed its checksum (del_damaged): the index may hold that
- * document under a fingerprint no record gives any more. */
-static simhash_err rebuild_live(simhash_store *st)
-{
-	simhash_err e;
-	MDB_txn *r;
-	int rc;
-
-	if ((rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r)) != 0)
-		return sh_mdb_err(st, rc, "rebuild");
-	e = sh_index_replace(st, r);
-	mdb_txn_abort(r);
-	return e;
-}
-
-/* Applies the committed batch to the index (invariant 1): the additions in
- * one bulk build (one new segment, not one per document), then the
- * deletions (document numbers are never reused, so a deletion in the batch
- * always follows its addition). An update that fails (out of memory) leaves
- * the index short of documents: the handle then refuses to save it. */
-static simhash_err apply(simhash_store *st)
-{
-	const struct sh_pend *p = st->pend.p;
-	size_t words = st->bits == 128 ? 2 : 1, n_add = 0;
-	simhash_err e = SIMHASH_OK;
-	uint64_t *fps, *docnos;
-
-	for (size_t i = 0; i < st->n_pend; i++)
-		n_add += !p[i].del;
-	fps = malloc((n_add ? n_add : 1) * words * sizeof *fps);
-	docnos = malloc((n_add ? n_add : 1) * sizeof *docnos);
-	pthread_rwlock_wrlock(&st->idx_lock);
-	if (!fps || !docnos) {
-		e = SIMHASH_ENOMEM;
-	} else {
-		size_t j = 0;
-
-		for (size_t i = 0; i < st->n_pend; i++) {
-			if (p[i].del)
-				continue;
-			docnos[j] = p[i].docno;
-			fps[j * words] = p[i].fp.w[0];
-			if (words == 2)
-				fps[j * 2 + 1] = p[i].fp.w[1];
-			j++;
-		}
-		e = sh_memidx_build(st->idx, fps, docnos, n_add);
-	}
-	for (size_t i = 0; i < st->n_pend; i++)
-		if (p[i].del)
-			sh_memidx_delete(st->idx, p[i].docno, &p[i].fp);
-	pthread_rwlock_unlock(&st->idx_lock);
-	free(fps);
-	free(docnos);
-	if (e == SIMHASH_OK && st->rebuild_idx)
-		e = rebuild_live(st);
-	if (e != SIMHASH_OK) {
-		st->idx_broken = 1;
-		sh_store_seterr(st, "out of memory updating the index: reopen the store");
-	}
-	return e;
-}
-
-/* Appends the batch's deletions to "dlog" and writes "next" and "dseq"
- * when they moved (invariant 5). */
-static simhash_err log_batch(simhash_store *st, MDB_txn *txn, uint64_t next0)
-{
-	const struct sh_pend *p = st->pend.p;
-	uint64_t dseq0 = st->next_dseq;
-	uint8_t key[8], rec[24];
-	MDB_val k = { 8, key };
-	simhash_err e;
-
-	for (size_t i = 0; i < st->n_pend; i++) {
-		if (!p[i].del)
-			continue;
-		sh_put_be64(key, st->next_dseq);
-		sh_put_le64(rec, p[i].docno);
-		sh_put_le64(rec + 8, p[i].fp.w[0]);
-		sh_put_le64(rec + 16, st->bits == 128 ? p[i].fp.w[1] : 0);
-		if ((e = sh_rec_put(st, txn, st->dbi_dlog, SH_T_DLOG, &k, rec, 24, MDB_APPEND)) !=
-		    SIMHASH_OK)
-			return e;
-		st->next_dseq++;
-	}
-	if (st->next_dseq != dseq0) {
-		sh_put_le64(key, st->next_dseq);
-		if ((e = sh_meta_put(st, txn, "dseq", key, 8)) != SIMHASH_OK)
-			return e;
-	}
-	if (st->next_docno != next0) {
-		sh_put_le64(key, st->next_docno);
-		if ((e = sh_meta_put(st, txn, "next", key, 8)) != SIMHASH_OK)
-			return e;
-	}
-	return SIMHASH_OK;
-}
-
 /* Runs one batch in one transaction; sets each request's err. Returns the
- * number of writes it committed (checkpoints and verifies are not writes);
- * *committed: whether the transaction committed. */
+ * number of writes it committed (operations not is_write, a checkpoint's
+ * install or a verify, are not writes); *committed: whether the transaction
+ * committed. */
 static size_t run_batch(simhash_store *st, struct sh_wreq *batch, int *committed)
 {
 	size_t n_writes = 0;
@@ -452,37 +51,33 @@ static size_t run_batch(simhash_store *st, struct sh_wreq *batch, int *committed
 	MDB_txn *txn;
 	int rc;
 
-	batch_reset(st);
+	sh_batch_reset(st);
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0) {
 		e = sh_mdb_err(st, rc, "begin");
 		goto out;
 	}
 	for (q = batch; q && e == SIMHASH_OK; q = q->next)
-		e = run_one(st, txn, q);
+		e = q->op->run(st, txn, q);
 	if (e == SIMHASH_OK)
-		e = log_batch(st, txn, next0);
+		e = sh_batch_log(st, txn, next0);
 	if (e != SIMHASH_OK) {
 		mdb_txn_abort(txn);
 	} else if ((rc = mdb_txn_commit(txn)) != 0) {
 		e = sh_mdb_err(st, rc, "commit");
 	} else {
 		*committed = 1;
-		e = apply(st);
-		batch_reset(st);
+		e = sh_batch_apply(st);
+		sh_batch_reset(st);
 		next0 = st->next_docno;
 		dseq0 = st->next_dseq;
 		for (q = batch; q; q = q->next) {
-			n_writes += q->op != SH_W_CKPT && q->op != SH_W_VERIFY;
-			if (q->op != SH_W_CKPT)
-				continue;
-			st->ck = *q->stamp;
-			pthread_mutex_lock(&st->mu);
-			st->n_checkpoints++;
-			pthread_mutex_unlock(&st->mu);
+			n_writes += q->op->is_write;
+			if (q->op->committed)
+				q->op->committed(st, q);
 		}
 	}
 out:
-	st->next_docno = next0; /* invariant 3 */
+	st->next_docno = next0; /* invariant 2 */
 	st->next_dseq = dseq0;
 	for (q = batch; q; q = q->next)
 		q->err = e;
@@ -504,7 +99,7 @@ static void ack(struct sh_wreq *batch, simhash_err sync_err)
 	}
 }
 
-/* Makes the last commit durable (its meta page, invariant 4). */
+/* Makes the last commit durable (its meta page, invariant 3). */
 static simhash_err sync_env(simhash_store *st)
 {
 	int rc = mdb_env_sync(st->env, 1);
@@ -527,8 +122,9 @@ static void *writer_main(void *arg)
 	simhash_store *st = arg;
 	struct sh_wreq *unsynced = NULL; /* committed, acknowledged at the next sync */
 
-	/* an open that found no usable checkpoint takes one now */
-	sh_ckpt_maybe_start(st);
+	/* the hook (the checkpoint trigger): an open that found no usable
+	 * checkpoint takes one now */
+	st->after_batch(st);
 	pthread_mutex_lock(&st->mu);
 	for (;;) {
 		struct sh_wreq *batch, *last;
@@ -541,7 +137,7 @@ static void *writer_main(void *arg)
 			pthread_cond_wait(&st->work_cv, &st->mu);
 		if (!st->q_head) {
 			pthread_mutex_unlock(&st->mu);
-			if (unsynced) { /* nothing queued: sync now (invariant 4) */
+			if (unsynced) { /* nothing queued: sync now (invariant 3) */
 				ack(unsynced, sync_env(st));
 				unsynced = NULL;
 			}
@@ -551,9 +147,8 @@ static void *writer_main(void *arg)
 			continue;
 		}
 		batch = last = st->q_head;
-		/* a verify runs alone: the index then matches the transaction */
-		while (last->next && n < MAX_BATCH && last->op != SH_W_VERIFY &&
-		       last->next->op != SH_W_VERIFY) {
+		/* an operation that runs alone gets a batch of its own (invariant 4) */
+		while (last->next && n < MAX_BATCH && !last->op->alone && !last->next->op->alone) {
 			last = last->next;
 			n++;
 		}
@@ -591,7 +186,7 @@ static void *writer_main(void *arg)
 			unsynced = batch;
 		else
 			ack(batch, SIMHASH_OK); /* wrote nothing (or failed): nothing to sync */
-		sh_ckpt_maybe_start(st);
+		st->after_batch(st);
 
 		pthread_mutex_lock(&st->mu);
 	}
@@ -599,14 +194,15 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-simhash_err sh_writer_start(simhash_store *st)
+simhash_err sh_writer_start(simhash_store *st, void (*after_batch)(simhash_store *st))
 {
 	int rc;
 
 	/* a commit syncs its data pages and writes its meta page unsynced; the
-	 * writer syncs that before it acknowledges (invariant 4) */
+	 * writer syncs that before it acknowledges (invariant 3) */
 	if ((rc = mdb_env_set_flags(st->env, MDB_NOMETASYNC, 1)) != 0)
 		return sh_mdb_err(st, rc, "set flags");
+	st->after_batch = after_batch;
 	if (pthread_create(&st->writer, NULL, writer_main, st) != 0) {
 		sh_store_seterr(st, "cannot start the writer thread");
 		return SIMHASH_ENOMEM;
@@ -652,80 +248,5 @@ simhash_err sh_writer_submit(simhash_store *st, struct sh_wreq *q)
 		; /* EINTR */
 	e = q->err;
 	sem_destroy(&q->sem);
-	return e;
-}
-
-/* ---- the public writes */
-
-simhash_err simhash_store_put(simhash_store *st, const simhash_store_doc *doc)
-{
-	return simhash_store_put_many(st, doc, 1);
-}
-
-simhash_err simhash_store_put_many(simhash_store *st, const simhash_store_doc *docs, size_t n)
-{
-	struct sh_wreq q = { .op = SH_W_PUT, .docs = docs, .n_docs = n };
-	simhash_err e;
-
-	if (!st || (n && !docs))
-		return SIMHASH_EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if ((e = sh_doc_check(st, &docs[i])) != SIMHASH_OK)
-			return e;
-	return n ? sh_writer_submit(st, &q) : SIMHASH_OK;
-}
-
-simhash_err simhash_store_check_and_put(simhash_store *st, const simhash_store_doc *doc,
-					unsigned max_dist, size_t max_results, int if_unique,
-					simhash_store_results *r, int *added)
-{
-	struct sh_wreq q = { .op = SH_W_CHECK_PUT, .docs = doc, .n_docs = 1,
-			     .max_dist = max_dist, .max_results = max_results,
-			     .if_unique = if_unique, .r = r };
-	simhash_err e;
-
-	if (added)
-		*added = 0;
-	if (!st || !r)
-		return SIMHASH_EINVAL;
-	if ((e = sh_doc_check(st, doc)) != SIMHASH_OK)
-		return e;
-	r->n = 0;
-	r->bytes_len = 0;
-	e = sh_writer_submit(st, &q);
-	if (e != SIMHASH_OK)
-		r->n = 0;
-	else if (added)
-		*added = q.added;
-	return e;
-}
-
-simhash_err simhash_store_delete(simhash_store *st, const char *id, size_t id_len, int *deleted)
-{
-	struct sh_wreq q = { .op = SH_W_DELETE, .id = id, .id_len = id_len };
-	simhash_err e;
-
-	if (deleted)
-		*deleted = 0;
-	if (!st || !id || !id_len || id_len > SIMHASH_STORE_ID_MAX)
-		return SIMHASH_EINVAL;
-	e = sh_writer_submit(st, &q);
-	if (e == SIMHASH_OK && deleted)
-		*deleted = q.deleted;
-	return e;
-}
-
-simhash_err simhash_store_expire(simhash_store *st, int64_t before, size_t *n_deleted)
-{
-	struct sh_wreq q = { .op = SH_W_EXPIRE, .before = before };
-	simhash_err e;
-
-	if (n_deleted)
-		*n_deleted = 0;
-	if (!st)
-		return SIMHASH_EINVAL;
-	e = sh_writer_submit(st, &q);
-	if (e == SIMHASH_OK && n_deleted)
-		*n_deleted = q.n_deleted;
 	return e;
 }
