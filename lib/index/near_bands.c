@@ -86,8 +86,9 @@ void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BAND
 	}
 	for (i = 0; i < SIMHASH_NEAR_BANDS; i++) {
 		const uint64_t *v = val + i * SH_NB_ROWS;
-		out[i] = mix(((uint64_t)sk->kind << 32 | i) ^ SH_NB_SEED ^ mix(v[0]) ^
-			     (v[1] * 0xbf58476d1ce4e5b9ull + v[2]) * 0x94d049bb133111ebull);
+		/* the bins are mixed keys already: one mix of their rotations */
+		out[i] = mix(((uint64_t)sk->kind << 40 | i << 32) ^ SH_NB_SEED ^ v[0] ^
+			     (v[1] << 21 | v[1] >> 43) ^ (v[2] << 42 | v[2] >> 22));
 	}
 }
 
@@ -114,52 +115,66 @@ struct bandjoin {
 	uint64_t *rep;   /* the first members, ascending */
 	uint64_t *bands; /* n_reps * SIMHASH_NEAR_BANDS */
 	struct summary *sum; /* per first member: what the filters read */
+	struct summary *local; /* a bucket's, side by side (gather()) */
 	uint32_t *uf;    /* clusters only */
 	sh_buf out;      /* simhash_near_pair[n_out] */
 	size_t n_out;
 };
 
-/* The entries sorted by key, members ascending within a key: a stable
- * counting sort on the top bits, then insertion within each partition
- * (stable, and short: the keys are uniform). */
+/* Insertion sort by key of e[0..n) (stable: members stay ascending). */
+static void insert_sort(struct ent *e, size_t n)
+{
+	for (size_t a = 1; a < n; a++) {
+		struct ent v = e[a];
+		size_t b = a;
+		while (b > 0 && e[b - 1].key > v.key) {
+			e[b] = e[b - 1];
+			b--;
+		}
+		e[b] = v;
+	}
+}
+
+/* Stable scatter of from[0..n) into to[] by the 11 key bits at `shift`;
+ * ends[d] gets the end of digit d's run. */
+static void scatter(const struct ent *from, struct ent *to, size_t n, unsigned shift,
+		    size_t ends[2048])
+{
+	size_t start[2049] = { 0 };
+
+	for (size_t i = 0; i < n; i++)
+		start[(from[i].key >> shift & 2047) + 1]++;
+	for (unsigned d = 1; d <= 2048; d++)
+		start[d] += start[d - 1];
+	for (size_t i = 0; i < n; i++)
+		to[start[from[i].key >> shift & 2047]++] = from[i];
+	memcpy(ends, start, 2048 * sizeof *ends);
+}
+
+/* The entries sorted by key, members ascending within a key: stable
+ * scatters on the top 11 bits, then the next 11 within each run (2048
+ * destinations at a time stay in cache), then insertion within the rest
+ * (short: the keys are uniform). */
 static simhash_err sort_entries(struct ent *e, size_t n)
 {
-	unsigned bits = 8;
-	size_t *start, i, p;
-	struct ent *tmp;
+	struct ent *tmp = malloc((n ? n : 1) * sizeof *tmp);
+	size_t ends1[2048], ends2[2048], p, q, from = 0;
 
-	while (bits < 24 && ((size_t)1 << bits) < n / 4)
-		bits++;
-	start = calloc(((size_t)1 << bits) + 1, sizeof *start);
-	tmp = malloc((n ? n : 1) * sizeof *tmp);
-	if (!start || !tmp) {
-		free(start);
-		free(tmp);
+	if (!tmp)
 		return SIMHASH_ENOMEM;
-	}
-	for (i = 0; i < n; i++)
-		start[(e[i].key >> (64 - bits)) + 1]++;
-	for (p = 1; p <= ((size_t)1 << bits); p++)
-		start[p] += start[p - 1];
-	for (i = 0; i < n; i++)
-		tmp[start[e[i].key >> (64 - bits)]++] = e[i];
-	/* start[p] now ends partition p */
-	for (p = 0, i = 0; p < ((size_t)1 << bits); p++) {
-		size_t end = start[p];
-		for (size_t a = i + 1; a < end; a++) {
-			struct ent v = tmp[a];
-			size_t b = a;
-			while (b > i && tmp[b - 1].key > v.key) {
-				tmp[b] = tmp[b - 1];
-				b--;
-			}
-			tmp[b] = v;
+	scatter(e, tmp, n, 53, ends1);
+	for (p = 0; p < 2048; from = ends1[p++]) {
+		size_t len = ends1[p] - from, sub = 0;
+		if (len <= 32) {
+			memcpy(e + from, tmp + from, len * sizeof *e);
+			insert_sort(e + from, len);
+			continue;
 		}
-		i = end;
+		scatter(tmp + from, e + from, len, 42, ends2);
+		for (q = 0; q < 2048; sub = ends2[q++])
+			insert_sort(e + from + sub, ends2[q] - sub);
 	}
-	memcpy(e, tmp, n * sizeof *e);
 	free(tmp);
-	free(start);
 	return SIMHASH_OK;
 }
 
@@ -186,9 +201,9 @@ static unsigned popcount(uint64_t x)
 /* The exact test of simhash_near_decide() on two first members; *jac gets
  * the Jaccard index of a near pair. The merge stops once the rest cannot
  * reach the overlap J >= T needs. */
-static int near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y, double *jac)
+static int near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y,
+		     const struct summary *sa, const struct summary *sb, double *jac)
 {
-	const struct summary *sa = &bj->sum[x], *sb = &bj->sum[y];
 	const simhash_sketch *a, *b;
 	uint64_t tenths, want, na = sa->n_keys, nb = sb->n_keys, ub;
 	size_t i = 0, k = 0, shared = 0, uni;
@@ -271,14 +286,29 @@ static void uf_join(uint32_t *p, uint32_t a, uint32_t b)
 }
 
 /* Pairs: every owned pair of the bucket checked. */
+struct member {
+	uint32_t root, rep;
+};
+
+/* The summaries of a bucket's members, side by side (one miss each, not
+ * one per pair). */
+static const struct summary *gather(struct bandjoin *bj, const struct ent *e,
+				    const struct member *m, size_t s)
+{
+	for (size_t i = 0; i < s; i++)
+		bj->local[i] = bj->sum[e ? e[i].rep : m[i].rep];
+	return bj->local;
+}
+
 static simhash_err bucket_pairs(struct bandjoin *bj, const struct ent *e, size_t s)
 {
+	const struct summary *sm = gather(bj, e, NULL, s);
 	double jac;
 
 	for (size_t a = 0; a < s; a++)
 		for (size_t b = a + 1; b < s; b++)
 			if (owned(bj, e[a].rep, e[b].rep, e[a].band) &&
-			    near_pair(bj, e[a].rep, e[b].rep, &jac)) {
+			    near_pair(bj, e[a].rep, e[b].rep, &sm[a], &sm[b], &jac)) {
 				simhash_err err = emit(bj, e[a].rep, e[b].rep, jac);
 				if (err)
 					return err;
@@ -289,18 +319,16 @@ static simhash_err bucket_pairs(struct bandjoin *bj, const struct ent *e, size_t
 /* Clusters, small bucket: pair by pair, skipping connected ones. */
 static void bucket_small(struct bandjoin *bj, const struct ent *e, size_t s)
 {
+	const struct summary *sm = gather(bj, e, NULL, s);
 	double jac;
 
 	for (size_t a = 0; a < s; a++)
 		for (size_t b = a + 1; b < s; b++)
 			if (uf_find(bj->uf, e[a].rep) != uf_find(bj->uf, e[b].rep) &&
-			    near_pair(bj, e[a].rep, e[b].rep, &jac))
+			    near_pair(bj, e[a].rep, e[b].rep, &sm[a], &sm[b], &jac))
 				uf_join(bj->uf, e[a].rep, e[b].rep);
 }
 
-struct member {
-	uint32_t root, rep;
-};
 
 static int by_root(const void *a, const void *b)
 {
@@ -317,6 +345,7 @@ static int by_root(const void *a, const void *b)
 static simhash_err bucket_groups(struct bandjoin *bj, const struct ent *e, size_t s,
 				 struct member *m)
 {
+	const struct summary *sm;
 	size_t *g, n_g = 0, i;
 	double jac;
 
@@ -325,6 +354,7 @@ static simhash_err bucket_groups(struct bandjoin *bj, const struct ent *e, size_
 		m[i].root = uf_find(bj->uf, e[i].rep);
 	}
 	qsort(m, s, sizeof *m, by_root);
+	sm = gather(bj, NULL, m, s);
 	g = malloc((s + 1) * sizeof *g);
 	if (!g)
 		return SIMHASH_ENOMEM;
@@ -339,7 +369,7 @@ static simhash_err bucket_groups(struct bandjoin *bj, const struct ent *e, size_
 				continue;
 			for (size_t a = g[ga]; a < g[ga + 1] && !joined; a++)
 				for (size_t b = g[gb]; b < g[gb + 1] && !joined; b++)
-					if (near_pair(bj, m[a].rep, m[b].rep, &jac)) {
+					if (near_pair(bj, m[a].rep, m[b].rep, &sm[a], &sm[b], &jac)) {
 						uf_join(bj->uf, m[a].rep, m[b].rep);
 						joined = 1;
 					}
@@ -380,15 +410,18 @@ static simhash_err run_buckets(struct bandjoin *bj, struct ent *e, size_t n_e)
 	size_t r, t, max_s = 0;
 	simhash_err err = SIMHASH_OK;
 
-	if (bj->uf) {
-		for (r = 0; r < n_e; r = t) {
-			for (t = r + 1; t < n_e && e[t].key == e[r].key; t++)
-				;
-			max_s = t - r > max_s ? t - r : max_s;
-		}
-		m = malloc((max_s ? max_s : 1) * sizeof *m);
-		if (!m)
-			return SIMHASH_ENOMEM;
+	for (r = 0; r < n_e; r = t) {
+		for (t = r + 1; t < n_e && e[t].key == e[r].key; t++)
+			;
+		max_s = t - r > max_s ? t - r : max_s;
+	}
+	m = malloc((max_s ? max_s : 1) * sizeof *m);
+	bj->local = malloc((max_s ? max_s : 1) * sizeof *bj->local);
+	if (!m || !bj->local) {
+		free(m);
+		free(bj->local);
+		bj->local = NULL;
+		return SIMHASH_ENOMEM;
 	}
 	for (r = 0; r < n_e && !err; r = t) {
 		for (t = r + 1; t < n_e && e[t].key == e[r].key; t++)
@@ -403,6 +436,8 @@ static simhash_err run_buckets(struct bandjoin *bj, struct ent *e, size_t n_e)
 			err = bucket_groups(bj, e + r, t - r, m);
 	}
 	free(m);
+	free(bj->local);
+	bj->local = NULL;
 	return err;
 }
 
