@@ -193,7 +193,13 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
 	 * hash, eight at a time. */
 	while (i + 8 <= safe) {
 		uint64_t h[8];
-		ngram_keys8(t, i, ng, ngc, sh_text_one_byte8(t, i, ng), h);
+		int one_byte = sh_text_one_byte8(t, i, ng);
+		if (one_byte && ctx->simd && safe - i >= 64) {
+			/* a run of one-byte windows, eight per vector */
+			i = sh_minhash_ascii_avx512(mins, shift, t, i, safe, ng);
+			continue;
+		}
+		ngram_keys8(t, i, ng, ngc, one_byte, h);
 		for (unsigned k = 0; k < 8; k++)
 			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(h[k], 0)));
 		i += 8;
