@@ -81,11 +81,17 @@ struct sh_auto {
 	int windows;             /* sh_auto_begin() until sh_auto_votes() */
 	uint64_t win_mins[128];  /* the bins of a text taken in windows */
 	sh_intr *intr;     /* the ctx's interrupt hook, polled by scan() */
+	int simd;          /* the ctx's choice: vote_avx512.c may run */
 };
 
 void sh_auto_set_intr(sh_auto *a, sh_intr *intr)
 {
 	a->intr = intr;
+}
+
+void sh_auto_set_simd(sh_auto *a, int on)
+{
+	a->simd = on;
 }
 
 struct ent {
@@ -163,10 +169,13 @@ static simhash_err reslot(sh_auto *a, size_t slots)
 	return SIMHASH_OK;
 }
 
-/* One mixed key of a shingle for its MinHash bin and value. */
+/* One mixed key of a shingle for its MinHash bin and value (the vector
+ * kernel, sh_minhash_keys_avx512(), takes the same constant; the ctx never
+ * lets it run with SH_EXP_SEED). */
+#define SH_SHINGLE_MH 0x5851f42d4c957f2dull
 static inline uint64_t minhash_key(uint64_t key)
 {
-	return sh_mix64(sh_exp_mix(key, 2) ^ 0x5851f42d4c957f2dull);
+	return sh_mix64(sh_exp_mix(key, 2) ^ SH_SHINGLE_MH);
 }
 
 /* Counts one occurrence of each of keys[0..n). The entries are ent[1..used]
@@ -182,7 +191,10 @@ static simhash_err count(sh_auto *a, const uint64_t *keys, size_t n)
 	size_t mask, used;
 
 	if (a->mh_mins) {
-		for (size_t i = 0; i < n; i++)
+		size_t i = a->simd ? sh_minhash_keys_avx512(a->mh_mins, a->mh_shift, keys, n,
+							    SH_SHINGLE_MH)
+				   : 0;
+		for (; i < n; i++)
 			sh_mh_add(a->mh_mins, a->mh_shift, minhash_key(keys[i]));
 		return SIMHASH_OK;
 	}

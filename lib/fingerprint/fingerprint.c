@@ -52,8 +52,10 @@ simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out)
 	sh_dedup_set_intr(ctx->dedup, &ctx->intr);
 	if (ctx->compat)
 		sh_compat_set_intr(ctx->compat, &ctx->intr);
-	if (ctx->autov)
+	if (ctx->autov) {
 		sh_auto_set_intr(ctx->autov, &ctx->intr);
+		sh_auto_set_simd(ctx->autov, ctx->simd);
+	}
 	*out = ctx;
 	return SIMHASH_OK;
 }
@@ -81,6 +83,8 @@ const simhash_config *simhash_ctx_config(const simhash_ctx *ctx)
 void sh_ctx_set_simd(simhash_ctx *ctx, int on)
 {
 	ctx->simd = on && sh_cpu_has_avx512() && !SH_EXP_SEED;
+	if (ctx->autov)
+		sh_auto_set_simd(ctx->autov, ctx->simd);
 	sh_norm_set_simd(ctx->norm, on);
 	sh_compat_set_simd(ctx->compat, on);
 }

@@ -143,6 +143,26 @@ SH_AVX512 size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, con
 	return i;
 }
 
+SH_AVX512 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t *keys,
+					size_t n, uint64_t c)
+{
+	const __m512i mk = _mm512_set1_epi64((long long)c);
+	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
+	uint64_t z[8];
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m512i h = _mm512_xor_si512(_mm512_loadu_si512(keys + i), mk);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
+		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
+		for (unsigned k = 0; k < 8; k++)
+			sh_mh_add(mins, shift, z[k]);
+	}
+	return i;
+}
+
 #else
 
 int sh_cpu_has_avx512(void)
@@ -168,6 +188,17 @@ size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text
 	SH_UNUSED(safe);
 	SH_UNUSED(ng);
 	return i;
+}
+
+size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t *keys, size_t n,
+			      uint64_t c)
+{
+	SH_UNUSED(mins);
+	SH_UNUSED(shift);
+	SH_UNUSED(keys);
+	SH_UNUSED(n);
+	SH_UNUSED(c);
+	return 0;
 }
 
 #endif
