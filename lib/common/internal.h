@@ -288,6 +288,10 @@ void sh_norm_set_slice(sh_norm *n, size_t bytes);
 /* For tests: on (the default) or off, the canonical ordering of long
  * combining runs ahead of ICU (lib/normalize/reorder.c). */
 void sh_norm_set_reorder(sh_norm *n, int on);
+/* For tests: on (the default) or off, the table mapping of characters that
+ * NFKC_Casefold maps alone, whatever their neighbours (normalize.c's
+ * SH_LAZY); off, ICU normalizes each of them in its segment. */
+void sh_norm_set_mapped(sh_norm *n, int on);
 /* Decodes UTF-8 into code points (invalid sequences replaced), for the compat mode. */
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps);

@@ -18,6 +18,8 @@ simhash_err sh_auto_new(sh_auto **out);
 void sh_auto_free(sh_auto *a);
 /* The ctx's interrupt hook: scans stop with SIMHASH_EINTR. */
 void sh_auto_set_intr(sh_auto *a, sh_intr *intr);
+/* Whether the vector kernels of vote_avx512.c may run (the ctx's choice). */
+void sh_auto_set_simd(sh_auto *a, int on);
 
 /* The key of the shingle of word keys k[0..3): XXH3-64 of their 24 bytes,
  * little-endian (for tests: computed without the bytes). */

@@ -1,4 +1,4 @@
-/* ctx.h - the inside of simhash_ctx, shared by fingerprint.c and similarity.c. */
+/* ctx.h - the inside of simhash_ctx, shared by the files of lib/fingerprint. */
 #ifndef SH_CTX_H
 #define SH_CTX_H
 #include "../common/internal.h"

@@ -94,6 +94,15 @@ uint64_t sh_vote_counts(sh_vote *v, unsigned bits, uint64_t *counts);
  * the first window not counted. Bits 0..63 only. */
 int sh_cpu_has_avx512(void);
 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, size_t safe, unsigned ng);
+/* Likewise, the one-bit MinHash of those windows (textvote.c's
+ * sh_ngram_minhash(), auto.h's bins of `shift`). */
+size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,
+			       size_t safe, unsigned ng);
+/* And of keys already made (auto.c's shingles): each lowers its bin by
+ * sh_mix64(key ^ c), eight per vector; returns how many were taken, n
+ * rounded down to a multiple of eight. */
+size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t *keys, size_t n,
+			      uint64_t c);
 
 typedef struct sh_wvote {
 	double acc[128];

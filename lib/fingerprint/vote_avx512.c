@@ -1,5 +1,5 @@
-/* vote_avx512.c - the unit votes of runs of one-byte 1-to-3-grams, eight
- * windows per vector, on CPUs with AVX-512 (F, DQ, BW).
+/* vote_avx512.c - the unit votes, and the char MinHash, of runs of one-byte
+ * 1-to-3-grams, eight windows per vector, on CPUs with AVX-512 (F, DQ, BW).
  *
  * The scalar loop in fingerprint.c is the reference; this gives the same
  * counts, so the same fingerprints (tests run both on the same texts). Lane k
@@ -12,6 +12,7 @@
  * two instructions.
  */
 #include "vote.h"
+#include "auto.h"
 #include "../hash/hash_inline.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -113,6 +114,55 @@ SH_AVX512 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, s
 	return i;
 }
 
+/* textvote.c's sh_ngram_minhash() is the reference: each window's XXH3 as
+ * above, mixed as its char_mh_key() does (splitmix64's finalizer of the hash
+ * xor a constant), eight lanes at a time; the bins' minima are then lowered
+ * one value at a time, in window order (a minimum depends on no order). */
+SH_AVX512 size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text *t,
+					 size_t i, size_t safe, unsigned ng)
+{
+	const uint64_t bitflip = (uint64_t)(XXH_readLE32(XXH3_kSecret) ^
+					    XXH_readLE32(XXH3_kSecret + 4));
+	const __m512i key = _mm512_set1_epi64((long long)(bitflip ^ ((uint64_t)ng << 8)));
+	const __m512i p2 = _mm512_set1_epi64((long long)XXH_PRIME64_2);
+	const __m512i p3 = _mm512_set1_epi64((long long)XXH_PRIME64_3);
+	const __m512i mk = _mm512_set1_epi64((long long)0x2545f4914f6cdd1dull);
+	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
+	uint64_t z[8];
+
+	while (i + 8 <= safe && sh_text_one_byte8(t, i, ng)) {
+		__m512i h = _mm512_xor_si512(hash8(t->s + t->off[i], ng, key, p2, p3), mk);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
+		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
+		for (unsigned k = 0; k < 8; k++)
+			sh_mh_add(mins, shift, z[k]);
+		i += 8;
+	}
+	return i;
+}
+
+SH_AVX512 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t *keys,
+					size_t n, uint64_t c)
+{
+	const __m512i mk = _mm512_set1_epi64((long long)c);
+	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
+	uint64_t z[8];
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m512i h = _mm512_xor_si512(_mm512_loadu_si512(keys + i), mk);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
+		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
+		for (unsigned k = 0; k < 8; k++)
+			sh_mh_add(mins, shift, z[k]);
+	}
+	return i;
+}
+
 #else
 
 int sh_cpu_has_avx512(void)
@@ -127,6 +177,28 @@ size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, size_t safe
 	SH_UNUSED(safe);
 	SH_UNUSED(ng);
 	return i;
+}
+
+size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,
+			       size_t safe, unsigned ng)
+{
+	SH_UNUSED(mins);
+	SH_UNUSED(shift);
+	SH_UNUSED(t);
+	SH_UNUSED(safe);
+	SH_UNUSED(ng);
+	return i;
+}
+
+size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t *keys, size_t n,
+			      uint64_t c)
+{
+	SH_UNUSED(mins);
+	SH_UNUSED(shift);
+	SH_UNUSED(keys);
+	SH_UNUSED(n);
+	SH_UNUSED(c);
+	return 0;
 }
 
 #endif

@@ -45,6 +45,7 @@ struct sh_norm {
 	int simd;          /* ascii_bulk() may run */
 	size_t slice;      /* bytes of a non-ASCII run handled at once */
 	int no_reorder;    /* tests only: leave long combining runs to ICU */
+	int no_mapped;     /* tests only: leave SH_LAZY characters to ICU */
 	sh_intr *intr;     /* the ctx's interrupt hook, or NULL */
 	uint8_t acls[128]; /* output byte -> class */
 	/* state of one run */
@@ -203,6 +204,11 @@ static int classify(uint32_t c)
 #define SH_INERT (1u << 30) /* NFKC_Casefold leaves it and its neighbours alone */
 #define SH_DROP (1u << 29)  /* a format character: vanishes */
 #define SH_KNOWN (1u << 28) /* class and output are set (every code point but surrogates) */
+/* Not inert, but with a normalization boundary on both sides: NFKC_Casefold
+ * maps it alone, whatever its neighbours (U+FF0C FULLWIDTH COMMA -> ','), so
+ * once ICU has given its mapping (resolve()), a mapping of one BMP character
+ * or none is kept here and the character is then treated as inert. */
+#define SH_LAZY (1u << 31)
 
 
 /* Fills n->bmp: for every BMP code point its class and output (after t2s),
@@ -221,9 +227,12 @@ static simhash_err build_bmp(sh_norm *n)
 		if (c >= 0xD800 && c <= 0xDFFF)
 			continue;
 		inert = !n->cfg.casefold || unorm2_isInert(n->nfkc_cf, (UChar32)c) ? SH_INERT : 0;
+		if (!inert && unorm2_hasBoundaryBefore(n->nfkc_cf, (UChar32)c) &&
+		    unorm2_hasBoundaryAfter(n->nfkc_cf, (UChar32)c))
+			inert = SH_LAZY;
 		cls = c < 0x80 ? ascii_class[c] : classify(c);
 		if (cls < 0) {
-			t[c] = SH_KNOWN | inert | SH_DROP;
+			t[c] = SH_KNOWN | (inert & SH_INERT) | SH_DROP;
 			continue;
 		}
 		t[c] = SH_KNOWN | inert | (uint32_t)cls << 24 |
@@ -233,6 +242,29 @@ static simhash_err build_bmp(sh_norm *n)
 	return SIMHASH_OK;
 }
 
+
+/* The entry of n->bmp for cp, a SH_LAZY character met in a text: ICU
+ * normalizes it alone (the boundaries on both sides make that its mapping in
+ * any context). A mapping to a single BMP character becomes an inert entry
+ * with that character's class and output (as emit_u16() would give them);
+ * any other (to several characters: 759 of the 2768 such characters of the
+ * BMP in ICU 72) stays ICU's, in segments as before. The entry is stored, so
+ * ICU is asked once per character and context. */
+static uint32_t resolve(sh_norm *n, uint32_t cp)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	UChar src = (UChar)cp, dst[4];
+	uint32_t e = n->bmp[cp] & ~SH_LAZY;
+	int32_t k;
+
+	if (n->no_mapped)
+		return e;
+	k = unorm2_normalize(n->nfkc_cf, &src, 1, dst, 4, &st);
+	if (U_SUCCESS(st) && k == 1 && !U16_IS_SURROGATE(dst[0]) && (n->bmp[dst[0]] & SH_KNOWN))
+		e = (n->bmp[dst[0]] & (SH_DROP | 3u << 24 | 0x1FFFFF)) | SH_KNOWN | SH_INERT;
+	n->bmp[cp] = e;
+	return e;
+}
 
 /* Appends one normalized character of class cls, applying the space,
  * punctuation and repeat rules. The output arrays have room (reserved by the
@@ -564,6 +596,26 @@ static simhash_err flush(sh_norm *n, int32_t *m)
 	return err;
 }
 
+/* The end of the run of bytes >= 0x80 from i (in[i] is one): the first
+ * ASCII byte after it, or len. Eight bytes at a time. */
+static size_t non_ascii_end(const uint8_t *in, size_t i, size_t len)
+{
+	for (i++; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, in + i, 8);
+		w = ~w & 0x8080808080808080ull;
+		if (w) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+			w = __builtin_bswap64(w);
+#endif
+			return i + ((unsigned)__builtin_ctzll(w) >> 3);
+		}
+	}
+	while (i < len && in[i] >= 0x80)
+		i++;
+	return i;
+}
+
 /* Where a slice of a non-ASCII run may end: at most `slice` bytes after i,
  * moved back over at most three continuation bytes, so that no well-formed
  * sequence straddles it (what straddles then is invalid byte by byte). */
@@ -594,8 +646,7 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 	simhash_err err;
 	size_t step = sh_intr_step(n->intr), reported = i;
 
-	for (j = i + 1; j < len && in[j] >= 0x80; j++)
-		;
+	j = non_ascii_end(in, i, len);
 	while (i < j) {
 		end = slice_end(in, i, j, n->slice);
 		/* UTF-16 needs at most one unit per input byte. */
@@ -622,7 +673,10 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 			while (i < stop) {
 				uint32_t cp, e;
 				i += decode(in, j, i, &cp);
-				if (cp < 0x10000 && ((e = n->bmp[cp]) & SH_INERT)) {
+				e = cp < 0x10000 ? n->bmp[cp] : 0;
+				if (SH_UNLIKELY(e & SH_LAZY))
+					e = resolve(n, cp);
+				if (e & SH_INERT) {
 					if (m) {
 						/* The segment may have expanded (U+FDFA is 18
 						 * characters): make room for the rest again. */
@@ -680,6 +734,11 @@ void sh_norm_set_slice(sh_norm *n, size_t bytes)
 void sh_norm_set_reorder(sh_norm *n, int on)
 {
 	n->no_reorder = !on;
+}
+
+void sh_norm_set_mapped(sh_norm *n, int on)
+{
+	n->no_mapped = !on;
 }
 
 /* Resets the state of one run: the output is empty. */
