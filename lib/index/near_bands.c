@@ -135,46 +135,64 @@ static void insert_sort(struct ent *e, size_t n)
 	}
 }
 
-/* Stable scatter of from[0..n) into to[] by the 11 key bits at `shift`;
- * ends[d] gets the end of digit d's run. */
+/* Stable scatter of from[0..n) into to[] by the `bits` key bits at
+ * `shift`; ends[d] gets the end of digit d's run (start: 2^bits + 1
+ * counters). */
 static void scatter(const struct ent *from, struct ent *to, size_t n, unsigned shift,
-		    size_t ends[2048])
+		    unsigned bits, size_t *start, size_t *ends)
 {
-	size_t start[2049] = { 0 };
+	size_t mask = ((size_t)1 << bits) - 1;
 
+	memset(start, 0, (mask + 2) * sizeof *start);
 	for (size_t i = 0; i < n; i++)
-		start[(from[i].key >> shift & 2047) + 1]++;
-	for (unsigned d = 1; d <= 2048; d++)
+		start[(from[i].key >> shift & mask) + 1]++;
+	for (size_t d = 1; d <= mask + 1; d++)
 		start[d] += start[d - 1];
 	for (size_t i = 0; i < n; i++)
-		to[start[from[i].key >> shift & 2047]++] = from[i];
-	memcpy(ends, start, 2048 * sizeof *ends);
+		to[start[from[i].key >> shift & mask]++] = from[i];
+	memcpy(ends, start, (mask + 1) * sizeof *ends);
 }
 
-/* The entries sorted by key, members ascending within a key: stable
- * scatters on the top 11 bits, then the next 11 within each run (2048
- * destinations at a time stay in cache), then insertion within the rest
- * (short: the keys are uniform). */
+/* The entries sorted by key, members ascending within a key: one stable
+ * scatter on the top bits (about n / 4 digits, at most 2^16, so the
+ * counters stay in cache), a second on the next 11 bits within each run
+ * of a larger input, then insertion within the rest (short: the keys are
+ * uniform). */
 static simhash_err sort_entries(struct ent *e, size_t n)
 {
-	struct ent *tmp = malloc((n ? n : 1) * sizeof *tmp);
-	size_t ends1[2048], ends2[2048], p, q, from = 0;
+	unsigned bits = 8;
+	struct ent *tmp;
+	size_t *start, *ends1, *ends2, p, q, from = 0;
 
-	if (!tmp)
+	while (bits < 16 && ((size_t)1 << bits) < n / 4)
+		bits++;
+	tmp = malloc((n ? n : 1) * sizeof *tmp);
+	start = malloc((((size_t)1 << bits) + 2) * sizeof *start);
+	ends1 = malloc(((size_t)1 << bits) * sizeof *ends1);
+	ends2 = malloc(2048 * sizeof *ends2);
+	if (!tmp || !start || !ends1 || !ends2) {
+		free(tmp);
+		free(start);
+		free(ends1);
+		free(ends2);
 		return SIMHASH_ENOMEM;
-	scatter(e, tmp, n, 53, ends1);
-	for (p = 0; p < 2048; from = ends1[p++]) {
+	}
+	scatter(e, tmp, n, 64 - bits, bits, start, ends1);
+	for (p = 0; p < ((size_t)1 << bits); from = ends1[p++]) {
 		size_t len = ends1[p] - from, sub = 0;
 		if (len <= 32) {
 			memcpy(e + from, tmp + from, len * sizeof *e);
 			insert_sort(e + from, len);
 			continue;
 		}
-		scatter(tmp + from, e + from, len, 42, ends2);
+		scatter(tmp + from, e + from, len, 64 - bits - 11, 11, start, ends2);
 		for (q = 0; q < 2048; sub = ends2[q++])
 			insert_sort(e + from + sub, ends2[q] - sub);
 	}
 	free(tmp);
+	free(start);
+	free(ends1);
+	free(ends2);
 	return SIMHASH_OK;
 }
 
@@ -466,7 +484,7 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 			bj.rep[bj.n_reps++] = i;
 	n_e = bj.n_reps * SIMHASH_NEAR_BANDS;
 	bj.bands = malloc((n_e ? n_e : 1) * sizeof *bj.bands);
-	e = malloc((n_e ? n_e : 1) * sizeof *e);
+	e = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *e);
 	bj.sum = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.sum);
 	if (cluster)
 		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
@@ -475,21 +493,23 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 		goto done;
 	}
 	for (i = 0; i < bj.n_reps; i++) {
-		uint64_t *b = bj.bands + i * SIMHASH_NEAR_BANDS;
-		simhash_near_bands(&docs[bj.rep[i]], b);
+		simhash_near_bands(&docs[bj.rep[i]], bj.bands + i * SIMHASH_NEAR_BANDS);
 		summarize(&docs[bj.rep[i]], &bj.sum[i]);
-		for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS; k++) {
-			struct ent *x = &e[i * SIMHASH_NEAR_BANDS + k];
-			x->key = b[k];
-			x->rep = (uint32_t)i;
-			x->band = k;
-		}
 		if (bj.uf)
 			bj.uf[i] = (uint32_t)i;
 	}
-	err = sort_entries(e, n_e);
-	if (!err)
-		err = run_buckets(&bj, e, n_e);
+	/* band by band: a band's entries fit in cache, and pairs joined in one
+	 * band are skipped in the next */
+	for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS && !err; k++) {
+		for (i = 0; i < bj.n_reps; i++) {
+			e[i].key = bj.bands[i * SIMHASH_NEAR_BANDS + k];
+			e[i].rep = (uint32_t)i;
+			e[i].band = k;
+		}
+		err = sort_entries(e, bj.n_reps);
+		if (!err)
+			err = run_buckets(&bj, e, bj.n_reps);
+	}
 	if (!err && bj.n_out)
 		qsort(bj.out.p, bj.n_out, sizeof(simhash_near_pair), by_pair);
 	if (!err && out) {
