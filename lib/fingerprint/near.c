@@ -16,6 +16,7 @@
  */
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 #include "../common/internal.h"
 #include "ctx.h"
 
@@ -69,11 +70,44 @@ void simhash_near_free(simhash_near *nd)
 	free(nd);
 }
 
-/* Sorts n keys: insertion sort for the few of a short text, an LSD radix
- * sort by bytes beyond (tmp holds n keys). */
+static void insertion(uint64_t *k, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		uint64_t v = k[i];
+		size_t j = i;
+		while (j > 0 && k[j - 1] > v) {
+			k[j] = k[j - 1];
+			j--;
+		}
+		k[j] = v;
+	}
+}
+
+/* Sorts n keys (tmp holds n): insertion for a few; up to 32 Ki keys one
+ * stable scatter by the top bits (about n / 2 digits, at most 4096) and
+ * insertion within each digit (a digit holds about two keys: the keys are
+ * hashes); beyond, an LSD radix sort by bytes. */
 static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 {
-	if (n > 48) {
+	if (n <= 16) {
+		insertion(k, n);
+	} else if (n <= 32768) {
+		size_t count[4097];
+		unsigned bits = 4;
+		while (bits < 12 && ((size_t)1 << bits) < n / 2)
+			bits++;
+		memset(count, 0, (((size_t)1 << bits) + 1) * sizeof *count);
+		for (size_t i = 0; i < n; i++)
+			count[(k[i] >> (64 - bits)) + 1]++;
+		for (size_t d = 1; d <= ((size_t)1 << bits); d++)
+			count[d] += count[d - 1];
+		for (size_t i = 0; i < n; i++)
+			tmp[count[k[i] >> (64 - bits)]++] = k[i];
+		/* count[d] now ends digit d */
+		for (size_t d = 0, from = 0; d < ((size_t)1 << bits); from = count[d++])
+			insertion(tmp + from, count[d] - from);
+		memcpy(k, tmp, n * sizeof *k);
+	} else {
 		uint64_t *from = k, *to = tmp;
 		for (unsigned shift = 0; shift < 64; shift += 8) {
 			size_t count[257] = { 0 };
@@ -87,16 +121,7 @@ static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 			from = to;
 			to = t;
 		}
-		return; /* eight passes: the keys are back in k */
-	}
-	for (size_t i = 1; i < n; i++) {
-		uint64_t v = k[i];
-		size_t j = i;
-		while (j > 0 && k[j - 1] > v) {
-			k[j] = k[j - 1];
-			j--;
-		}
-		k[j] = v;
+		/* eight passes: the keys are back in k */
 	}
 }
 

@@ -72,7 +72,7 @@ void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BAND
 	for (i = 0; i < SH_NB_BINS; i++)
 		mins[i] = UINT64_MAX;
 	for (i = 0; i < sk->n_keys; i++) {
-		uint64_t h = sh_exp_mix(mix(sk->keys[i] ^ SH_NB_SEED), 7); /* 7: the bands' */
+		uint64_t h = sh_exp_mix((sk->keys[i] ^ SH_NB_SEED) * 0x9e3779b97f4a7c15ull, 7);
 		unsigned bin = (unsigned)(((h >> 32) * SH_NB_BINS) >> 32);
 		mins[bin] = h < mins[bin] ? h : mins[bin];
 		filled[bin >> 6] |= 1ull << (bin & 63);
