@@ -167,7 +167,9 @@ static simhash_err sort_entries(struct ent *e, size_t n)
 	while (bits < 16 && ((size_t)1 << bits) < n / 4)
 		bits++;
 	tmp = malloc((n ? n : 1) * sizeof *tmp);
-	start = malloc((((size_t)1 << bits) + 2) * sizeof *start);
+	/* counters for either scatter: 2^bits or 2048 digits, plus two */
+	start = malloc((((size_t)1 << bits) > 2048 ? ((size_t)1 << bits) : 2048) * sizeof *start +
+		       2 * sizeof *start);
 	ends1 = malloc(((size_t)1 << bits) * sizeof *ends1);
 	ends2 = malloc(2048 * sizeof *ends2);
 	if (!tmp || !start || !ends1 || !ends2) {
