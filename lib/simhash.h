@@ -619,13 +619,6 @@ typedef struct simhash_index_plan {
 SIMHASH_API simhash_err simhash_index_plan_make(unsigned bits, unsigned k, uint64_t n, double p_one,
 						uint64_t memory, simhash_index_plan *out);
 
-/* Overrides the automatic layout of the segments built from now on (for
- * tests and benchmarks): -1 automatic (the default), SIMHASH_LAYOUT_SCAN, or
- * SIMHASH_LAYOUT_MIH with n_chunks chunks (bits/64 .. min(max_dist + 1, 33);
- * 0: the plan's choice). Results never depend on it, only speed and memory.
- * Thread safety: many readers, one writer. */
-SIMHASH_API simhash_err simhash_index_set_layout(simhash_index *ix, int layout, unsigned n_chunks);
-
 typedef struct simhash_index_stats {
 	uint64_t count;      /* live pairs */
 	uint64_t dead;       /* deleted pairs not yet compacted away */
@@ -1141,6 +1134,13 @@ SIMHASH_API simhash_err simhash_store_verify(simhash_store *st, simhash_store_pr
 /* ---------------------------------------------------------------- experimental
  * Test knobs: they may change or go in any release. */
 
+/* Overrides the automatic layout of the segments an index builds from now
+ * on (for tests and benchmarks): -1 automatic (the default),
+ * SIMHASH_LAYOUT_SCAN, or SIMHASH_LAYOUT_MIH with n_chunks chunks (bits/64
+ * .. min(max_dist + 1, 33); 0: the plan's choice). Results never depend on
+ * it, only speed and memory. Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_set_layout(simhash_index *ix, int layout, unsigned n_chunks);
+
 /* simhash_store_open with LMDB's map limited to map_bytes (0: the default,
  * 1 TiB; LMDB raises a limit below the data already stored to its size):
  * writes past it fail with SIMHASH_ENOSPC, as on a full file system. A later
@@ -1148,6 +1148,32 @@ SIMHASH_API simhash_err simhash_store_verify(simhash_store *st, simhash_store_pr
 SIMHASH_API simhash_err simhash_store_open_mapped(const char *path, unsigned flags,
 						  size_t map_bytes, simhash_store **out,
 						  char *err, size_t err_cap);
+
+/* ---------------------------------------------------------------- caveats
+ *
+ * - Fingerprints compare only under one scheme string (simhash_ctx_scheme()):
+ *   a store or index records its scheme and width and refuses others; the
+ *   text form (HEX<TAB>ID) does not carry it, so record it beside the file.
+ * - Handles are not shared between threads unless their comment says so:
+ *   one simhash_ctx, simhash_near or writer per thread; an index is many
+ *   readers or one writer; a store takes any number of threads.
+ * - A store is an LMDB environment (one data file and its -lock file): open
+ *   it once per process; do not keep using a store handle in the child of a
+ *   fork(); keep it off network file systems, whose locks LMDB cannot trust.
+ *   Its map reserves 1 TiB of address space (sparse) unless opened with a
+ *   limit. A record that fails its checksum is refused, never returned
+ *   changed; LMDB's free pages may keep stale copies of old records, which
+ *   no read returns and verify does not read.
+ * - A saved index is mapped, not copied: replace its file by writing a new
+ *   one and renaming it (as simhash_index_save does), never by rewriting or
+ *   truncating it in place while an index opened from it is in use.
+ * - Interrupt callbacks (simhash_ctx_set_interrupt) run on the calling
+ *   thread in the middle of a call; they must only read a flag.
+ * - The near-duplicate joins hold every sketch's keys in memory (8 bytes per
+ *   distinct feature); the band join finds the pairs among its candidates
+ *   (about 99 % of the exact join's on the public sets), the exact join all
+ *   of them in time that grows faster than the input on short texts.
+ */
 
 #ifdef __cplusplus
 }
