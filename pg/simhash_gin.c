@@ -48,6 +48,7 @@
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
 
+#include "index/kernels.h"
 #include "simhash_pg.h"
 
 #define MAX_LAYOUTS 4
@@ -167,18 +168,6 @@ typedef struct key_info {
 	const query_info *q;
 } key_info;
 
-static double ball_size(unsigned s, unsigned r)
-{
-	double c = 1, total = 1;
-	unsigned i;
-
-	for (i = 1; i <= r && i <= s; i++) {
-		c = c * (s - i + 1) / i;
-		total += c;
-	}
-	return total;
-}
-
 /* C(n, i) as a double. */
 static double choose(unsigned n, unsigned i)
 {
@@ -210,42 +199,48 @@ static double ball_mass(unsigned s, unsigned ones, int r, double p)
 	return total;
 }
 
+/* What choose_radii's cost needs of a layout and a query. */
+typedef struct block_cost {
+	const layout *lay;
+	unsigned ones[MAX_BLOCKS]; /* bits set in the query's block */
+	double p;
+} block_cost;
+
+/* The cost of probing block b with radius r: the rows it reads, plus a cost
+ * per key. */
+static double block_cost_of(void *arg, unsigned b, unsigned r)
+{
+	const block_cost *bc = (const block_cost *)arg;
+	unsigned s = bc->lay->size[b];
+
+	return ball_mass(s, bc->ones[b], (int)r, bc->p) + sh_ix_ball(s, r) / 65536.0;
+}
+
 /* Chooses layout l's radii, sum(radius + 1) = k + 1, one step at a time to the
- * block where a wider probe reads the fewest rows (plus a cost per key). The
+ * block where a wider probe reads the fewest rows (plus a cost per key): the
+ * library's greedy split (lib/index/kernels.h), layouts starting apart. The
  * bias p is guessed from the query's own bits: with biased data (p = 0.72) a
  * block with many ones in the query is hot, so it gets a small radius or none,
  * and the query stays bounded; with uniform data the radii come out even. */
 static void choose_radii(const layout *lay, const shpg_fp *fp, unsigned l, int k, double p,
 			 int8 *radius)
 {
-	unsigned ones[MAX_BLOCKS], b, best;
-	double cost[MAX_BLOCKS], next, best_step;
-	int step;
+	block_cost bc;
+	unsigned rmax[MAX_BLOCKS], b, placed;
+	int r[MAX_BLOCKS];
 
+	bc.lay = lay;
+	bc.p = p;
 	for (b = 0; b < lay->n_blocks; b++) {
-		ones[b] = (unsigned)__builtin_popcount(block_value(lay, fp, l, b));
-		radius[b] = -1;
-		cost[b] = 0;
+		bc.ones[b] = (unsigned)__builtin_popcount(block_value(lay, fp, l, b));
+		rmax[b] = lay->size[b];
 	}
-	for (step = 0; step <= k; step++) {
-		best = MAX_BLOCKS;
-		best_step = 0;
-		for (b = 0; b < lay->n_blocks; b++) {
-			unsigned bb = (b + l) % lay->n_blocks; /* layouts start apart */
-
-			if (radius[bb] >= lay->size[bb])
-				continue;
-			next = ball_mass(lay->size[bb], ones[bb], radius[bb] + 1, p) +
-			       ball_size(lay->size[bb], (unsigned)(radius[bb] + 1)) / 65536.0;
-			if (best == MAX_BLOCKS || next - cost[bb] < best_step) {
-				best = bb;
-				best_step = next - cost[bb];
-			}
-		}
-		Assert(best < MAX_BLOCKS);
-		radius[best]++;
-		cost[best] += best_step;
-	}
+	placed = sh_ix_radii_greedy(lay->n_blocks, (unsigned)k, rmax, l % lay->n_blocks, block_cost_of,
+				    &bc, r);
+	Assert(placed == (unsigned)k + 1);
+	(void)placed;
+	for (b = 0; b < lay->n_blocks; b++)
+		radius[b] = (int8)r[b];
 }
 
 struct emit {
@@ -306,7 +301,7 @@ Datum simhash_gin_extract_query(PG_FUNCTION_ARGS)
 		n_keys[l] = 0;
 		for (b = 0; b < lay.n_blocks; b++)
 			if (q->radius[l][b] >= 0)
-				n_keys[l] += ball_size(lay.size[b], (unsigned)q->radius[l][b]);
+				n_keys[l] += sh_ix_ball(lay.size[b], (unsigned)q->radius[l][b]);
 	}
 	if (n_keys[0] > MAX_QUERY_KEYS) {
 		/* Too many probes: read every row and recheck, still exact. */

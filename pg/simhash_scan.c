@@ -19,38 +19,11 @@
  * The build sorts the tables with tuplesort (in maintenance_work_mem, on disk
  * beyond it); a column of two widths gets no tables, only the scan.
  *
- * Layout. Block 0 is the meta page. Blocks 1 .. sorted_end-1 are the sorted
- * region: the data pages of the build, entry ordinal o in block 1 + o / cap,
- * slot o % cap. Then each table's pages (8-byte (key << 32 | ordinal) sorted,
- * 1020 per page) and its directory (the first key of each table page). From
- * tail_start on, tail data pages. A data page is of one width (64 or 128
- * bits), its entries stored as columns: word 0 of every entry, then word 1
- * (128 bits), then the TIDs, each column `cap` entries long (cap = 582 at 64
- * bits, 370 at 128). Pages keep the standard layout (pd_lower covers the
- * columns), so generic WAL records stay small deltas.
- *
- * Invariants:
- *  1. A data page holds n <= cap(bits) entries in slots 0..n-1. In the sorted
- *     region entries never move (the tables point at them): VACUUM makes a
- *     dead entry's TID invalid. In the tail their order means nothing: VACUUM
- *     moves the last entry into a hole.
- *  2. Every live heap tuple with a non-NULL fingerprint has exactly one
- *     entry with a valid TID; NULLs have none (the operator is strict).
- *  3. Every sorted-region entry is in every table, under its block's key, so
- *     probing finds every row within k there; the tail is always scanned.
- *  4. The distance computed from the index is the exact distance, so a match
- *     needs no recheck on the heap.
- *  5. Every change to a page goes through generic WAL (built pages through
- *     log_newpage_range), so the index is crash-safe and replicated.
- *  6. The meta page's insertion targets and free list name tail pages only,
- *     and are hints: a page taken from them is checked (width, room) first.
- *  7. A scan honours every condition it is given, however many (no cap at
- *     INDEX_MAX_KEYS): the one of smallest k is probed or scanned for, each
- *     hit checked against all the others, since the answer is exact and the
- *     heap does not recheck it (invariant 4).
- *  8. Entries of the other width than the query's are skipped, never an
- *     error: a ball holds fingerprints of its own width only (simhash.c,
- *     invariant 2), so whether their rows are visible does not matter.
+ * simhash_scan.h lays out the pages and numbers the invariants;
+ * simhash_scan_pages.c writes them (build, insert, VACUUM). This file reads
+ * them: the scan and probe paths, the planner's cost and the handler. The
+ * popcount kernels and the radius rule are the library's (lib/index/kernels.h),
+ * the same code the library's own index runs.
  */
 #include "postgres.h"
 
@@ -86,277 +59,40 @@
 #include "utils/syscache.h"
 #include "utils/tuplesort.h"
 
-#include "simhash_pg.h"
+#include "index/kernels.h"
+#include "simhash_scan.h"
 
-#define SCAN_MAGIC 0x53485343 /* "SHSC" */
-#define SCAN_VERSION 1
-#define META_BLK 0
-#define MAX_FREE 1000
-#define F_META 1
-#define F_DATA 2
-#define F_TABLE 3
-#define F_DIR 4
-#define MAX_TABLES 4 /* 32-bit blocks of a 128-bit fingerprint */
-
-typedef struct scan_special {
-	uint16 n;     /* entries on a data or table page, keys on a directory page */
-	uint16 bits;  /* 64 or 128 on a data page (0 while empty) */
-	uint16 flags; /* F_META, F_DATA, F_TABLE or F_DIR */
-	uint16 magic; /* low half of SCAN_MAGIC, for tools */
-} scan_special;
-
-typedef struct scan_meta {
-	uint32 magic, version;
-	BlockNumber insert_blk[2]; /* where inserts of 64 and 128 bits go */
-	/* The sorted region (entries ordinals 0..n_sorted-1, dense from block 1)
-	 * and its tables; n_sorted = 0 if the build made none. */
-	uint32 sorted_bits, n_tables;
-	uint64 n_sorted;
-	BlockNumber sorted_end;  /* first block after the sorted data pages */
-	BlockNumber table_start[MAX_TABLES];
-	BlockNumber dir_start[MAX_TABLES];
-	uint32 table_pages, dir_pages; /* per table */
-	BlockNumber tail_start;  /* data pages from here on are the tail */
-	uint32 n_free;
-	BlockNumber free[MAX_FREE]; /* tail pages VACUUM left with room */
-} scan_meta;
-
-#define SPECIAL(page) ((scan_special *)PageGetSpecialPointer(page))
-#define META(page) ((scan_meta *)PageGetContents(page))
-#define DATA_START MAXALIGN(SizeOfPageHeaderData)
-#define DATA_SPACE (BLCKSZ - DATA_START - MAXALIGN(sizeof(scan_special)))
-
-static inline unsigned cap_of(unsigned bits)
+static int cmp_u64(const void *a, const void *b)
 {
-	return (unsigned)(DATA_SPACE / (bits / 8 + sizeof(ItemPointerData)));
+	uint64 x = *(const uint64 *)a, y = *(const uint64 *)b;
+
+	return x < y ? -1 : x > y;
 }
 
-/* Column j of a data page (word j of every entry), and its TIDs. */
-static inline uint64 *words(Page page, unsigned bits, unsigned j)
-{
-	return (uint64 *)(PageGetContents(page) + (Size)j * cap_of(bits) * 8);
-}
-
-static inline ItemPointerData *tids(Page page, unsigned bits)
-{
-	return (ItemPointerData *)(PageGetContents(page) + (Size)cap_of(bits) * bits / 8);
-}
-
-static void page_init_data(Page page, unsigned bits)
-{
-	scan_special *sp;
-
-	PageInit(page, BLCKSZ, sizeof(scan_special));
-	sp = SPECIAL(page);
-	sp->flags = F_DATA;
-	sp->magic = (uint16)SCAN_MAGIC;
-	sp->bits = (uint16)bits;
-	sp->n = 0;
-	((PageHeader)page)->pd_lower = (LocationIndex)(DATA_START + cap_of(bits) *
-						       (bits / 8 + sizeof(ItemPointerData)));
-}
-
-static void page_init_meta(Page page)
-{
-	scan_meta *m;
-	scan_special *sp;
-
-	PageInit(page, BLCKSZ, sizeof(scan_special));
-	sp = SPECIAL(page);
-	sp->flags = F_META;
-	sp->magic = (uint16)SCAN_MAGIC;
-	m = META(page);
-	memset(m, 0, sizeof *m);
-	m->magic = SCAN_MAGIC;
-	m->version = SCAN_VERSION;
-	m->insert_blk[0] = m->insert_blk[1] = InvalidBlockNumber;
-	m->sorted_end = m->tail_start = META_BLK + 1;
-	((PageHeader)page)->pd_lower = (LocationIndex)(DATA_START + sizeof(scan_meta));
-}
-
-static void check_meta(Page page, Relation index)
-{
-	if (SPECIAL(page)->flags != F_META || META(page)->magic != SCAN_MAGIC)
-		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-				errmsg("simhash: index \"%s\" is not a simhash_scan index",
-				       RelationGetRelationName(index))));
-	if (META(page)->version != SCAN_VERSION)
-		ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-				errmsg("simhash: index \"%s\" has version %u, expected %u",
-				       RelationGetRelationName(index), META(page)->version, SCAN_VERSION),
-				errhint("REINDEX it.")));
-}
-
-static inline void page_put(Page page, const shpg_fp *fp, ItemPointer tid)
-{
-	scan_special *sp = SPECIAL(page);
-
-	if (sp->n == 0 && sp->bits != fp->bits) /* an empty page changes width */
-		page_init_data(page, fp->bits);
-	sp = SPECIAL(page);
-	Assert(sp->n < cap_of(fp->bits));
-	words(page, fp->bits, 0)[sp->n] = fp->w[0];
-	if (fp->bits == 128)
-		words(page, fp->bits, 1)[sp->n] = fp->w[1];
-	tids(page, fp->bits)[sp->n] = *tid;
-	sp->n++;
-}
-
-/* The fingerprint of an index datum (a simhash varlena, perhaps toasted). */
-static void datum_fp(Datum d, shpg_fp *fp)
-{
-	struct varlena *v = pg_detoast_datum_packed((struct varlena *)DatumGetPointer(d));
-
-	shpg_unpack(v, fp);
-	if ((Pointer)v != DatumGetPointer(d))
-		pfree(v);
-}
-
-/* ---------------------------------------------------------------- kernels */
-
-/* Each kernel writes the slots i < n of entries within k of q to hit[] and
- * returns how many; all give the same slots in the same order. */
-typedef unsigned (*kernel_fn)(const uint64 *w0, const uint64 *w1, unsigned n, uint64 q0,
-			      uint64 q1, unsigned k, uint16 *hit);
-
-static inline unsigned popcount64_portable(uint64 x)
-{
-	x = x - ((x >> 1) & 0x5555555555555555ull);
-	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-	return (unsigned)((x * 0x0101010101010101ull) >> 56);
-}
-
-static unsigned kernel_scalar(const uint64 *w0, const uint64 *w1, unsigned n, uint64 q0,
-			      uint64 q1, unsigned k, uint16 *hit)
-{
-	unsigned i, m = 0;
-
-	for (i = 0; i < n; i++) {
-		unsigned d = popcount64_portable(w0[i] ^ q0);
-
-		if (w1)
-			d += popcount64_portable(w1[i] ^ q1);
-		if (d <= k)
-			hit[m++] = (uint16)i;
-	}
-	return m;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define HAVE_X86_KERNELS 1
-#include <immintrin.h>
-
-__attribute__((target("popcnt"))) static unsigned
-kernel_popcnt(const uint64 *w0, const uint64 *w1, unsigned n, uint64 q0, uint64 q1, unsigned k,
-	      uint16 *hit)
-{
-	unsigned i, m = 0;
-
-	if (!w1) {
-		for (i = 0; i < n; i++) {
-			hit[m] = (uint16)i;
-			m += (unsigned)__builtin_popcountll(w0[i] ^ q0) <= k;
-		}
-		return m;
-	}
-	for (i = 0; i < n; i++) {
-		hit[m] = (uint16)i;
-		m += (unsigned)(__builtin_popcountll(w0[i] ^ q0) + __builtin_popcountll(w1[i] ^ q1)) <= k;
-	}
-	return m;
-}
-
-/* Eight entries per step: XOR, VPOPCNTQ, compare, then the slots of the set
- * mask bits; the tail goes through kernel_popcnt. */
-__attribute__((target("popcnt,avx512f,avx512vpopcntdq"))) static unsigned
-kernel_avx512(const uint64 *w0, const uint64 *w1, unsigned n, uint64 q0, uint64 q1, unsigned k,
-	      uint16 *hit)
-{
-	const __m512i vq0 = _mm512_set1_epi64((long long)q0), vq1 = _mm512_set1_epi64((long long)q1);
-	const __m512i vk = _mm512_set1_epi64((long long)k);
-	unsigned i, m = 0;
-
-	for (i = 0; i + 8 <= n; i += 8) {
-		__m512i d = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(w0 + i), vq0));
-		__mmask8 mask;
-
-		if (w1)
-			d = _mm512_add_epi64(d, _mm512_popcnt_epi64(
-							_mm512_xor_si512(_mm512_loadu_si512(w1 + i), vq1)));
-		mask = _mm512_cmple_epu64_mask(d, vk);
-		while (mask) {
-			hit[m++] = (uint16)(i + (unsigned)__builtin_ctz(mask));
-			mask &= (__mmask8)(mask - 1);
-		}
-	}
-	if (i < n) {
-		unsigned t = kernel_popcnt(w0 + i, w1 ? w1 + i : NULL, n - i, q0, q1, k, hit + m), j;
-
-		for (j = 0; j < t; j++)
-			hit[m + j] = (uint16)(hit[m + j] + i);
-		m += t;
-	}
-	return m;
-}
-#endif
-
-typedef enum { K_SCALAR, K_POPCNT, K_AVX512, N_KERNELS } kernel_id;
-
-static kernel_fn kernel_get(kernel_id id)
-{
-#ifdef HAVE_X86_KERNELS
-	if (id == K_AVX512)
-		return kernel_avx512;
-	if (id == K_POPCNT)
-		return kernel_popcnt;
-#endif
-	(void)id;
-	return kernel_scalar;
-}
-
-static int kernel_supported(kernel_id id)
-{
-#ifdef HAVE_X86_KERNELS
-	__builtin_cpu_init();
-	if (id == K_AVX512)
-		return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
-	if (id == K_POPCNT)
-		return __builtin_cpu_supports("popcnt");
-#endif
-	return id == K_SCALAR;
-}
-
-static kernel_fn kernel_best(void)
-{
-	int id;
-
-	for (id = N_KERNELS - 1; id > K_SCALAR; id--)
-		if (kernel_supported((kernel_id)id))
-			return kernel_get((kernel_id)id);
-	return kernel_scalar;
-}
-
-/* simhash_scan_kernels_agree(n, seed): runs every kernel this CPU has on the
- * same n pseudo-random entries (uniform and biased, both widths, every k) and
- * returns the number of (kernel, case) results that differ from the portable
- * one: 0. For the regression tests, which declare it themselves. */
+/* simhash_scan_kernels_agree(n, seed): runs every variant of the library's
+ * column kernel (lib/index/kernels.h) that this CPU has on the same n
+ * pseudo-random entries (uniform and biased, both widths, every k) and
+ * returns the number of (variant, case) results that differ from the
+ * portable scalar one: 0. For the regression tests, which declare it
+ * themselves. */
 PG_FUNCTION_INFO_V1(simhash_scan_kernels_agree);
 Datum simhash_scan_kernels_agree(PG_FUNCTION_ARGS)
 {
 	int32 n = PG_GETARG_INT32(0);
 	uint64 x = (uint64)PG_GETARG_INT64(1) | 1;
 	uint64 *w0, *w1;
-	uint16 *want, *got;
+	uint32 *want, *got;
 	int32 bad = 0, i;
-	unsigned bits, k, id, biased, nw, ng;
+	unsigned bits, k, biased;
+	size_t n_kernels, v, nw, ng;
+	const sh_ix_kernels *kv = sh_ix_kernel_list(&n_kernels);
 
 	if (n < 1 || n > 65535)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("n out of range")));
 	w0 = palloc(sizeof(uint64) * n);
 	w1 = palloc(sizeof(uint64) * n);
-	want = palloc(sizeof(uint16) * n);
-	got = palloc(sizeof(uint16) * n);
+	want = palloc(sizeof(uint32) * n);
+	got = palloc(sizeof(uint32) * n);
 	for (biased = 0; biased < 2; biased++) {
 		for (i = 0; i < n; i++) {
 			unsigned b;
@@ -370,508 +106,18 @@ Datum simhash_scan_kernels_agree(PG_FUNCTION_ARGS)
 		}
 		for (bits = 64; bits <= 128; bits += 64)
 			for (k = 0; k <= bits; k++) {
-				uint64 q0 = w0[(k * 7) % n] ^ (k & 1 ? 0 : 1ull << (k % 64)), q1 = w1[k % n];
+				uint64 q[2] = { w0[(k * 7) % n] ^ (k & 1 ? 0 : 1ull << (k % 64)), w1[k % n] };
 
-				nw = kernel_scalar(w0, bits == 128 ? w1 : NULL, (unsigned)n, q0, q1, k, want);
-				for (id = K_SCALAR + 1; id < N_KERNELS; id++) {
-					if (!kernel_supported((kernel_id)id))
+				nw = kv[0].cols(w0, bits == 128 ? w1 : NULL, (size_t)n, q, k, want);
+				for (v = 1; v < n_kernels; v++) {
+					if (!sh_ix_kernel_usable(&kv[v]))
 						continue;
-					ng = kernel_get((kernel_id)id)(w0, bits == 128 ? w1 : NULL, (unsigned)n,
-								       q0, q1, k, got);
-					bad += ng != nw || memcmp(want, got, sizeof(uint16) * nw) != 0;
+					ng = kv[v].cols(w0, bits == 128 ? w1 : NULL, (size_t)n, q, k, got);
+					bad += ng != nw || memcmp(want, got, sizeof(uint32) * nw) != 0;
 				}
 			}
 	}
 	PG_RETURN_INT32(bad);
-}
-
-/* ---------------------------------------------------------------- build */
-
-/* Block b (32 bits) of a fingerprint: the key of table b. */
-static inline uint32 block_key(const uint64 *w, unsigned b)
-{
-	return (uint32)(w[b / 2] >> (32 * (b % 2)));
-}
-
-#define TABLE_CAP ((unsigned)(DATA_SPACE / sizeof(uint64)))
-#define DIR_CAP ((unsigned)(DATA_SPACE / sizeof(uint32)))
-
-typedef struct build_state {
-	Relation index;
-	PGAlignedBlock page[2]; /* the page being filled, per width */
-	double n_tuples;
-	/* One sort per table of (key, ordinal) pairs (see pair_of), fed as the
-	 * rows come; all NULL once the column shows two widths. */
-	Tuplesortstate *sort[MAX_TABLES];
-	uint64 n_entries; /* entries of the first width: the next ordinal */
-	unsigned bits;    /* width of the first entry */
-	bool mixed;
-} build_state;
-
-/* A (key, ordinal) pair as an int8 whose signed order is the order of
- * (unsigned key, ordinal): the key's top bit flipped. */
-static inline Datum pair_of(uint32 key, uint64 ordinal)
-{
-	return Int64GetDatum((int64)((uint64)(key ^ 0x80000000u) << 32 | ordinal));
-}
-
-static inline uint64 pair_stored(Datum d)
-{
-	uint64 v = (uint64)DatumGetInt64(d);
-
-	return (v ^ 0x8000000000000000ull); /* key << 32 | ordinal */
-}
-
-static BlockNumber new_block(Relation index, Buffer *bufp)
-{
-	Buffer buf;
-
-	LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBufferExtended(index, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
-	UnlockRelationForExtension(index, ExclusiveLock);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	*bufp = buf;
-	return BufferGetBlockNumber(buf);
-}
-
-/* Appends a page image to the index (WAL-logged at the end of the build). */
-static BlockNumber build_flush(Relation index, Page image)
-{
-	Buffer buf;
-	BlockNumber blk = new_block(index, &buf);
-
-	memcpy(BufferGetPage(buf), image, BLCKSZ);
-	MarkBufferDirty(buf);
-	UnlockReleaseBuffer(buf);
-	return blk;
-}
-
-static void build_keep(build_state *st, const shpg_fp *fp)
-{
-	unsigned b;
-
-	if (st->bits == 0) {
-		/* The sorts share maintenance_work_mem and spill to disk beyond it. */
-		int mem = Max(maintenance_work_mem / (int)(fp->bits / 32), 64);
-
-		st->bits = fp->bits;
-		for (b = 0; b < fp->bits / 32; b++)
-			st->sort[b] = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid,
-							    false, mem, NULL, TUPLESORT_NONE);
-	}
-	if (st->mixed)
-		return;
-	if (fp->bits != st->bits) {
-		st->mixed = true;
-		for (b = 0; b < st->bits / 32; b++) {
-			tuplesort_end(st->sort[b]);
-			st->sort[b] = NULL;
-		}
-		return;
-	}
-	for (b = 0; b < st->bits / 32; b++)
-		tuplesort_putdatum(st->sort[b], pair_of(block_key(fp->w, b), st->n_entries), false);
-	st->n_entries++;
-}
-
-static void build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-			   bool alive, void *arg)
-{
-	build_state *st = (build_state *)arg;
-	shpg_fp fp;
-	Page page;
-
-	(void)alive;
-	if (isnull[0])
-		return;
-	datum_fp(values[0], &fp);
-	page = st->page[fp.bits == 128].data;
-	if (SPECIAL(page)->n == cap_of(fp.bits)) {
-		build_flush(index, page);
-		page_init_data(page, fp.bits);
-	}
-	page_put(page, &fp, tid);
-	build_keep(st, &fp);
-	st->n_tuples++;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64 x = *(const uint64 *)a, y = *(const uint64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Writes table b: (key << 32 | ordinal) sorted, TABLE_CAP per page, then its
- * directory (the first key of each table page). */
-static void build_table(build_state *st, scan_meta *m, unsigned b)
-{
-	PGAlignedBlock image;
-	uint64 *e = (uint64 *)PageGetContents(image.data);
-	unsigned n_dir = 0, cnt = 0, i;
-	uint32 *dir;
-	uint64 o, n = st->n_entries;
-	Datum d;
-	bool isnull;
-
-	tuplesort_performsort(st->sort[b]);
-	dir = palloc_extended(sizeof(uint32) * (n / TABLE_CAP + 1), MCXT_ALLOC_HUGE);
-	for (o = 0; o <= n; o++) {
-		if (cnt == TABLE_CAP || (o == n && cnt > 0)) {
-			BlockNumber blk;
-
-			SPECIAL(image.data)->n = (uint16)cnt;
-			((PageHeader)image.data)->pd_lower =
-				(LocationIndex)(DATA_START + cnt * sizeof(uint64));
-			blk = build_flush(st->index, image.data);
-			if (n_dir == 0)
-				m->table_start[b] = blk;
-			dir[n_dir++] = (uint32)(e[0] >> 32);
-			cnt = 0;
-		}
-		if (o == n)
-			break;
-		if (cnt == 0) {
-			PageInit(image.data, BLCKSZ, sizeof(scan_special));
-			SPECIAL(image.data)->flags = F_TABLE;
-			SPECIAL(image.data)->magic = (uint16)SCAN_MAGIC;
-		}
-		if (!tuplesort_getdatum(st->sort[b], true, &d, &isnull, NULL))
-			elog(ERROR, "simhash_scan: table %u ended after %llu of %llu entries", b,
-			     (unsigned long long)o, (unsigned long long)n);
-		e[cnt++] = pair_stored(d);
-	}
-	tuplesort_end(st->sort[b]);
-	st->sort[b] = NULL;
-	m->table_pages = n_dir;
-	for (i = 0; i < n_dir; i += DIR_CAP) {
-		unsigned c = Min(DIR_CAP, n_dir - i);
-		BlockNumber blk;
-
-		PageInit(image.data, BLCKSZ, sizeof(scan_special));
-		SPECIAL(image.data)->flags = F_DIR;
-		SPECIAL(image.data)->magic = (uint16)SCAN_MAGIC;
-		SPECIAL(image.data)->n = (uint16)c;
-		memcpy(PageGetContents(image.data), dir + i, c * sizeof(uint32));
-		((PageHeader)image.data)->pd_lower = (LocationIndex)(DATA_START + c * sizeof(uint32));
-		blk = build_flush(st->index, image.data);
-		if (i == 0)
-			m->dir_start[b] = blk;
-	}
-	m->dir_pages = (n_dir + DIR_CAP - 1) / DIR_CAP;
-	pfree(dir);
-}
-
-static IndexBuildResult *scan_build(Relation heap, Relation index, IndexInfo *info)
-{
-	build_state *st;
-	IndexBuildResult *res;
-	Buffer metabuf;
-	PGAlignedBlock meta;
-	scan_meta *m;
-	double reltuples;
-	BlockNumber end;
-	unsigned b;
-	int w;
-
-	if (RelationGetNumberOfBlocks(index) != 0)
-		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
-	st = palloc0(sizeof *st);
-	st->index = index;
-	page_init_meta(meta.data);
-	m = META(meta.data);
-	build_flush(index, meta.data);
-	page_init_data(st->page[0].data, 64);
-	page_init_data(st->page[1].data, 128);
-	reltuples = table_index_build_scan(heap, index, info, true, true, build_callback, st, NULL);
-	if (st->mixed || st->n_entries == 0) {
-		/* No tables: every data page is a tail page, the last ones the
-		 * insertion targets. */
-		for (w = 0; w < 2; w++)
-			m->insert_blk[w] = SPECIAL(st->page[w].data)->n
-						   ? build_flush(index, st->page[w].data)
-						   : InvalidBlockNumber;
-		m->tail_start = META_BLK + 1;
-		m->sorted_end = META_BLK + 1;
-	} else {
-		/* One width: its pages hold ordinals 0..n-1 densely from block 1
-		 * (the other width's page is empty). Then the tables, then the tail. */
-		end = build_flush(index, st->page[st->bits == 128].data) + 1;
-		Assert((uint64)(end - 1) * cap_of(st->bits) >= st->n_entries);
-		m->sorted_bits = st->bits;
-		m->n_tables = st->bits / 32;
-		m->n_sorted = st->n_entries;
-		m->sorted_end = end;
-		for (b = 0; b < m->n_tables; b++)
-			build_table(st, m, b);
-		m->tail_start = RelationGetNumberOfBlocks(index);
-	}
-	for (b = 0; b < MAX_TABLES; b++)
-		if (st->sort[b])
-			tuplesort_end(st->sort[b]);
-	metabuf = ReadBuffer(index, META_BLK);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	memcpy(BufferGetPage(metabuf), meta.data, BLCKSZ);
-	MarkBufferDirty(metabuf);
-	UnlockReleaseBuffer(metabuf);
-	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
-	res = palloc(sizeof *res);
-	res->heap_tuples = reltuples;
-	res->index_tuples = st->n_tuples;
-	pfree(st);
-	return res;
-}
-
-/* The init fork of an unlogged index: the meta page alone. */
-static void scan_buildempty(Relation index)
-{
-	PGAlignedBlock meta;
-
-	page_init_meta(meta.data);
-	PageSetChecksumInplace(meta.data, META_BLK);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, META_BLK, meta.data, true);
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM, META_BLK, meta.data,
-		    true);
-	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
-}
-
-/* ---------------------------------------------------------------- insert */
-
-/* Whether page (locked) can take one more entry of `bits` bits. */
-static bool page_takes(Page page, unsigned bits)
-{
-	scan_special *sp = SPECIAL(page);
-
-	return sp->flags == F_DATA && (sp->n == 0 || sp->bits == bits) && sp->n < cap_of(bits);
-}
-
-static bool scan_insert(Relation index, Datum *values, bool *isnull, ItemPointer tid, Relation heap,
-			IndexUniqueCheck check_unique, bool unchanged, IndexInfo *info)
-{
-	GenericXLogState *xs;
-	Buffer metabuf, buf = InvalidBuffer;
-	Page metapage, page;
-	scan_meta *m;
-	shpg_fp fp;
-	BlockNumber blk;
-	uint32 n_free;
-	bool meta_changed = false, fresh = false;
-	int w;
-
-	(void)heap, (void)check_unique, (void)unchanged, (void)info;
-	if (isnull[0])
-		return false;
-	datum_fp(values[0], &fp);
-	w = fp.bits == 128;
-	/* The meta page's lock serializes inserts: each is a few stores. */
-	metabuf = ReadBuffer(index, META_BLK);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	metapage = BufferGetPage(metabuf);
-	check_meta(metapage, index);
-	m = META(metapage);
-	blk = m->insert_blk[w];
-	n_free = m->n_free;
-	for (;;) {
-		if (blk != InvalidBlockNumber) {
-			buf = ReadBuffer(index, blk);
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			if (page_takes(BufferGetPage(buf), fp.bits))
-				break;
-			UnlockReleaseBuffer(buf);
-			buf = InvalidBuffer;
-		}
-		/* The target is full or of the other width: the next free page
-		 * (those of the other width are dropped from the list), else a new one. */
-		meta_changed = true;
-		if (n_free == 0)
-			break;
-		blk = m->free[--n_free];
-	}
-	if (buf == InvalidBuffer) {
-		blk = new_block(index, &buf);
-		fresh = true;
-	}
-	xs = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(xs, buf, fresh ? GENERIC_XLOG_FULL_IMAGE : 0);
-	if (fresh)
-		page_init_data(page, fp.bits);
-	page_put(page, &fp, tid);
-	if (meta_changed) {
-		Page mp = GenericXLogRegisterBuffer(xs, metabuf, 0);
-
-		META(mp)->insert_blk[w] = blk;
-		META(mp)->n_free = n_free;
-	}
-	GenericXLogFinish(xs);
-	UnlockReleaseBuffer(buf);
-	UnlockReleaseBuffer(metabuf);
-	return false;
-}
-
-/* ---------------------------------------------------------------- vacuum */
-
-/* A copy of what scans and VACUUM read from the meta page. */
-typedef struct meta_copy {
-	uint32 sorted_bits, n_tables, table_pages, dir_pages;
-	uint64 n_sorted;
-	BlockNumber sorted_end, tail_start;
-	BlockNumber table_start[MAX_TABLES], dir_start[MAX_TABLES];
-} meta_copy;
-
-static void read_meta(Relation index, meta_copy *mc)
-{
-	Buffer buf = ReadBuffer(index, META_BLK);
-	scan_meta *m;
-	unsigned b;
-
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	check_meta(BufferGetPage(buf), index);
-	m = META(BufferGetPage(buf));
-	mc->sorted_bits = m->sorted_bits;
-	mc->n_tables = m->n_tables;
-	mc->table_pages = m->table_pages;
-	mc->dir_pages = m->dir_pages;
-	mc->n_sorted = m->n_sorted;
-	mc->sorted_end = m->sorted_end;
-	mc->tail_start = m->tail_start;
-	for (b = 0; b < MAX_TABLES; b++) {
-		mc->table_start[b] = m->table_start[b];
-		mc->dir_start[b] = m->dir_start[b];
-	}
-	UnlockReleaseBuffer(buf);
-}
-
-/* Removes the dead entries of one data page: in the sorted region their TIDs
- * become invalid (the tables point at slots, so nothing moves there); in the
- * tail the last entry fills the hole. Returns the entries left. */
-static unsigned vacuum_page(Page page, bool sorted, IndexBulkDeleteCallback callback, void *cb_state,
-			    unsigned *removed)
-{
-	scan_special *sp = SPECIAL(page);
-	unsigned bits = sp->bits ? sp->bits : 64, i, live = 0;
-	ItemPointerData *t = tids(page, bits);
-
-	for (i = 0; i < sp->n;) {
-		if (!ItemPointerIsValid(&t[i])) {
-			i++;
-			continue;
-		}
-		if (!callback(&t[i], cb_state)) {
-			i++;
-			live++;
-			continue;
-		}
-		(*removed)++;
-		if (sorted) {
-			ItemPointerSetInvalid(&t[i]);
-			i++;
-			continue;
-		}
-		sp->n--;
-		words(page, bits, 0)[i] = words(page, bits, 0)[sp->n];
-		if (bits == 128)
-			words(page, bits, 1)[i] = words(page, bits, 1)[sp->n];
-		t[i] = t[sp->n];
-	}
-	return live;
-}
-
-static IndexBulkDeleteResult *scan_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
-					      IndexBulkDeleteCallback callback, void *cb_state)
-{
-	Relation index = info->index;
-	BlockNumber blk, n_blocks = RelationGetNumberOfBlocks(index);
-	BlockNumber *room = palloc(sizeof(BlockNumber) * MAX_FREE);
-	uint32 n_room = 0;
-	GenericXLogState *xs;
-	meta_copy mc;
-	Buffer buf;
-
-	if (stats == NULL)
-		stats = palloc0(sizeof(IndexBulkDeleteResult));
-	read_meta(index, &mc);
-	for (blk = META_BLK + 1; blk < n_blocks; blk++) {
-		Page page;
-		scan_special *sp;
-		unsigned removed = 0;
-		bool sorted = blk < mc.sorted_end;
-
-		if (blk == mc.sorted_end)
-			blk = mc.tail_start; /* skip the tables */
-		if (blk >= n_blocks)
-			break;
-		vacuum_delay_point();
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_NORMAL, info->strategy);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		xs = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(xs, buf, 0);
-		sp = SPECIAL(page);
-		if (sp->flags != F_DATA) {
-			GenericXLogAbort(xs);
-			UnlockReleaseBuffer(buf);
-			continue;
-		}
-		stats->num_index_tuples += vacuum_page(page, sorted, callback, cb_state, &removed);
-		stats->tuples_removed += removed;
-		if (!sorted && sp->n < cap_of(sp->bits ? sp->bits : 64) && n_room < MAX_FREE)
-			room[n_room++] = blk;
-		if (removed)
-			GenericXLogFinish(xs);
-		else
-			GenericXLogAbort(xs);
-		UnlockReleaseBuffer(buf);
-	}
-	/* Tail pages with room become the free list; they are checked before use. */
-	buf = ReadBuffer(index, META_BLK);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	check_meta(BufferGetPage(buf), index);
-	xs = GenericXLogStart(index);
-	{
-		scan_meta *m = META(GenericXLogRegisterBuffer(xs, buf, 0));
-		uint32 i, j = 0;
-
-		for (i = 0; i < n_room; i++)
-			if (room[i] != m->insert_blk[0] && room[i] != m->insert_blk[1])
-				m->free[j++] = room[i];
-		m->n_free = j;
-	}
-	GenericXLogFinish(xs);
-	UnlockReleaseBuffer(buf);
-	stats->num_pages = n_blocks;
-	pfree(room);
-	return stats;
-}
-
-static IndexBulkDeleteResult *scan_vacuumcleanup(IndexVacuumInfo *info,
-						 IndexBulkDeleteResult *stats)
-{
-	Relation index = info->index;
-	BlockNumber blk, n_blocks;
-
-	if (info->analyze_only || stats != NULL)
-		return stats;
-	/* No deletions: count the live entries for the statistics. */
-	stats = palloc0(sizeof(IndexBulkDeleteResult));
-	n_blocks = RelationGetNumberOfBlocks(index);
-	for (blk = META_BLK + 1; blk < n_blocks; blk++) {
-		Buffer buf;
-		Page page;
-
-		vacuum_delay_point();
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_NORMAL, info->strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		if (SPECIAL(page)->flags == F_DATA) {
-			unsigned i, bits = SPECIAL(page)->bits ? SPECIAL(page)->bits : 64;
-
-			for (i = 0; i < SPECIAL(page)->n; i++)
-				stats->num_index_tuples += ItemPointerIsValid(&tids(page, bits)[i]);
-		}
-		UnlockReleaseBuffer(buf);
-	}
-	stats->num_pages = n_blocks;
-	return stats;
 }
 
 /* ---------------------------------------------------------------- options */
@@ -914,7 +160,7 @@ static int max_probes_of(Relation index)
 /* ---------------------------------------------------------------- scan */
 
 typedef struct scan_opaque {
-	kernel_fn kernel;
+	const sh_ix_kernels *kernels; /* the library's best for this CPU */
 	/* Every condition of the scan, the smallest k first (it drives the
 	 * kernel and the probes; the others are checked on its hits): as many
 	 * as the query has, none left out. n_keys is -1 when nothing can match
@@ -922,7 +168,7 @@ typedef struct scan_opaque {
 	int n_keys, max_keys;
 	shpg_fp *fp;
 	int *k;
-	uint16 hit[BLCKSZ / 8];
+	uint32 hit[BLCKSZ / 8];
 	/* the probe path */
 	uint64 *cand;      /* ordinals of candidates */
 	uint64 n_cand, max_cand;
@@ -933,7 +179,7 @@ static IndexScanDesc scan_beginscan(Relation index, int nkeys, int norderbys)
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
 	scan_opaque *so = palloc0(sizeof *so);
 
-	so->kernel = kernel_best(); /* chosen once per scan */
+	so->kernels = sh_ix_kernel_best(); /* chosen once per scan */
 	scan->opaque = so;
 	return scan;
 }
@@ -1029,8 +275,7 @@ static int64 scan_page(scan_opaque *so, Page page, TIDBitmap *tbm)
 	w0 = words(page, bits, 0);
 	w1 = bits == 128 ? words(page, bits, 1) : NULL;
 	t = tids(page, bits);
-	n_hits = so->kernel(w0, w1, sp->n, so->fp[0].w[0], so->fp[0].w[1], (unsigned)so->k[0],
-			    so->hit);
+	n_hits = (unsigned)so->kernels->cols(w0, w1, sp->n, so->fp[0].w, (unsigned)so->k[0], so->hit);
 	for (i = 0; i < n_hits; i++) {
 		unsigned s = so->hit[i];
 		uint64 e[2] = { w0[s], w1 ? w1[s] : 0 };
@@ -1083,28 +328,25 @@ static int64 scan_range(scan_opaque *so, Relation index, BlockNumber from, Block
 
 /* ------------------------------------------------ the probe path (small k) */
 
-/* The radii of the tables' blocks: sum(r_b + 1) = k + 1, spread evenly, so a
+/* The radii of the tables' blocks: the library's even split (kernels.h), a
  * row farther than r_b in every block b is at least k + 1 away (pigeonhole):
- * every row within k is within r_b of the query in some block b. */
+ * every row within k is within r_b of the query in some block b. -1: block
+ * not probed. */
 static void probe_radii(unsigned n_tables, int k, int *radius)
 {
 	unsigned b;
 
-	for (b = 0; b < n_tables; b++)
-		radius[b] = (k + 1) / (int)n_tables + (b < (unsigned)(k + 1) % n_tables) - 1;
+	for (b = 0; b < n_tables; b++) {
+		unsigned r = sh_ix_radius(n_tables, (unsigned)k, b);
+
+		radius[b] = r == UINT_MAX ? -1 : (int)r;
+	}
 }
 
-/* Values within r of a 32-bit key: sum of C(32, i), i <= r. */
+/* Values within r of a 32-bit key (none for r = -1). */
 static double ball32(int r)
 {
-	double c = 1, total = r >= 0;
-	int i;
-
-	for (i = 1; i <= r && i <= 32; i++) {
-		c = c * (32 - i + 1) / i;
-		total += c;
-	}
-	return total;
+	return r < 0 ? 0 : sh_ix_ball(32, (unsigned)r);
 }
 
 static double probe_count(unsigned n_tables, int k)
@@ -1396,7 +638,7 @@ static int64 scan_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (so->n_keys <= 0)
 		return 0; /* a NULL query (strict operator), or no condition */
 	pgstat_count_index_scan(index); /* pg_stat_*_indexes.idx_scan, as btree and GIN count */
-	read_meta(index, &mc);
+	shsc_read_meta(index, &mc);
 	n_blocks = RelationGetNumberOfBlocks(index);
 	if (mc.n_sorted > 0 && mc.sorted_bits != so->fp[0].bits)
 		; /* the sorted region is of the other width: nothing there matches */
@@ -1474,7 +716,7 @@ static void scan_costestimate(PlannerInfo *root, IndexPath *path, double loop_co
 	if (k < 0)
 		k = 3;
 	rel = index_open(index->indexoid, NoLock);
-	read_meta(rel, &mc);
+	shsc_read_meta(rel, &mc);
 	/* The tables are read only by probes: a scan reads the data pages. */
 	all = (double)RelationGetNumberOfBlocks(rel);
 	tail = Max(all - Max(mc.tail_start, mc.sorted_end), 0);
@@ -1556,11 +798,11 @@ Datum simhash_scan_handler(PG_FUNCTION_ARGS)
 	am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL;
 	am->amkeytype = InvalidOid;
 
-	am->ambuild = scan_build;
-	am->ambuildempty = scan_buildempty;
-	am->aminsert = scan_insert;
-	am->ambulkdelete = scan_bulkdelete;
-	am->amvacuumcleanup = scan_vacuumcleanup;
+	am->ambuild = shsc_build;
+	am->ambuildempty = shsc_buildempty;
+	am->aminsert = shsc_insert;
+	am->ambulkdelete = shsc_bulkdelete;
+	am->amvacuumcleanup = shsc_vacuumcleanup;
 	am->amcanreturn = NULL;
 	am->amcostestimate = scan_costestimate;
 	am->amoptions = scan_options;
@@ -1580,3 +822,4 @@ Datum simhash_scan_handler(PG_FUNCTION_ARGS)
 	am->amparallelrescan = NULL;
 	PG_RETURN_POINTER(am);
 }
+

@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -344,12 +345,18 @@ static simhash_err fail(char *why, size_t cap, simhash_err err, const char *fmt,
 	return err;
 }
 
-/* Checks the header of a file of size len at p; fills ix and its segment. */
-static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index *ix, sh_ix_seg *s,
-				  char *why, size_t cap)
+/* What the fixed header of a file says, once check_header has checked it. */
+typedef struct hdr {
+	uint32_t version, bits, max_dist, n_chunks, n_tables, scheme_len;
+	uint64_t n, user_len;
+	uint64_t fixed, len;    /* the fixed part; all of it (table entries, checksum) */
+} hdr;
+
+/* Checks the header of a file of size len at p: magic, byte order, version,
+ * checksum, and values a reader can trust. */
+static simhash_err check_header(const uint8_t *p, uint64_t len, hdr *h, char *why, size_t cap)
 {
-	uint32_t version, bits, max_dist, n_chunks, n_tables, scheme_len, hdr_fixed;
-	uint64_t n, user_len, size, hdr_len, off, words;
+	uint64_t size;
 
 	if (len == 0)
 		return fail(why, cap, SIMHASH_ECORRUPT, "empty file, not a simhash index");
@@ -359,104 +366,153 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 		return fail(why, cap, SIMHASH_ECORRUPT, "truncated: %llu bytes", (unsigned long long)len);
 	if (get32(p + 12) != BOM)
 		return fail(why, cap, SIMHASH_ECORRUPT, "unknown byte order mark");
-	version = get32(p + 8);
-	if (version > SH_IX_FORMAT_VERSION)
+	h->version = get32(p + 8);
+	if (h->version > SH_IX_FORMAT_VERSION)
 		return fail(why, cap, SIMHASH_EVERSION, "format version %u is newer than this library's %u",
-			    version, SH_IX_FORMAT_VERSION);
-	if (version == 0)
+			    h->version, SH_IX_FORMAT_VERSION);
+	if (h->version == 0)
 		return fail(why, cap, SIMHASH_ECORRUPT, "format version 0 is invalid");
-	hdr_fixed = version >= 2 ? HDR_FIXED : HDR_FIXED_V1;
-	if (len < hdr_fixed + 8)
+	h->fixed = h->version >= 2 ? HDR_FIXED : HDR_FIXED_V1;
+	if (len < h->fixed + 8)
 		return fail(why, cap, SIMHASH_ECORRUPT, "truncated header");
-	n_tables = get32(p + 36);
-	if (n_tables > SIMHASH_PLAN_MAX_TABLES)
-		return fail(why, cap, SIMHASH_ECORRUPT, "bad header: %u tables", n_tables);
-	hdr_len = hdr_fixed + HDR_TABLE * (uint64_t)n_tables + 8;
-	if (len < hdr_len)
+	h->n_tables = get32(p + 36);
+	if (h->n_tables > SIMHASH_PLAN_MAX_TABLES)
+		return fail(why, cap, SIMHASH_ECORRUPT, "bad header: %u tables", h->n_tables);
+	h->len = h->fixed + HDR_TABLE * (uint64_t)h->n_tables + 8;
+	if (len < h->len)
 		return fail(why, cap, SIMHASH_ECORRUPT, "truncated header");
-	if (get64(p + hdr_len - 8) != sh_key(p, hdr_len - 8))
+	if (get64(p + h->len - 8) != sh_key(p, h->len - 8))
 		return fail(why, cap, SIMHASH_ECORRUPT, "header checksum mismatch");
-	bits = get32(p + 16), max_dist = get32(p + 20), n = get64(p + 24);
-	n_chunks = get32(p + 32), scheme_len = get32(p + 40);
-	user_len = get64(p + 48), size = get64(p + 56);
+	h->bits = get32(p + 16), h->max_dist = get32(p + 20), h->n = get64(p + 24);
+	h->n_chunks = get32(p + 32), h->scheme_len = get32(p + 40);
+	h->user_len = get64(p + 48), size = get64(p + 56);
 	if (size != len)
 		return fail(why, cap, SIMHASH_ECORRUPT, "truncated: the header says %llu bytes, the file has %llu",
 			    (unsigned long long)size, (unsigned long long)len);
-	if ((bits != 64 && bits != 128) ||
-	    max_dist > (bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128) ||
-	    n > UINT32_MAX || scheme_len >= SIMHASH_SCHEME_MAX ||
-	    (n_tables && (n_chunks < bits / 64 || n_chunks > SIMHASH_PLAN_MAX_TABLES ||
-			  n_tables != (n_chunks < max_dist + 1 ? n_chunks : max_dist + 1))))
+	if ((h->bits != 64 && h->bits != 128) ||
+	    h->max_dist > (h->bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128) ||
+	    h->n > UINT32_MAX || h->scheme_len >= SIMHASH_SCHEME_MAX ||
+	    (h->n_tables && (h->n_chunks < h->bits / 64 || h->n_chunks > SIMHASH_PLAN_MAX_TABLES ||
+			     h->n_tables != (h->n_chunks < h->max_dist + 1 ? h->n_chunks : h->max_dist + 1))))
 		return fail(why, cap, SIMHASH_ECORRUPT, "bad header values");
-	words = bits / 64;
-	ix->bits = bits, ix->words = (unsigned)words, ix->max_dist = max_dist;
-	ix->file_version = version;
-	ix->body_off = align64(hdr_len);
-	ix->body_sum = version >= 2 ? get64(p + 88) : 0;
-	/* the sections in the order layout() writes them */
-	off = align64(hdr_len);
-	if (off + scheme_len > len)
+	return SIMHASH_OK;
+}
+
+/* Points s's tables into the mapping from *off on, each where the header
+ * says; 1 if one is not (then *bad_table is its number, or UINT_MAX when a
+ * section runs past len). */
+static int load_tables(const uint8_t *p, uint64_t len, const hdr *h, sh_ix_seg *s, uint64_t *off,
+		       unsigned *bad_table)
+{
+	uint64_t words = h->bits / 64, n = h->n;
+
+	for (unsigned t = 0, start = 0; t < h->n_tables; t++) {
+		const uint8_t *d = p + h->fixed + HDR_TABLE * t;
+		sh_ix_table *tb = &s->tab[t];
+		unsigned w = h->bits / h->n_chunks + (t < h->bits % h->n_chunks);
+		sh_ix_table_geometry(tb, h->bits, start, w, n);
+		*bad_table = t;
+		if (get32(d) != start || get32(d + 4) != w || get32(d + 8) != tb->dir_bits ||
+		    get64(d + 16) != *off)
+			return 1;
+		*bad_table = UINT_MAX;
+		start += w;
+		tb->dir = (const uint32_t *)(p + *off);
+		*off = align64(*off + (((uint64_t)1 << tb->dir_bits) + 1) * 4);
+		if (get64(d + 24) != *off || *off + n * 8 * words > len)
+			return 1;
+		tb->fps = (const uint64_t *)(p + *off);
+		*off = align64(*off + n * 8 * words);
+		if (get64(d + 32) != *off || *off + n * 4 > len)
+			return 1;
+		tb->rows = (const uint32_t *)(p + *off);
+		*off = align64(*off + n * 4);
+	}
+	return 0;
+}
+
+/* Points ix and s into the mapping, section by section in the order
+ * layout() writes them. */
+static simhash_err load_sections(const uint8_t *p, uint64_t len, const hdr *h, simhash_index *ix,
+				 sh_ix_seg *s, char *why, size_t cap)
+{
+	uint64_t off = align64(h->len), n = h->n, words = h->bits / 64;
+	unsigned bad_table;
+
+	ix->bits = h->bits, ix->words = (unsigned)words, ix->max_dist = h->max_dist;
+	ix->file_version = h->version;
+	ix->body_off = align64(h->len);
+	ix->body_sum = h->version >= 2 ? get64(p + 88) : 0;
+	if (off + h->scheme_len > len)
 		goto out_trunc;
-	memcpy(ix->scheme, p + off, scheme_len);
-	ix->scheme[scheme_len] = 0;
-	if (memchr(ix->scheme, 0, scheme_len))
+	memcpy(ix->scheme, p + off, h->scheme_len);
+	ix->scheme[h->scheme_len] = 0;
+	if (memchr(ix->scheme, 0, h->scheme_len))
 		return fail(why, cap, SIMHASH_ECORRUPT, "bad scheme string");
-	off = align64(off + scheme_len);
-	if (user_len > len || off + user_len > len)
+	off = align64(off + h->scheme_len);
+	if (h->user_len > len || off + h->user_len > len)
 		goto out_trunc;
-	ix->user_ext = p + off, ix->user_len = user_len;
-	off = align64(off + user_len);
+	ix->user_ext = p + off, ix->user_len = h->user_len;
+	off = align64(off + h->user_len);
 	if (off + n * 8 > len)
 		goto out_trunc;
 	s->ids = (const uint64_t *)(p + off);
 	off = align64(off + n * 8);
 	s->n = n;
 	s->mapped = 1;
-	if (!n_tables) {
+	if (!h->n_tables) {
 		if (off + n * 8 * words > len)
 			goto out_trunc;
 		s->fps = (const uint64_t *)(p + off);
 		off = align64(off + n * 8 * words);
 	}
-	for (unsigned t = 0, start = 0; t < n_tables; t++) {
-		const uint8_t *d = p + hdr_fixed + HDR_TABLE * t;
-		sh_ix_table *tb = &s->tab[t];
-		unsigned w = bits / n_chunks + (t < bits % n_chunks);
-		sh_ix_table_geometry(tb, bits, start, w, n);
-		if (get32(d) != start || get32(d + 4) != w || get32(d + 8) != tb->dir_bits ||
-		    get64(d + 16) != off)
-			return fail(why, cap, SIMHASH_ECORRUPT, "bad table %u in the header", t);
-		start += w;
-		tb->dir = (const uint32_t *)(p + off);
-		off = align64(off + (((uint64_t)1 << tb->dir_bits) + 1) * 4);
-		if (get64(d + 24) != off || off + n * 8 * words > len)
-			goto out_trunc;
-		tb->fps = (const uint64_t *)(p + off);
-		off = align64(off + n * 8 * words);
-		if (get64(d + 32) != off || off + n * 4 > len)
-			goto out_trunc;
-		tb->rows = (const uint32_t *)(p + off);
-		off = align64(off + n * 4);
+	if (load_tables(p, len, h, s, &off, &bad_table)) {
+		if (bad_table != UINT_MAX)
+			return fail(why, cap, SIMHASH_ECORRUPT, "bad table %u in the header", bad_table);
+		goto out_trunc;
 	}
 	if (off > len)
 		goto out_trunc;
-	s->n_tables = n_tables;
-	if (n_tables)
-		sh_ix_seg_bias(s, bits);
-	s->plan.layout = n_tables ? SIMHASH_LAYOUT_MIH : SIMHASH_LAYOUT_SCAN;
-	s->plan.bits = bits, s->plan.k = max_dist, s->plan.n = n;
-	s->plan.n_chunks = n_chunks, s->plan.n_tables = n_tables;
-	for (unsigned t = 0; t < n_chunks && t < SIMHASH_PLAN_MAX_TABLES; t++) {
-		s->plan.chunk_bits[t] = bits / n_chunks + (t < bits % n_chunks);
-		s->plan.radius[t] = t < n_tables ? sh_ix_radius(n_chunks, max_dist, t) : UINT32_MAX;
-	}
-	s->plan.probes = getd(p + 64), s->plan.candidates = getd(p + 72), s->plan.query_ns = getd(p + 80);
-	s->plan.scan_ns = 60.0 + (double)n * (bits == 64 ? 0.30 : 0.55);
-	s->plan.memory = len;
-	s->plan.bytes_per_fp = n ? (double)len / (double)n : 0;
+	s->n_tables = h->n_tables;
 	return SIMHASH_OK;
 out_trunc:
 	return fail(why, cap, SIMHASH_ECORRUPT, "truncated or inconsistent sections");
+}
+
+/* The plan of a loaded segment: what the header recorded, the rest derived
+ * as the planner derives it. */
+static void load_plan(const uint8_t *p, uint64_t len, const hdr *h, sh_ix_seg *s)
+{
+	uint32_t bits = h->bits, n_chunks = h->n_chunks, n_tables = h->n_tables;
+
+	s->plan.layout = n_tables ? SIMHASH_LAYOUT_MIH : SIMHASH_LAYOUT_SCAN;
+	s->plan.bits = bits, s->plan.k = h->max_dist, s->plan.n = h->n;
+	s->plan.n_chunks = n_chunks, s->plan.n_tables = n_tables;
+	for (unsigned t = 0; t < n_chunks && t < SIMHASH_PLAN_MAX_TABLES; t++) {
+		s->plan.chunk_bits[t] = bits / n_chunks + (t < bits % n_chunks);
+		s->plan.radius[t] = t < n_tables ? sh_ix_radius(n_chunks, h->max_dist, t) : UINT32_MAX;
+	}
+	s->plan.probes = getd(p + 64), s->plan.candidates = getd(p + 72), s->plan.query_ns = getd(p + 80);
+	s->plan.scan_ns = sh_ix_scan_ns(bits, h->n);
+	s->plan.memory = len;
+	s->plan.bytes_per_fp = h->n ? (double)len / (double)h->n : 0;
+}
+
+/* Checks the header of a file of size len at p; fills ix and its segment. */
+static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index *ix, sh_ix_seg *s,
+				  char *why, size_t cap)
+{
+	hdr h = {0};
+	simhash_err err = check_header(p, len, &h, why, cap);
+
+	if (!err)
+		err = load_sections(p, len, &h, ix, s, why, cap);
+	if (err)
+		return err;
+	if (h.n_tables)
+		sh_ix_seg_bias(s, h.bits);
+	load_plan(p, len, &h, s);
+	return SIMHASH_OK;
 }
 
 simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why, size_t cap)

@@ -1,5 +1,6 @@
 /* ix.h - internals of the Hamming index shared by index.c, mih.c, scan.c,
- * plan.c and file.c (prefix sh_ix_), never exported.
+ * mih_query.c, plan.c and file.c (prefix sh_ix_), never exported; what the
+ * PostgreSQL extension shares too is in kernels.h.
  *
  * An index is a list of immutable segments plus the lock and metadata:
  *  1. a segment holds n unique (fp, id) rows: ids[] in (fp, id) order, and
@@ -18,6 +19,7 @@
 
 #include <pthread.h>
 #include "../common/internal.h"
+#include "kernels.h"
 
 #define SH_IX_FORMAT_VERSION 2u /* 2: the body checksum (file.c) */
 
@@ -83,20 +85,15 @@ static inline uint64_t sh_ix_chunk(const uint64_t *fp, unsigned start, unsigned 
 	return width == 64 ? v : v & ((UINT64_C(1) << width) - 1);
 }
 
-/* ---- scan.c */
-typedef size_t (*sh_ix_scan_fn)(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k,
-				uint32_t *pos);
-/* Writes the positions i < n (n <= 65536) with dist(fps[i], q) <= k to pos,
- * returns how many; fps has 1 word each (64) or 2 (128). */
-sh_ix_scan_fn sh_ix_scan_pick(unsigned words);
+/* ---- scan.c (the kernels and their dispatch table: kernels.h) */
 size_t sh_ix_scan64_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan64_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan128_scalar(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan128_avx2(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan64_avx512(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
 size_t sh_ix_scan128_avx512(const uint64_t *fps, size_t n, const uint64_t *q, unsigned k, uint32_t *pos);
-int sh_ix_have_avx2(void);
-int sh_ix_have_avx512(void);
+/* The best kernel's scan of rows of `words` words. */
+sh_ix_scan_fn sh_ix_scan_pick(unsigned words);
 int sh_ix_have_popcnt(void);
 
 /* ---- mih.c */
@@ -120,11 +117,6 @@ simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb
 			     uint64_t *fps, uint32_t *rows);
 simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
 			       unsigned threads);
-/* Appends the live matches of s within k of q to out (unsorted). */
-simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
-			    simhash_matches *out);
-/* Row of (fp, id) in s, live or dead, or SIZE_MAX. */
-size_t sh_ix_seg_find(const sh_ix_seg *s, unsigned words, const uint64_t *fp, uint64_t id);
 /* Entry i of s in storage order (rows, or table 0): its fingerprint and row. */
 void sh_ix_seg_entry(const sh_ix_seg *s, unsigned words, size_t i, uint64_t *fp, size_t *row);
 void sh_ix_seg_free(sh_ix_seg *s);
@@ -134,6 +126,13 @@ void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits);
  * duplicate pairs; returns the new n. 64 bits sort on `threads` threads. */
 size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads);
 simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist);
+
+/* ---- mih_query.c */
+/* Appends the live matches of s within k of q to out (unsorted). */
+simhash_err sh_ix_seg_query(const sh_ix_seg *s, unsigned words, const uint64_t *q, unsigned k,
+			    simhash_matches *out);
+/* Row of (fp, id) in s, live or dead, or SIZE_MAX. */
+size_t sh_ix_seg_find(const sh_ix_seg *s, unsigned words, const uint64_t *fp, uint64_t id);
 
 /* ---- plan.c: the cost model's constants (ns), shared with mih.c; fitted on
  * bench/index_query at 10 million fingerprints (uniform and p = 0.72, k = 3,
@@ -145,6 +144,8 @@ simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist);
 #define SH_IX_QUERY_NS 60.0
 #define SH_IX_CAND64_NS 0.6        /* a fingerprint read in a bucket */
 #define SH_IX_CAND128_NS 1.0
+#define SH_IX_SCAN64_NS 0.25       /* a fingerprint scanned: AVX-512 VPOPCNTQ, or AVX2 */
+#define SH_IX_SCAN128_NS 0.45
 
 /* Cost of a lookup in a table whose directory has dir_bits bits, width w. */
 static inline double sh_ix_probe_ns(unsigned dir_bits, unsigned width)
@@ -159,7 +160,7 @@ simhash_err sh_ix_plan_data(unsigned bits, unsigned k, const uint64_t *fps, size
 			    simhash_layout force, unsigned force_m, simhash_index_plan *out);
 /* Largest useful number of chunks at width bits and max_dist k. */
 unsigned sh_ix_max_chunks(unsigned bits, unsigned k);
-/* Radius of table t at query distance k under m chunks; UINT_MAX if skipped. */
-unsigned sh_ix_radius(unsigned m, unsigned k, unsigned t);
+/* The model's cost of a query that scans n fingerprints of `bits` bits. */
+double sh_ix_scan_ns(unsigned bits, uint64_t n);
 
 #endif

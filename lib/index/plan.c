@@ -27,8 +27,6 @@
 #define QUERY_NS SH_IX_QUERY_NS
 #define CAND64_NS SH_IX_CAND64_NS
 #define CAND128_NS SH_IX_CAND128_NS
-#define SCAN64_NS 0.25 /* AVX-512 VPOPCNTQ, or AVX2 */
-#define SCAN128_NS 0.45
 
 static double binom(unsigned n, unsigned j)
 {
@@ -82,7 +80,7 @@ static void plan_m(unsigned bits, unsigned k, uint64_t n, const double *p, unsig
 		}
 	}
 	c->query_ns = QUERY_NS + probe_ns + c->candidates * cand_ns;
-	c->scan_ns = QUERY_NS + (double)n * (bits == 64 ? SCAN64_NS : SCAN128_NS);
+	c->scan_ns = sh_ix_scan_ns(bits, n);
 	c->memory = (uint64_t)layout_bytes(bits, n, c->n_tables, c->chunk_bits);
 	c->bytes_per_fp = n ? (double)c->memory / (double)n : 0;
 }
@@ -93,7 +91,7 @@ static void plan_scan(unsigned bits, unsigned k, uint64_t n, simhash_index_plan 
 	c->layout = SIMHASH_LAYOUT_SCAN;
 	c->bits = bits, c->k = k, c->n = n;
 	c->candidates = (double)n;
-	c->query_ns = c->scan_ns = QUERY_NS + (double)n * (bits == 64 ? SCAN64_NS : SCAN128_NS);
+	c->query_ns = c->scan_ns = sh_ix_scan_ns(bits, n);
 	c->memory = (uint64_t)layout_bytes(bits, n, 0, NULL);
 	c->bytes_per_fp = n ? (double)c->memory / (double)n : 0;
 }
@@ -113,6 +111,11 @@ static void plan_bits(unsigned bits, unsigned k, uint64_t n, const double *p, ui
 			best = c;
 	}
 	*out = best;
+}
+
+double sh_ix_scan_ns(unsigned bits, uint64_t n)
+{
+	return QUERY_NS + (double)n * (bits == 64 ? SH_IX_SCAN64_NS : SH_IX_SCAN128_NS);
 }
 
 unsigned sh_ix_max_chunks(unsigned bits, unsigned k)

@@ -8,7 +8,13 @@
  * both on the same vectors). AVX2 has no 64-bit popcount: it counts nibbles
  * through a 16-entry table (vpshufb) and sums bytes per lane (vpsadbw).
  * AVX-512 with VPOPCNTQ counts eight lanes in one instruction and reads the
- * block's tail with a masked load, so a short bucket costs one iteration. */
+ * block's tail with a masked load, so a short bucket costs one iteration.
+ *
+ * The kernels come in two shapes (kernels.h): rows, fingerprints one after
+ * another as the index stores them, and columns, each word of the
+ * fingerprints in its own array as the PostgreSQL extension's pages store
+ * them. The table at the bottom is the one place that says which variant a
+ * CPU runs: the index and the extension both pick from it. */
 #include "ix.h"
 #if SH_X86
 #include <immintrin.h>
@@ -167,14 +173,94 @@ SH_AVX512 size_t sh_ix_scan128_avx512(const uint64_t *fps, size_t n, const uint6
 
 #endif /* SH_X86 */
 
-int sh_ix_have_avx512(void)
+/* Columns: 128 bits as two arrays of words (the extension's data pages). */
+static size_t cols_scalar(const uint64_t *w0, const uint64_t *w1, size_t n, const uint64_t *q,
+			  unsigned k, uint32_t *pos)
 {
-	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512VPOPCNTDQ | SH_CPU_AVX2 | SH_CPU_POPCNT);
+	size_t m = 0;
+
+	if (!w1)
+		return sh_ix_scan64_scalar(w0, n, q, k, pos);
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = simhash_hamming64(w0[i], q[0]) + simhash_hamming64(w1[i], q[1]);
+		pos[m] = (uint32_t)i;
+		m += d <= k;
+	}
+	return m;
 }
 
-int sh_ix_have_avx2(void)
+#if SH_X86
+SH_AVX2 static size_t cols_avx2(const uint64_t *w0, const uint64_t *w1, size_t n, const uint64_t *q,
+				unsigned k, uint32_t *pos)
 {
-	return sh_cpu_has(SH_CPU_AVX2 | SH_CPU_POPCNT);
+	const __m256i q0 = _mm256_set1_epi64x((long long)q[0]), q1 = _mm256_set1_epi64x((long long)q[1]);
+	const __m256i kv = _mm256_set1_epi64x((long long)k);
+	size_t m = 0, i = 0;
+
+	if (!w1)
+		return sh_ix_scan64_avx2(w0, n, q, k, pos);
+	for (; i + 4 <= n; i += 4) {
+		__m256i a = popcnt_lanes(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(w0 + i)), q0));
+		__m256i b = popcnt_lanes(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(w1 + i)), q1));
+		__m256i c = _mm256_add_epi64(a, b);
+		unsigned bad = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(c, kv)));
+		m = put_lanes(pos, m, i, ~bad & 15u);
+	}
+	for (; i < n; i++) {
+		unsigned d = (unsigned)(__builtin_popcountll(w0[i] ^ q[0]) + __builtin_popcountll(w1[i] ^ q[1]));
+		pos[m] = (uint32_t)i;
+		m += d <= k;
+	}
+	return m;
+}
+
+SH_AVX512 static size_t cols_avx512(const uint64_t *w0, const uint64_t *w1, size_t n,
+				    const uint64_t *q, unsigned k, uint32_t *pos)
+{
+	const __m512i q0 = _mm512_set1_epi64((long long)q[0]), q1 = _mm512_set1_epi64((long long)q[1]);
+	const __m512i kv = _mm512_set1_epi64((long long)k);
+	size_t m = 0;
+
+	if (!w1)
+		return sh_ix_scan64_avx512(w0, n, q, k, pos);
+	for (size_t i = 0; i < n; i += 8) {
+		__mmask8 in = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1);
+		__m512i a = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_maskz_loadu_epi64(in, w0 + i), q0));
+		__m512i b = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_maskz_loadu_epi64(in, w1 + i), q1));
+		m = put_lanes(pos, m, i, _mm512_mask_cmple_epu64_mask(in, _mm512_add_epi64(a, b), kv));
+	}
+	return m;
+}
+#endif /* SH_X86 */
+
+/* The dispatch table: the portable scalar kernels first, the fastest last. */
+static const sh_ix_kernels kernels[] = {
+	{ "scalar", 0, sh_ix_scan64_scalar, sh_ix_scan128_scalar, cols_scalar },
+#if SH_X86
+	{ "avx2", SH_CPU_AVX2 | SH_CPU_POPCNT, sh_ix_scan64_avx2, sh_ix_scan128_avx2, cols_avx2 },
+	{ "avx512", SH_CPU_AVX512F | SH_CPU_AVX512VPOPCNTDQ | SH_CPU_AVX2 | SH_CPU_POPCNT,
+	  sh_ix_scan64_avx512, sh_ix_scan128_avx512, cols_avx512 },
+#endif
+};
+
+const sh_ix_kernels *sh_ix_kernel_list(size_t *n)
+{
+	*n = sizeof kernels / sizeof kernels[0];
+	return kernels;
+}
+
+int sh_ix_kernel_usable(const sh_ix_kernels *kv)
+{
+	return kv->cpu == 0 || sh_cpu_has(kv->cpu);
+}
+
+const sh_ix_kernels *sh_ix_kernel_best(void)
+{
+	size_t i = sizeof kernels / sizeof kernels[0] - 1;
+
+	while (i > 0 && !sh_ix_kernel_usable(&kernels[i]))
+		i--;
+	return &kernels[i];
 }
 
 int sh_ix_have_popcnt(void)
@@ -185,14 +271,6 @@ int sh_ix_have_popcnt(void)
 /* Outside x86 no SIMD kernel exists: the scalar ones everywhere. */
 sh_ix_scan_fn sh_ix_scan_pick(unsigned words)
 {
-#if SH_X86
-	int avx2 = sh_ix_have_avx2();
-	if (sh_ix_have_avx512())
-		return words == 1 ? sh_ix_scan64_avx512 : sh_ix_scan128_avx512;
-	if (words == 1)
-		return avx2 ? sh_ix_scan64_avx2 : sh_ix_scan64_scalar;
-	return avx2 ? sh_ix_scan128_avx2 : sh_ix_scan128_scalar;
-#else
-	return words == 1 ? sh_ix_scan64_scalar : sh_ix_scan128_scalar;
-#endif
+	const sh_ix_kernels *kv = sh_ix_kernel_best();
+	return words == 1 ? kv->scan64 : kv->scan128;
 }

@@ -301,33 +301,70 @@ static void test_every_k_every_layout_matches_brute_force(void)
 	}
 }
 
+/* The positions within k of q among n rows (words each) or columns (w1 NULL:
+ * 64 bits), counted bit by bit: the oracle of the kernels. */
+static size_t ref_scan(const uint64_t *w0, const uint64_t *w1, size_t stride, size_t n,
+		       const uint64_t *q, unsigned k, uint32_t *pos)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = 0;
+		for (unsigned b = 0; b < 64; b++) {
+			d += (unsigned)((w0[i * stride] ^ q[0]) >> b & 1);
+			if (w1)
+				d += (unsigned)((w1[i * stride] ^ q[1]) >> b & 1);
+		}
+		if (d <= k)
+			pos[m++] = (uint32_t)i;
+	}
+	return m;
+}
+
+#define SAME(got, want_n, want, have) ((got) == (want_n) && memcmp((want), (have), (want_n) * 4) == 0)
+
+/* Every kernel variant this CPU runs (scan.c's table: the index and the
+ * PostgreSQL extension pick from it) gives the positions the oracle counts:
+ * rows and columns, 64 and 128 bits, whole blocks and short tails. */
 static void test_scan_kernels_agree(void)
 {
-	uint64_t fps[2 * 1003], q[2];
-	uint32_t a[1003], b[1003];
+	static uint64_t fps[2 * 1003], w0[1003], w1[1003];
+	uint64_t q[2];
+	uint32_t want[1003], got[1003];
+	size_t nk, ran = 0;
+	const sh_ix_kernels *kv = sh_ix_kernel_list(&nk);
+
+	CHECK(nk >= 1 && strcmp(kv[0].name, "scalar") == 0 && kv[0].cpu == 0);
+	CHECK(sh_ix_kernel_usable(sh_ix_kernel_best()));
 	for (int round = 0; round < 50; round++) {
+		q[0] = round % 2 ? biased_word() : rnd();
+		q[1] = q[0] ^ (rnd() & rnd());
+		/* half of the words near q's (about 8 bits off), so that every lane
+		 * of every kernel sees matches at every k */
 		for (size_t i = 0; i < 2 * 1003; i++)
-			fps[i] = round % 2 ? biased_word() : rnd();
-		q[0] = fps[0] ^ (rnd() & rnd() & rnd());
-		q[1] = fps[1] ^ (rnd() & rnd() & rnd());
+			fps[i] = rnd() % 2 ? q[i % 2] ^ (rnd() & rnd() & rnd())
+					   : round % 2 ? biased_word() : rnd();
+		for (size_t i = 0; i < 1003; i++)
+			w0[i] = fps[2 * i], w1[i] = fps[2 * i + 1];
 		unsigned k = (unsigned)(rnd() % 40);
 		size_t n = round % 3 == 2 ? (size_t)(rnd() % 40) : 1003 - (size_t)(rnd() % 8);
-		size_t na = sh_ix_scan64_scalar(fps, n, q, k, a);
-		/* the SIMD kernels exist on x86 only; elsewhere the scalar one is the path */
-#if defined(__x86_64__) || defined(__i386__)
-		CHECK(na == sh_ix_scan64_avx2(fps, n, q, k, b) && memcmp(a, b, na * 4) == 0);
-		if (sh_ix_have_avx512())
-			CHECK(na == sh_ix_scan64_avx512(fps, n, q, k, b) && memcmp(a, b, na * 4) == 0);
-#endif
-		CHECK(na == sh_ix_scan_pick(1)(fps, n, q, k, b) && memcmp(a, b, na * 4) == 0);
-		na = sh_ix_scan128_scalar(fps, n / 2, q, k, a);
-#if defined(__x86_64__) || defined(__i386__)
-		CHECK(na == sh_ix_scan128_avx2(fps, n / 2, q, k, b) && memcmp(a, b, na * 4) == 0);
-		if (sh_ix_have_avx512())
-			CHECK(na == sh_ix_scan128_avx512(fps, n / 2, q, k, b) && memcmp(a, b, na * 4) == 0);
-#endif
-		CHECK(na == sh_ix_scan_pick(2)(fps, n / 2, q, k, b) && memcmp(a, b, na * 4) == 0);
+		size_t n64 = ref_scan(fps, NULL, 1, n, q, k, want), n128, nc64, nc128;
+		uint32_t want128[1003], wantc64[1003], wantc128[1003];
+		n128 = ref_scan(fps, fps + 1, 2, n / 2, q, k, want128);
+		nc64 = ref_scan(w0, NULL, 1, n, q, k, wantc64);
+		nc128 = ref_scan(w0, w1, 1, n, q, k, wantc128);
+		for (size_t v = 0; v < nk; v++) {
+			if (!sh_ix_kernel_usable(&kv[v]))
+				continue;
+			ran++;
+			CHECK(SAME(kv[v].scan64(fps, n, q, k, got), n64, want, got));
+			CHECK(SAME(kv[v].scan128(fps, n / 2, q, k, got), n128, want128, got));
+			CHECK(SAME(kv[v].cols(w0, NULL, n, q, k, got), nc64, wantc64, got));
+			CHECK(SAME(kv[v].cols(w0, w1, n, q, k, got), nc128, wantc128, got));
+		}
+		CHECK(SAME(sh_ix_scan_pick(1)(fps, n, q, k, got), n64, want, got));
+		CHECK(SAME(sh_ix_scan_pick(2)(fps, n / 2, q, k, got), n128, want128, got));
 	}
+	CHECK(ran >= 50);
 }
 
 static void test_bad_arguments_are_refused(void)
