@@ -377,4 +377,22 @@ static inline uint64_t sh_near_tenths(simhash_near_kind kind)
 /* ---- index/near_join.c: exact duplicates among n sketches: same[i] gets
  * the first j <= i whose sketch is identical to i's (same kind and keys). */
 simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same);
+/* What the exact join (near_join.c) and the band join (near_bands.c) share:
+ * the root of i in union-find p (halving the path); a pair appended to out
+ * (a < b); cluster[i] from the components of uf over the first members
+ * rep[0..n_reps) (any order) and same[]; the pairs sorted by (a, b) and
+ * handed to *out (the buffer freed, *out NULL if out is); and the public
+ * entry points around a join `run`, which gets cluster (components) or
+ * out (pairs). */
+uint32_t sh_near_find(uint32_t *p, uint32_t i);
+simhash_err sh_near_emit(sh_buf *out, size_t *n_out, uint64_t a, uint64_t b, double jac);
+simhash_err sh_near_components(const uint64_t *rep, size_t n_reps, uint32_t *uf,
+			       const uint64_t *same, size_t n, uint64_t *cluster);
+simhash_err sh_near_result(sh_buf *buf, size_t n_buf, simhash_near_pair **out, size_t *n_out);
+typedef simhash_err (*sh_near_run_fn)(const simhash_sketch *docs, size_t n, uint64_t *same,
+				      uint64_t *cluster, simhash_near_pair **out, size_t *n_out);
+simhash_err sh_near_pairs_of(sh_near_run_fn run, const simhash_sketch *docs, size_t n,
+			     uint64_t *same, simhash_near_pair **out, size_t *n_out);
+simhash_err sh_near_clusters_of(sh_near_run_fn run, const simhash_sketch *docs, size_t n,
+				uint64_t *cluster);
 #endif

@@ -275,34 +275,10 @@ static void summarize(const simhash_sketch *s, struct summary *out)
 	out->kind = (uint32_t)s->kind;
 }
 
-static simhash_err emit(struct bandjoin *bj, uint32_t x, uint32_t y, double jac)
-{
-	simhash_near_pair *p;
-	uint64_t a = bj->rep[x], b = bj->rep[y];
-
-	if (sh_buf_reserve(&bj->out, (bj->n_out + 1) * sizeof *p))
-		return SIMHASH_ENOMEM;
-	p = (simhash_near_pair *)bj->out.p + bj->n_out;
-	p->a = a < b ? a : b;
-	p->b = a < b ? b : a;
-	p->jaccard = jac;
-	bj->n_out++;
-	return SIMHASH_OK;
-}
-
-static uint32_t uf_find(uint32_t *p, uint32_t i)
-{
-	while (p[i] != i) {
-		p[i] = p[p[i]];
-		i = p[i];
-	}
-	return i;
-}
-
 static void uf_join(uint32_t *p, uint32_t a, uint32_t b)
 {
-	a = uf_find(p, a);
-	b = uf_find(p, b);
+	a = sh_near_find(p, a);
+	b = sh_near_find(p, b);
 	p[a > b ? a : b] = a > b ? b : a;
 }
 
@@ -330,7 +306,8 @@ static simhash_err bucket_pairs(struct bandjoin *bj, const struct ent *e, size_t
 		for (size_t b = a + 1; b < s; b++)
 			if (owned(bj, e[a].rep, e[b].rep, e[a].band) &&
 			    near_pair(bj, e[a].rep, e[b].rep, &sm[a], &sm[b], &jac)) {
-				simhash_err err = emit(bj, e[a].rep, e[b].rep, jac);
+				simhash_err err = sh_near_emit(&bj->out, &bj->n_out, bj->rep[e[a].rep],
+							bj->rep[e[b].rep], jac);
 				if (err)
 					return err;
 			}
@@ -345,7 +322,7 @@ static void bucket_small(struct bandjoin *bj, const struct ent *e, size_t s)
 
 	for (size_t a = 0; a < s; a++)
 		for (size_t b = a + 1; b < s; b++)
-			if (uf_find(bj->uf, e[a].rep) != uf_find(bj->uf, e[b].rep) &&
+			if (sh_near_find(bj->uf, e[a].rep) != sh_near_find(bj->uf, e[b].rep) &&
 			    near_pair(bj, e[a].rep, e[b].rep, &sm[a], &sm[b], &jac))
 				uf_join(bj->uf, e[a].rep, e[b].rep);
 }
@@ -372,7 +349,7 @@ static simhash_err bucket_groups(struct bandjoin *bj, const struct ent *e, size_
 
 	for (i = 0; i < s; i++) {
 		m[i].rep = e[i].rep;
-		m[i].root = uf_find(bj->uf, e[i].rep);
+		m[i].root = sh_near_find(bj->uf, e[i].rep);
 	}
 	qsort(m, s, sizeof *m, by_root);
 	sm = gather(bj, NULL, m, s);
@@ -386,7 +363,7 @@ static simhash_err bucket_groups(struct bandjoin *bj, const struct ent *e, size_
 	for (size_t ga = 0; ga < n_g; ga++)
 		for (size_t gb = ga + 1; gb < n_g; gb++) {
 			int joined = 0;
-			if (uf_find(bj->uf, m[g[ga]].rep) == uf_find(bj->uf, m[g[gb]].rep))
+			if (sh_near_find(bj->uf, m[g[ga]].rep) == sh_near_find(bj->uf, m[g[gb]].rep))
 				continue;
 			for (size_t a = g[ga]; a < g[ga + 1] && !joined; a++)
 				for (size_t b = g[gb]; b < g[gb + 1] && !joined; b++)
@@ -397,32 +374,6 @@ static simhash_err bucket_groups(struct bandjoin *bj, const struct ent *e, size_
 		}
 	free(g);
 	return SIMHASH_OK;
-}
-
-/* cluster[i]: the smallest index in the component of i's first member. */
-static simhash_err components(struct bandjoin *bj, const uint64_t *same, size_t n,
-			      uint64_t *cluster)
-{
-	uint32_t *inv = malloc((n ? n : 1) * sizeof *inv);
-	size_t i;
-
-	if (!inv)
-		return SIMHASH_ENOMEM;
-	for (i = 0; i < bj->n_reps; i++)
-		inv[bj->rep[i]] = (uint32_t)i;
-	/* reps ascend and uf_join keeps the lower root: a root is the least */
-	for (i = 0; i < n; i++)
-		cluster[i] = bj->rep[uf_find(bj->uf, inv[same[i]])];
-	free(inv);
-	return SIMHASH_OK;
-}
-
-static int by_pair(const void *a, const void *b)
-{
-	const simhash_near_pair *x = a, *y = b;
-	if (x->a != y->a)
-		return x->a < y->a ? -1 : 1;
-	return x->b < y->b ? -1 : x->b > y->b;
 }
 
 static simhash_err run_buckets(struct bandjoin *bj, struct ent *e, size_t n_e)
@@ -513,15 +464,10 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 		if (!err)
 			err = run_buckets(&bj, e, bj.n_reps);
 	}
-	if (!err && bj.n_out)
-		qsort(bj.out.p, bj.n_out, sizeof(simhash_near_pair), by_pair);
-	if (!err && out) {
-		*out = bj.out.p;
-		*n_out = bj.n_out;
-		bj.out.p = NULL;
-	}
+	if (!err)
+		err = sh_near_result(&bj.out, bj.n_out, out, n_out);
 	if (!err && cluster)
-		err = components(&bj, same, n, cluster);
+		err = sh_near_components(bj.rep, bj.n_reps, bj.uf, same, n, cluster);
 done:
 	sh_buf_free(&bj.out);
 	free(e);
@@ -535,24 +481,10 @@ done:
 simhash_err simhash_near_band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
 				   simhash_near_pair **out, size_t *n_out)
 {
-	if (!out || !n_out)
-		return SIMHASH_EINVAL;
-	*out = NULL;
-	*n_out = 0;
-	return band_join(docs, n, same, NULL, out, n_out);
+	return sh_near_pairs_of(band_join, docs, n, same, out, n_out);
 }
 
 simhash_err simhash_near_band_clusters(const simhash_sketch *docs, size_t n, uint64_t *cluster)
 {
-	uint64_t *same;
-	simhash_err err;
-
-	if (n && !cluster)
-		return SIMHASH_EINVAL;
-	same = malloc((n ? n : 1) * sizeof *same);
-	if (!same)
-		return SIMHASH_ENOMEM;
-	err = band_join(docs, n, same, cluster, NULL, NULL);
-	free(same);
-	return err;
+	return sh_near_clusters_of(band_join, docs, n, cluster);
 }

@@ -333,7 +333,7 @@ out:
 	return err;
 }
 
-static uint32_t uf_find(uint32_t *p, uint32_t i)
+uint32_t sh_near_find(uint32_t *p, uint32_t i)
 {
 	while (p[i] != i) {
 		p[i] = p[p[i]];
@@ -342,17 +342,17 @@ static uint32_t uf_find(uint32_t *p, uint32_t i)
 	return i;
 }
 
-static simhash_err emit(struct join *j, uint64_t a, uint64_t b, double jac)
+simhash_err sh_near_emit(sh_buf *out, size_t *n_out, uint64_t a, uint64_t b, double jac)
 {
 	simhash_near_pair *p;
 
-	if (sh_buf_reserve(&j->out, (j->n_out + 1) * sizeof *p))
+	if (sh_buf_reserve(out, (*n_out + 1) * sizeof *p))
 		return SIMHASH_ENOMEM;
-	p = (simhash_near_pair *)j->out.p + j->n_out;
+	p = (simhash_near_pair *)out->p + *n_out;
 	p->a = a < b ? a : b;
 	p->b = a < b ? b : a;
 	p->jaccard = jac;
-	j->n_out++;
+	++*n_out;
 	return SIMHASH_OK;
 }
 
@@ -382,11 +382,12 @@ static simhash_err verify(struct join *j, size_t px, size_t py)
 	if (10 * (uint64_t)shared < tenths * (uint64_t)uni)
 		return SIMHASH_OK;
 	if (j->uf) {
-		uint32_t rx = uf_find(j->uf, (uint32_t)px), ry = uf_find(j->uf, (uint32_t)py);
+		uint32_t rx = sh_near_find(j->uf, (uint32_t)px), ry = sh_near_find(j->uf, (uint32_t)py);
 		j->uf[rx > ry ? rx : ry] = rx > ry ? ry : rx;
 		return SIMHASH_OK;
 	}
-	return emit(j, j->rep[px], j->rep[py], (double)shared / (double)uni);
+	return sh_near_emit(&j->out, &j->n_out, j->rep[px], j->rep[py],
+			    (double)shared / (double)uni);
 }
 
 /* Meets the y sharing a prefix rank with x, with the positional filter of
@@ -434,7 +435,7 @@ static simhash_err probe(struct join *j, size_t px)
 		if (j->seen[j->cand[c]] != UINT32_MAX)
 		{
 			/* components only: a pair already connected adds nothing */
-			if (j->uf && uf_find(j->uf, (uint32_t)px) == uf_find(j->uf, j->cand[c]))
+			if (j->uf && sh_near_find(j->uf, (uint32_t)px) == sh_near_find(j->uf, j->cand[c]))
 				continue;
 			err = verify(j, px, j->cand[c]);
 		}
@@ -449,12 +450,11 @@ static int by_pair(const void *a, const void *b)
 	return x->b < y->b ? -1 : x->b > y->b;
 }
 
-/* cluster[i]: the smallest index in the component of i's first member
- * (each member of a group has an index above its first member's). */
-static simhash_err components(struct join *j, const uint64_t *same, size_t n, uint64_t *cluster)
+simhash_err sh_near_components(const uint64_t *rep, size_t n_reps, uint32_t *uf,
+			       const uint64_t *same, size_t n, uint64_t *cluster)
 {
 	uint32_t *inv = malloc((n ? n : 1) * sizeof *inv);
-	uint64_t *low = malloc((j->n_reps + 1) * sizeof *low);
+	uint64_t *low = malloc((n_reps + 1) * sizeof *low);
 	size_t i;
 
 	if (!inv || !low) {
@@ -462,20 +462,59 @@ static simhash_err components(struct join *j, const uint64_t *same, size_t n, ui
 		free(low);
 		return SIMHASH_ENOMEM;
 	}
-	for (i = 0; i < j->n_reps; i++) {
-		inv[j->rep[i]] = (uint32_t)i;
+	for (i = 0; i < n_reps; i++) {
+		inv[rep[i]] = (uint32_t)i;
 		low[i] = UINT64_MAX;
 	}
-	for (i = 0; i < j->n_reps; i++) {
-		uint32_t r = uf_find(j->uf, (uint32_t)i);
-		if (j->rep[i] < low[r])
-			low[r] = j->rep[i];
+	for (i = 0; i < n_reps; i++) {
+		uint32_t r = sh_near_find(uf, (uint32_t)i);
+		if (rep[i] < low[r])
+			low[r] = rep[i];
 	}
 	for (i = 0; i < n; i++)
-		cluster[i] = low[uf_find(j->uf, inv[same[i]])];
+		cluster[i] = low[sh_near_find(uf, inv[same[i]])];
 	free(inv);
 	free(low);
 	return SIMHASH_OK;
+}
+
+simhash_err sh_near_result(sh_buf *buf, size_t n_buf, simhash_near_pair **out, size_t *n_out)
+{
+	if (n_buf)
+		qsort(buf->p, n_buf, sizeof(simhash_near_pair), by_pair);
+	if (out) {
+		*out = buf->p;
+		*n_out = n_buf;
+		buf->p = NULL;
+	}
+	sh_buf_free(buf);
+	return SIMHASH_OK;
+}
+
+simhash_err sh_near_pairs_of(sh_near_run_fn run, const simhash_sketch *docs, size_t n,
+			     uint64_t *same, simhash_near_pair **out, size_t *n_out)
+{
+	if (!out || !n_out)
+		return SIMHASH_EINVAL;
+	*out = NULL;
+	*n_out = 0;
+	return run(docs, n, same, NULL, out, n_out);
+}
+
+simhash_err sh_near_clusters_of(sh_near_run_fn run, const simhash_sketch *docs, size_t n,
+				uint64_t *cluster)
+{
+	uint64_t *same;
+	simhash_err err;
+
+	if (n && !cluster)
+		return SIMHASH_EINVAL;
+	same = malloc((n ? n : 1) * sizeof *same);
+	if (!same)
+		return SIMHASH_ENOMEM;
+	err = run(docs, n, same, cluster, NULL, NULL);
+	free(same);
+	return err;
 }
 
 /* The join; with cluster, components instead of pairs (cluster[i]: the
@@ -512,16 +551,11 @@ static simhash_err run_join(const simhash_sketch *docs, size_t n, uint64_t *same
 		j.uf[i] = (uint32_t)i;
 	for (i = 0; i < j.n_reps && !err; i++)
 		err = probe(&j, i);
-	if (!err && j.n_out)
-		qsort(j.out.p, j.n_out, sizeof(simhash_near_pair), by_pair);
-	if (err || !out)
-		sh_buf_free(&j.out);
-	else {
-		*out = j.out.p;
-		*n_out = j.n_out;
-	}
+	if (!err)
+		err = sh_near_result(&j.out, j.n_out, out, n_out);
+	sh_buf_free(&j.out);
 	if (!err && cluster)
-		err = components(&j, same, n, cluster);
+		err = sh_near_components(j.rep, j.n_reps, j.uf, same, n, cluster);
 	free(t.s);
 	free(j.rep);
 	free(j.roff);
@@ -539,26 +573,12 @@ static simhash_err run_join(const simhash_sketch *docs, size_t n, uint64_t *same
 simhash_err simhash_near_join(const simhash_sketch *docs, size_t n, uint64_t *same,
 			      simhash_near_pair **out, size_t *n_out)
 {
-	if (!out || !n_out)
-		return SIMHASH_EINVAL;
-	*out = NULL;
-	*n_out = 0;
-	return run_join(docs, n, same, NULL, out, n_out);
+	return sh_near_pairs_of(run_join, docs, n, same, out, n_out);
 }
 
 simhash_err simhash_near_clusters(const simhash_sketch *docs, size_t n, uint64_t *cluster)
 {
-	uint64_t *same;
-	simhash_err err;
-
-	if (n && !cluster)
-		return SIMHASH_EINVAL;
-	same = malloc((n ? n : 1) * sizeof *same);
-	if (!same)
-		return SIMHASH_ENOMEM;
-	err = run_join(docs, n, same, cluster, NULL, NULL);
-	free(same);
-	return err;
+	return sh_near_clusters_of(run_join, docs, n, cluster);
 }
 
 void simhash_near_pairs_free(simhash_near_pair *pairs)
