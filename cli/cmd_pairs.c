@@ -210,8 +210,8 @@ static int parse(int argc, char **argv, struct pairs_opts *o)
 {
 	static char *stdin_only[] = { "-", NULL };
 	struct cli_parse p;
-	unsigned long v;
 	int c, ret = EXIT_OK;
+	unsigned long v;
 
 	cli_parse_begin(&p, "pairs", opts, NULL, argc, argv);
 	while (ret == EXIT_OK && (c = cli_parse_next(&p)) != CLI_END) {
@@ -229,8 +229,9 @@ static int parse(int argc, char **argv, struct pairs_opts *o)
 			if (parse_uint(p.arg, 1, MAX_JOBS, &v)) {
 				cli_err("pairs: invalid --jobs '%s' (expected 1 to %d)", p.arg, MAX_JOBS);
 				ret = EXIT_USAGE;
+			} else {
+				o->jobs = (unsigned)v;
 			}
-			o->jobs = (unsigned)v;
 			break;
 		case OPT_OUTPUT: o->output = p.arg; break;
 		case OPT_SELF: o->self = 1; break;

@@ -431,13 +431,13 @@ int dedup_fingerprint_all(struct dedup_run *run, unsigned jobs, struct dedup_inp
 void dedup_docs_free(struct dedup_docs *d)
 {
 	free(d->fps);
+	free(d->id_off);
+	sbuf_free(&d->ids);
 	free(d->rec_off);
 	free(d->rec_len);
 	free(d->src);
-	free(d->id_off);
 	free(d->kinfo);
 	sbuf_free(&d->keys);
-	sbuf_free(&d->ids);
 }
 
 int dedup_workers_new(struct dedup_run *run, unsigned n)
