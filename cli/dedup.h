@@ -7,8 +7,9 @@
  *	dedup_verify.c  --verify: the exact check of -k's candidate pairs
  *	dedup_near.c    the default decision: sketches joined, its own outputs
  *
- * dedup_out.c and dedup_verify.c use dedup_read.c; dedup_near.c uses both
- * dedup_read.c and dedup_out.c; none calls back into cmd_dedup.c.
+ * dedup_out.c and dedup_verify.c call dedup_read.c; dedup_near.c calls
+ * dedup_out.c (clusters take the member's field as a callback, so the
+ * outputs never call the decision); none calls back into cmd_dedup.c.
  */
 #ifndef CLI_DEDUP_H
 #define CLI_DEDUP_H
