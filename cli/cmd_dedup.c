@@ -248,7 +248,8 @@ static int against_index(const char *path, const struct dedup_docs *d, unsigned 
 	char why[256] = "", scheme[SIMHASH_SCHEME_MAX];
 	simhash_index *ix = NULL;
 	simhash_matches m = { 0 };
-	struct sbuf b = { 0 }, rec = { 0 };
+	struct sbuf b = { 0 };
+	struct dedup_records rec = { 0 };
 	simhash_err err;
 	size_t i, j;
 	int ret = EXIT_OK;
@@ -308,7 +309,7 @@ static int against_index(const char *path, const struct dedup_docs *d, unsigned 
 		ret = EXIT_FAIL;
 done:
 	sbuf_free(&b);
-	sbuf_free(&rec);
+	sbuf_free(&rec.win);
 	simhash_matches_free(&m);
 	simhash_index_free(ix);
 	return ret;

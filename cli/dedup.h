@@ -106,6 +106,21 @@ void dedup_docs_free(struct dedup_docs *d);
 int dedup_read_record(const struct dedup_input *ins, const struct dedup_docs *d, size_t i,
 		      struct sbuf *out);
 
+/* Records asked for in input order (keep, drop): a read-ahead window of
+ * one input, so that neighbouring records cost one read per MiB instead of
+ * one each. Zero-initialized; sbuf_free(&w->win) when done. */
+struct dedup_records {
+	struct sbuf win; /* bytes [off, off + win.len) of input src */
+	uint64_t off;
+	uint32_t src;
+	int valid;
+};
+
+/* Document i's record through w: *p and *len point into w (valid until the
+ * next call). 0, or -1 with errno set. */
+int dedup_records_get(struct dedup_records *w, const struct dedup_input *ins,
+		      const struct dedup_docs *d, size_t i, const char **p, size_t *len);
+
 /* ---- dedup_out.c */
 
 /* Writes b out once it holds 1 MiB, or whenever force; 0 or -1. */
@@ -125,9 +140,10 @@ int dedup_write_pairs(struct outfile *out, const struct dedup_docs *d,
 /* JSON Lines, one per cluster of two or more; *n_clusters gets their number. */
 int dedup_write_clusters(struct outfile *out, const struct dedup_docs *d, const uint64_t *cl,
 			 dedup_member_fn *member, const void *arg, size_t *n_clusters);
-/* Appends document i's record as keep and drop write it. */
+/* Appends document i's record as keep and drop write it (through rec, a
+ * read-ahead window), or in files mode its path and a newline. */
 int dedup_add_record(struct sbuf *b, const struct dedup_run *run, const struct dedup_input *ins,
-		     const struct dedup_docs *d, size_t i, struct sbuf *rec);
+		     const struct dedup_docs *d, size_t i, struct dedup_records *rec);
 /* The records to keep (keep = 1) or to drop. */
 int dedup_write_records(struct outfile *out, const struct dedup_run *run,
 			const struct dedup_input *ins, const struct dedup_docs *d,

@@ -126,15 +126,18 @@ int dedup_write_clusters(struct outfile *out, const struct dedup_docs *d, const 
  * byte as read (rec is scratch space), or in files mode its path and a
  * newline. Returns EXIT_OK or EXIT_FAIL (a read error is reported). */
 int dedup_add_record(struct sbuf *b, const struct dedup_run *run, const struct dedup_input *ins,
-		     const struct dedup_docs *d, size_t i, struct sbuf *rec)
+		     const struct dedup_docs *d, size_t i, struct dedup_records *rec)
 {
+	const char *p;
+	size_t len;
+
 	if (run->mode == MODE_FILES)
 		return dedup_add_id(b, d, i) || sbuf_addc(b, '\n') ? EXIT_FAIL : EXIT_OK;
-	if (dedup_read_record(ins, d, i, rec)) {
+	if (dedup_records_get(rec, ins, d, i, &p, &len)) {
 		cli_err("%s: %s", display_name(ins[d->src[i]].path), strerror(errno));
 		return EXIT_FAIL;
 	}
-	return sbuf_add(b, rec->p, rec->len) ? EXIT_FAIL : EXIT_OK;
+	return sbuf_add(b, p, len) ? EXIT_FAIL : EXIT_OK;
 }
 
 /* The records to keep (the first of each cluster, and every single one) or
@@ -143,7 +146,8 @@ int dedup_write_records(struct outfile *out, const struct dedup_run *run,
 			const struct dedup_input *ins, const struct dedup_docs *d,
 			const uint64_t *cl, int keep)
 {
-	struct sbuf rec = { 0 }, b = { 0 };
+	struct dedup_records rec = { 0 };
+	struct sbuf b = { 0 };
 	size_t i;
 	int ret = EXIT_OK;
 
@@ -156,7 +160,7 @@ int dedup_write_records(struct outfile *out, const struct dedup_run *run,
 	}
 	if (ret == EXIT_OK && dedup_flush_out(out, &b, 1))
 		ret = EXIT_FAIL;
-	sbuf_free(&rec);
+	sbuf_free(&rec.win);
 	sbuf_free(&b);
 	return ret;
 }

@@ -554,3 +554,50 @@ void dedup_close_inputs(struct dedup_input *ins, size_t n)
 			close(ins[i].fd);
 	}
 }
+
+#define RECORD_WINDOW ((size_t)1 << 20)
+
+int dedup_records_get(struct dedup_records *w, const struct dedup_input *ins,
+		      const struct dedup_docs *d, size_t i, const char **p, size_t *len)
+{
+	const struct dedup_input *in = &ins[d->src[i]];
+	uint64_t off = d->rec_off[i];
+	size_t want = (size_t)d->rec_len[i];
+
+	if (in->fd < 0 || want > RECORD_WINDOW) { /* a path, or a record larger than the window */
+		w->valid = 0;
+		if (dedup_read_record(ins, d, i, &w->win))
+			return -1;
+		*p = w->win.p;
+		*len = w->win.len;
+		return 0;
+	}
+	if (!w->valid || w->src != d->src[i] || off < w->off || off + want > w->off + w->win.len) {
+		size_t got = 0;
+		ssize_t r;
+		w->valid = 0;
+		if (sbuf_grow(&w->win, RECORD_WINDOW))
+			return -1;
+		while (got < RECORD_WINDOW) {
+			r = pread(in->fd, w->win.p + got, RECORD_WINDOW - got, (off_t)(off + got));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				break;
+			got += (size_t)r;
+		}
+		if (got < want) {
+			errno = EIO; /* the input shrank since it was read */
+			return -1;
+		}
+		w->win.len = got;
+		w->off = off;
+		w->src = d->src[i];
+		w->valid = 1;
+	}
+	*p = w->win.p + (off - w->off);
+	*len = want;
+	return 0;
+}
