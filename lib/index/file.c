@@ -222,10 +222,63 @@ static simhash_err write_file(sh_ix_seg *s, unsigned words, simhash_outfile *f, 
 	return err;
 }
 
+/* Builds the file in place in f's temporary file, its space reserved, one
+ * window of a shared mapping at a time: the sections before the tables, then
+ * each table's directory, fingerprints and rows, filled straight into the
+ * file (no copy through write(), and the page faults spread over the fill's
+ * threads). Each window is hashed into x, in file order, before it is
+ * unmapped: unwritten bytes (the padding) read as the zeros write_file puts
+ * there, so the bytes and the checksum are write_file's. At most one window
+ * is mapped: the resident file pages stay under one table's size, and the
+ * pages unmapped are the kernel's to write back. The header is left for the
+ * caller. */
+static simhash_err build_mapped(sh_ix_seg *s, unsigned words, simhash_outfile *f, XXH3_state_t *x,
+				unsigned threads, uint64_t body_off, sect *sec, size_t n_sec,
+				uint64_t size)
+{
+	simhash_err err = SIMHASH_OK;
+	uint64_t lo = 0;
+	uint8_t *w;
+
+	for (size_t i = 0; i < n_sec && !err; i += i < 4 ? 4 : 3) {
+		uint64_t hi = i + (i < 4 ? 4 : 3) < n_sec ? sec[i + (i < 4 ? 4 : 3)].off : size;
+		size_t t = (i - 4) / 3;
+
+		if (hi == lo)
+			continue;
+		err = sh_outfile_map(f, lo, (size_t)(hi - lo), (void **)&w);
+		if (err)
+			break;
+		if (i < 4) { /* scheme, user, ids, fps (scan layout) */
+			for (size_t j = 0; j < 4; j++)
+				if (sec[j].len)
+					memcpy(w + (sec[j].off - lo), sec[j].p, sec[j].len);
+		} else {
+			err = sh_ix_table_fill(s, words, &s->tab[t], threads,
+					       (uint64_t *)(w + (sec[i + 1].off - lo)),
+					       (uint32_t *)(w + (sec[i + 2].off - lo)));
+			if (!err) {
+				memcpy(w + (sec[i].off - lo), s->tab[t].dir, sec[i].len);
+				free((void *)s->tab[t].dir);
+			}
+			s->tab[t].dir = NULL, s->tab[t].fps = NULL, s->tab[t].rows = NULL;
+		}
+		if (!err) {
+			uint64_t from = lo > body_off ? lo : body_off;
+			XXH3_64bits_update(x, w + (from - lo), hi - from);
+		}
+		sh_outfile_unmap(w, lo, (size_t)(hi - lo));
+		lo = hi;
+	}
+	return err;
+}
+
 /* Builds s's tables while writing them, and the body's checksum with them;
- * the header is written again at the end with the checksum in it. A target
- * written in place (a FIFO, a device) cannot be rewritten: there the tables
- * are built twice, once for the checksum and once to write them. */
+ * the header is written again at the end with the checksum in it. Built in
+ * a mapping of the file where its space can be reserved (build_mapped), else
+ * through write(). A target written in place (a FIFO, a device) cannot be
+ * rewritten: there the tables are built twice, once for the checksum and
+ * once to write them. */
 static simhash_err build_file(const simhash_index *ix, sh_ix_seg *s, simhash_outfile *f,
 			      unsigned threads)
 {
@@ -234,12 +287,18 @@ static simhash_err build_file(const simhash_index *ix, sh_ix_seg *s, simhash_out
 	size_t n_sec, hdr_len = layout(ix, s, hdr, sec, &n_sec, 1);
 	int in_place = simhash_outfile_temp(f) == NULL;
 	XXH3_state_t *x = XXH3_createState();
-	simhash_err err;
+	uint64_t size = get64(hdr + 56);
+	simhash_err err = SIMHASH_EINVAL;
 
 	if (!x)
 		return SIMHASH_ENOMEM;
 	XXH3_64bits_reset(x);
-	err = write_file(s, ix->words, in_place ? NULL : f, x, 1, threads, hdr, hdr_len, sec, n_sec);
+	if (!in_place)
+		err = sh_outfile_reserve(f, size);
+	if (err == SIMHASH_OK)
+		err = build_mapped(s, ix->words, f, x, threads, align64(hdr_len), sec, n_sec, size);
+	else if (err == SIMHASH_EINVAL) /* no reserved space: written */
+		err = write_file(s, ix->words, in_place ? NULL : f, x, 1, threads, hdr, hdr_len, sec, n_sec);
 	if (!err) {
 		seal(hdr, hdr_len, XXH3_64bits_digest(x));
 		if (in_place)
