@@ -170,6 +170,19 @@ static void names_index(struct names *nm)
 	}
 }
 
+/* Makes room in nm's table for n names in all, so that it never grows
+ * (each growth rehashes every name, and at 10 million names the growths
+ * cost a third of the numbering's time). */
+static void names_reserve(struct names *nm, size_t n)
+{
+	size_t n_slots = nm->n_slots ? nm->n_slots : 1024;
+
+	while ((n + 1) * 2 > n_slots && n_slots < ((size_t)1 << 32))
+		n_slots *= 2;
+	if (n_slots > nm->n_slots)
+		names_rehash(nm, n_slots);
+}
+
 /* Reads the names of ix into nm: in place for lookups by id (query), or
  * copied for lookups by string (add, delete). */
 static int names_load(struct names *nm, const simhash_index *ix, int copy, const char *path)
@@ -228,7 +241,8 @@ static int names_store(struct names *nm, simhash_index *ix)
 	uint64_t n = nm->n, zero = 0;
 	int ret = 0;
 
-	if (sbuf_add(&b, NAMES_MAGIC, 8) || sbuf_add(&b, &n, 8) ||
+	if (sbuf_grow(&b, 16 + (n + 1) * 8 + nm->bytes.len) || /* one allocation */
+	    sbuf_add(&b, NAMES_MAGIC, 8) || sbuf_add(&b, &n, 8) ||
 	    (n ? sbuf_add(&b, nm->off, (n + 1) * 8) : sbuf_add(&b, &zero, 8)) ||
 	    sbuf_add(&b, nm->bytes.p, nm->bytes.len) ||
 	    simhash_index_set_user(ix, b.p, b.len) != SIMHASH_OK)
@@ -268,6 +282,20 @@ static void fpvec_push(struct fpvec *v, const simhash_fp *fp, uint64_t id)
 	}
 	memcpy(v->w + v->n * words, fp->w, words * 8);
 	v->id[v->n++] = id;
+}
+
+/* Room for n fingerprints in all. */
+static void fpvec_reserve(struct fpvec *v, size_t n)
+{
+	if (n <= v->cap)
+		return;
+	v->cap = n;
+	v->w = realloc(v->w, v->cap * 2 * sizeof *v->w);
+	v->id = realloc(v->id, v->cap * sizeof *v->id);
+	if (!v->w || !v->id) {
+		cli_err("out of memory");
+		exit(EXIT_FAIL);
+	}
 }
 
 /* Called for each fingerprint line; nonzero stops the read. */
@@ -456,6 +484,7 @@ struct pending {
 struct cbatch {
 	struct pending pend[COLLECT_BATCH];
 	unsigned n;
+	size_t expect;  /* lines expected in all, estimated (0: none) */
 	size_t arena_len, arena_cap;
 	char *arena;
 };
@@ -466,6 +495,8 @@ struct collect {
 	int add;          /* new names get ids; else unknown names are skipped */
 	struct progress *prog; /* or NULL */
 	uint64_t bytes, lines; /* not yet reported to prog */
+	uint64_t size_hint;    /* bytes of input in all (0: unknown), for the first
+				* batch's estimate of the lines to expect */
 	struct cbatch *cur;    /* being filled by the reading thread */
 	int threaded;
 	pthread_t th;
@@ -497,6 +528,11 @@ static void cbatch_free(struct cbatch *b)
 /* Numbers the ids of b's lines and keeps their fingerprints, in order. */
 static void cbatch_run(struct collect *c, struct cbatch *b)
 {
+	if (b->expect) {
+		names_reserve(c->nm, b->expect);
+		fpvec_reserve(c->v, b->expect);
+		b->expect = 0;
+	}
 	for (unsigned i = 0; i < b->n; i++) {
 		struct pending *p = &b->pend[i];
 		uint64_t n;
@@ -559,9 +595,30 @@ static void collect_init(struct collect *c, struct fpvec *v, struct names *nm, i
 	}
 }
 
+/* Lines to expect in all, from the bytes per line of the first batch b,
+ * at most one per 18 bytes (the shortest line: 16 hex digits, a tab, an
+ * empty id, a newline). A guess: the table and vector still grow past it. */
+static size_t collect_expect(const struct collect *c, const struct cbatch *b)
+{
+	uint64_t line_bytes = 0, n;
+
+	for (unsigned i = 0; i < b->n; i++) /* HEX, tab, id, newline */
+		line_bytes += b->pend[i].fp.bits / 4 + b->pend[i].len + 2;
+	if (!b->n || !line_bytes)
+		return 0;
+	n = c->size_hint / ((line_bytes + b->n - 1) / b->n);
+	if (n > c->size_hint / 18)
+		n = c->size_hint / 18;
+	return n + n / 32; /* some slack for shorter lines later */
+}
+
 /* Hands the batch being filled on (to the consumer, or runs it here). */
 static void collect_hand(struct collect *c)
 {
+	if (c->size_hint) { /* the first batch carries the estimate */
+		c->cur->expect = collect_expect(c, c->cur);
+		c->size_hint = 0;
+	}
 	if (!c->threaded) {
 		cbatch_run(c, c->cur);
 		return;
@@ -863,6 +920,7 @@ static int do_build(int argc, char **argv)
 	}
 	progress_init(&prog, optind == argc ? 0 : total_size(argv + optind, argc - optind));
 	collect_init(&col, &v, &nm, 1, &prog, a.jobs > 1);
+	col.size_hint = prog.total_bytes; /* 0 when not all inputs are regular files */
 	if (optind == argc)
 		ret = read_text("-", &bits, collect_line, &col);
 	for (int i = optind; i < argc && ret == 0; i++)
