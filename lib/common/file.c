@@ -318,12 +318,18 @@ simhash_err sh_outfile_map(simhash_outfile *f, uint64_t off, size_t len, void **
 	return SIMHASH_OK;
 }
 
-void sh_outfile_unmap(void *p, uint64_t off, size_t len)
+/* The range's write-back starts now (sync_file_range, no wait): the disk
+ * works while the caller fills the next range, and commit()'s fsync is
+ * left the last range to wait for. */
+void sh_outfile_unmap(simhash_outfile *f, void *p, uint64_t off, size_t len)
 {
 	uint64_t lead = off % (uint64_t)sysconf(_SC_PAGESIZE);
 
-	if (p)
-		munmap((char *)p - lead, len + lead);
+	if (!p)
+		return;
+	munmap((char *)p - lead, len + lead);
+	if (f && f->fd >= 0)
+		(void)sync_file_range(f->fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
 }
 
 const char *simhash_outfile_temp(const simhash_outfile *f)

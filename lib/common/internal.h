@@ -369,8 +369,9 @@ simhash_err sh_outfile_reserve(simhash_outfile *f, uint64_t len);
 /* Maps bytes [off, off + len) of a reserved file writable and shared (stores
  * reach the file, and commit()'s fsync writes them); *p points at byte off. */
 simhash_err sh_outfile_map(simhash_outfile *f, uint64_t off, size_t len, void **p);
-/* Undoes sh_outfile_map(f, off, len, &p); the stores stay in the file. */
-void sh_outfile_unmap(void *p, uint64_t off, size_t len);
+/* Undoes sh_outfile_map(f, off, len, &p); the stores stay in the file, and
+ * their write-back to the disk starts (commit() still waits for it). */
+void sh_outfile_unmap(simhash_outfile *f, void *p, uint64_t off, size_t len);
 
 /* ---- fingerprint/near.c: the threshold of a kind of sketch in tenths
  * (SIMHASH_NEAR_T_SHORT, SIMHASH_NEAR_T_LONG), for exact integer tests:

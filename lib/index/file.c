@@ -267,7 +267,7 @@ static simhash_err build_mapped(sh_ix_seg *s, unsigned words, simhash_outfile *f
 			uint64_t from = lo > body_off ? lo : body_off;
 			XXH3_64bits_update(x, w + (from - lo), hi - from);
 		}
-		sh_outfile_unmap(w, lo, (size_t)(hi - lo));
+		sh_outfile_unmap(f, w, lo, (size_t)(hi - lo));
 		lo = hi;
 	}
 	return err;
