@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include "config_opts.h"
 #include "progress.h"
@@ -74,12 +75,35 @@ static size_t slot_home(uint64_t hash32, size_t n_slots)
 	return (size_t)((hash32 * n_slots) >> 32); /* n_slots <= 2^32 */
 }
 
+/* A zeroed table of n slots. Lookups hit it at random, so a large one is
+ * asked for huge pages (a TLB miss per lookup otherwise), and written once
+ * here: a first read would map the shared zero page, and the first write
+ * after it costs a copy and a TLB flush on every processor. */
+static uint64_t *slots_alloc(size_t n)
+{
+	const size_t huge = (size_t)1 << 21;
+	size_t len = n * sizeof(uint64_t);
+	void *p;
+
+	if (len < 2 * huge)
+		return xcalloc(n, sizeof(uint64_t));
+	if (posix_memalign(&p, huge, len)) {
+		cli_err("out of memory");
+		exit(EXIT_FAIL);
+	}
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, len, MADV_HUGEPAGE); /* advice only */
+#endif
+	memset(p, 0, len);
+	return p;
+}
+
 static void names_rehash(struct names *nm, size_t n_slots)
 {
 	uint64_t *old = nm->slot;
 	size_t old_n = nm->n_slots;
 
-	nm->slot = xcalloc(n_slots, sizeof *nm->slot);
+	nm->slot = slots_alloc(n_slots);
 	nm->n_slots = n_slots;
 	for (size_t i = 0; i < old_n; i++) {
 		size_t h;
@@ -157,7 +181,7 @@ static void names_index(struct names *nm)
 	while (nm->n * 2 > n_slots)
 		n_slots *= 2;
 	free(nm->slot);
-	nm->slot = xcalloc(n_slots, sizeof *nm->slot);
+	nm->slot = slots_alloc(n_slots);
 	nm->n_slots = n_slots;
 	for (size_t i = 0; i < nm->n; i++) {
 		size_t len;
