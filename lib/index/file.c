@@ -195,7 +195,7 @@ static simhash_err write_file(sh_ix_seg *s, unsigned words, simhash_outfile *f, 
 	for (size_t i = 0; i < n_sec && !err; i++) {
 		size_t t = (i - 4) / 3;
 		if (build && i >= 4 && (i - 4) % 3 == 0) {
-			err = sh_ix_table_fill(s, words, &s->tab[t], threads, fps, rows);
+			err = sh_ix_table_fill(s, words, &s->tab[t], threads, fps, rows, NULL, NULL);
 			if (err)
 				break;
 			fps = (uint64_t *)s->tab[t].fps, rows = (uint32_t *)s->tab[t].rows;
@@ -231,14 +231,26 @@ static simhash_err write_file(sh_ix_seg *s, unsigned words, simhash_outfile *f, 
  * there, so the bytes and the checksum are write_file's. At most one window
  * is mapped: the resident file pages stay under one table's size, and the
  * pages unmapped are the kernel's to write back. The header is left for the
- * caller. */
+ * caller. The tables share one scratch for their two-level scatter (one
+ * table's size, made once: fresh pages cost their zeroing); without it
+ * they are scattered in one pass, to the same bytes. */
 static simhash_err build_mapped(sh_ix_seg *s, unsigned words, simhash_outfile *f, XXH3_state_t *x,
 				unsigned threads, uint64_t body_off, sect *sec, size_t n_sec,
 				uint64_t size)
 {
 	simhash_err err = SIMHASH_OK;
-	uint64_t lo = 0;
+	uint64_t lo = 0, *sfps = NULL;
+	uint32_t *srows = NULL;
 	uint8_t *w;
+
+	if (s->n_tables) {
+		sfps = sh_ix_alloc_big(s->n * words * sizeof *sfps, 0);
+		srows = sh_ix_alloc_big(s->n * sizeof *srows, 0);
+		if (!sfps || !srows) {
+			free(sfps), free(srows);
+			sfps = NULL, srows = NULL;
+		}
+	}
 
 	for (size_t i = 0; i < n_sec && !err; i += i < 4 ? 4 : 3) {
 		uint64_t hi = i + (i < 4 ? 4 : 3) < n_sec ? sec[i + (i < 4 ? 4 : 3)].off : size;
@@ -256,7 +268,7 @@ static simhash_err build_mapped(sh_ix_seg *s, unsigned words, simhash_outfile *f
 		} else {
 			err = sh_ix_table_fill(s, words, &s->tab[t], threads,
 					       (uint64_t *)(w + (sec[i + 1].off - lo)),
-					       (uint32_t *)(w + (sec[i + 2].off - lo)));
+					       (uint32_t *)(w + (sec[i + 2].off - lo)), sfps, srows);
 			if (!err) {
 				memcpy(w + (sec[i].off - lo), s->tab[t].dir, sec[i].len);
 				free((void *)s->tab[t].dir);
@@ -270,6 +282,7 @@ static simhash_err build_mapped(sh_ix_seg *s, unsigned words, simhash_outfile *f
 		sh_outfile_unmap(f, w, lo, (size_t)(hi - lo));
 		lo = hi;
 	}
+	free(sfps), free(srows);
 	return err;
 }
 

@@ -115,9 +115,11 @@ void sh_ix_table_geometry(sh_ix_table *tb, unsigned bits, unsigned start, unsign
 void sh_ix_seg_geometry(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan);
 /* Fills tb's directory, fingerprints and rows from s->fps (geometry set) on
  * `threads` threads; the same bytes for any number. The directory is
- * allocated, and so are fps and rows unless given (n rows each). */
+ * allocated, and so are fps and rows unless given (n rows each). sfps and
+ * srows (n rows each, or NULL): scratch for a scatter in two levels, which
+ * keeps the writes of a wide directory in cache; the same bytes either way. */
 simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads,
-			     uint64_t *fps, uint32_t *rows);
+			     uint64_t *fps, uint32_t *rows, uint64_t *sfps, uint32_t *srows);
 simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
 			       unsigned threads);
 /* Appends the live matches of s within k of q to out (unsorted). */

@@ -355,6 +355,8 @@ size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words,
 
 #define FILL_MAX_THREADS 64
 
+#define GROUP_BITS 8 /* two-level scatter: 2^8 groups of slots */
+
 typedef struct fill {
 	const sh_ix_seg *s;
 	const sh_ix_table *tb;
@@ -362,12 +364,19 @@ typedef struct fill {
 	uint64_t *fps;
 	uint32_t *rows, *dir;
 	uint32_t *cnt[FILL_MAX_THREADS]; /* per thread: counts, then cursors */
+	/* two-level scatter (sfps != NULL): rows grouped by their slot's top
+	 * GROUP_BITS in sfps and srows first; gcur[j][g] is thread j's cursor
+	 * in group g, and cnt[0] the cursor of every slot in the second level */
+	uint64_t *sfps;
+	uint32_t *srows;
+	unsigned lo_bits; /* slot bits below the group's */
+	uint32_t gcur[FILL_MAX_THREADS][1 << GROUP_BITS];
 } fill;
 
 typedef struct fill_job {
 	fill *f;
 	unsigned j;
-	int phase; /* 0 count, 1 scatter, 2 sort slots */
+	int phase; /* 0 count, 1 scatter, 2 sort slots, 3 scatter to groups, 4 groups to slots */
 	simhash_err err;
 } fill_job;
 
@@ -399,6 +408,45 @@ static void fill_scatter(fill *f, unsigned j)
 		else
 			memcpy(f->fps + (size_t)pos * 2, f->s->fps + i * 2, 16);
 		f->rows[pos] = (uint32_t)i;
+	}
+}
+
+/* First level: thread j's rows into their groups, in row order. */
+static void fill_group(fill *f, unsigned j)
+{
+	size_t n = f->s->n, lo = n * j / f->n_threads, hi = n * (j + 1) / f->n_threads;
+	uint32_t *cur = f->gcur[j];
+	unsigned words = f->words, lo_bits = f->lo_bits;
+
+	for (size_t i = lo; i < hi; i++) {
+		uint32_t pos = cur[slot_of(f, i) >> lo_bits]++;
+		if (words == 1)
+			f->sfps[pos] = f->s->fps[i];
+		else
+			memcpy(f->sfps + (size_t)pos * 2, f->s->fps + i * 2, 16);
+		f->srows[pos] = (uint32_t)i;
+	}
+}
+
+/* Second level: thread j's groups, each read in order into its slots. A
+ * group's slots are a range of the table that stays in cache, and belong
+ * to this thread alone. */
+static void fill_ungroup(fill *f, unsigned j)
+{
+	const sh_ix_table *tb = f->tb;
+	size_t ng = (size_t)1 << GROUP_BITS;
+	size_t g0 = ng * j / f->n_threads, g1 = ng * (j + 1) / f->n_threads;
+	uint32_t *cur = f->cnt[0];
+	unsigned words = f->words, shift = tb->width - tb->dir_bits;
+
+	for (size_t p = f->dir[g0 << f->lo_bits]; p < f->dir[g1 << f->lo_bits]; p++) {
+		const uint64_t *fp = f->sfps + p * words;
+		uint32_t pos = cur[sh_ix_chunk(fp, tb->start, tb->width) >> shift]++;
+		if (words == 1)
+			f->fps[pos] = fp[0];
+		else
+			memcpy(f->fps + (size_t)pos * 2, fp, 16);
+		f->rows[pos] = f->srows[p];
 	}
 }
 
@@ -480,8 +528,12 @@ static void *fill_worker(void *arg)
 		fill_count(job->f, job->j);
 	else if (job->phase == 1)
 		fill_scatter(job->f, job->j);
-	else
+	else if (job->phase == 2)
 		job->err = fill_sort_slots(job->f, job->j);
+	else if (job->phase == 3)
+		fill_group(job->f, job->j);
+	else
+		fill_ungroup(job->f, job->j);
 	return NULL;
 }
 
@@ -510,11 +562,38 @@ static simhash_err fill_phase(fill *f, int phase)
 	return jobs[0].err ? jobs[0].err : err;
 }
 
+/* The directory from the counts: slot d starts at dir[d], thread j's share
+ * of it after threads < j (cnt[j][d] becomes that cursor, so cnt[0][d] is
+ * dir[d]); with groups, thread j's share of group g starts after threads
+ * < j (gcur[j][g]). */
+static void fill_directory(fill *f, size_t nd)
+{
+	size_t pos = 0, span = f->sfps ? (size_t)1 << f->lo_bits : nd;
+
+	for (size_t g0 = 0; g0 < nd; g0 += span) {
+		size_t in_group[FILL_MAX_THREADS] = {0}, start = pos;
+		for (size_t d = g0; d < g0 + span; d++) {
+			f->dir[d] = (uint32_t)pos;
+			for (unsigned j = 0; j < f->n_threads; j++) {
+				uint32_t c = f->cnt[j][d];
+				f->cnt[j][d] = (uint32_t)pos;
+				in_group[j] += c;
+				pos += c;
+			}
+		}
+		for (unsigned j = 0; f->sfps && j < f->n_threads; j++) {
+			f->gcur[j][g0 >> f->lo_bits] = (uint32_t)start;
+			start += in_group[j];
+		}
+	}
+	f->dir[nd] = (uint32_t)pos;
+}
+
 simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads,
-			     uint64_t *fps, uint32_t *rows)
+			     uint64_t *fps, uint32_t *rows, uint64_t *sfps, uint32_t *srows)
 {
 	size_t n = s->n, nd = (size_t)1 << tb->dir_bits;
-	fill f = {s, tb, words, threads ? threads : 1, fps, rows, NULL, {NULL}};
+	fill f = {s, tb, words, threads ? threads : 1, fps, rows, NULL, {NULL}, NULL, NULL, 0, {{0}}};
 	simhash_err err = SIMHASH_ENOMEM;
 
 	if (f.n_threads > FILL_MAX_THREADS)
@@ -532,18 +611,18 @@ simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb
 	for (unsigned j = 0; j < f.n_threads; j++)
 		if (!(f.cnt[j] = sh_ix_alloc_big(nd * sizeof *f.cnt[j], 1)))
 			goto out_free_cnt;
+	/* a wide directory's slots are written at random: in two levels
+	 * through the scratch, each level's writes stay in cache */
+	if (sfps && srows && tb->dir_bits >= GROUP_BITS + 4)
+		f.sfps = sfps, f.srows = srows, f.lo_bits = tb->dir_bits - GROUP_BITS;
 	fill_phase(&f, 0);
-	/* slot d starts at dir[d]; thread j's share of it after threads < j */
-	for (size_t d = 0, pos = 0; d < nd; d++) {
-		f.dir[d] = (uint32_t)pos;
-		for (unsigned j = 0; j < f.n_threads; j++) {
-			uint32_t c = f.cnt[j][d];
-			f.cnt[j][d] = (uint32_t)pos;
-			pos += c;
-		}
+	fill_directory(&f, nd);
+	if (f.sfps) {
+		fill_phase(&f, 3);
+		fill_phase(&f, 4);
+	} else {
+		fill_phase(&f, 1);
 	}
-	f.dir[nd] = (uint32_t)n;
-	fill_phase(&f, 1);
 	err = tb->dir_bits < tb->width ? fill_phase(&f, 2) : SIMHASH_OK;
 out_free_cnt:
 	for (unsigned j = 0; j < f.n_threads; j++)
@@ -613,7 +692,7 @@ simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_
 	s->n_tables = 0; /* until they are built */
 	/* one table at a time, every thread on it: the scratch is one table's */
 	for (unsigned t = 0; t < nt && !err; t++) {
-		err = sh_ix_table_fill(s, words, &s->tab[t], threads, NULL, NULL);
+		err = sh_ix_table_fill(s, words, &s->tab[t], threads, NULL, NULL, NULL, NULL);
 		if (!err) {
 			s->own[2 + 3 * t] = (void *)s->tab[t].fps;
 			s->own[3 + 3 * t] = (void *)s->tab[t].rows;
