@@ -66,7 +66,10 @@ static const char *name_at(const struct names *nm, uint64_t id, size_t *len)
 /* A slot holds the top 32 bits of its name's hash over id + 1 (0: empty), and
  * a name's first slot is taken from those top bits: the table grows without
  * reading a name again, and a lookup compares names only when 32 bits of
- * hash agree. At most half full: linear probing stays short. */
+ * hash agree. At most 70% full: linear probing stays short (3.6 slots a
+ * miss on average at 60%, mostly within one cache line), and the table of
+ * 10 million names is 128 MB, not 256 (fresh pages cost their zeroing). */
+#define SLOTS_FULL(n, n_slots) ((n) * 10 > (n_slots) * 7)
 #define SLOT_ID(x) ((x) & 0xffffffffu)
 #define SLOT_HASH(x) ((x) >> 32)
 
@@ -128,7 +131,7 @@ static uint64_t names_get_hashed(struct names *nm, const char *s, size_t len, ui
 {
 	size_t h;
 
-	if (nm->n_slots == 0 || (nm->n + 1) * 2 > nm->n_slots) {
+	if (nm->n_slots == 0 || SLOTS_FULL(nm->n + 1, nm->n_slots)) {
 		if (nm->n_slots >= ((size_t)1 << 32)) {
 			cli_err("too many distinct ids");
 			exit(EXIT_FAIL);
@@ -201,7 +204,7 @@ static void names_reserve(struct names *nm, size_t n)
 {
 	size_t n_slots = nm->n_slots ? nm->n_slots : 1024;
 
-	while ((n + 1) * 2 > n_slots && n_slots < ((size_t)1 << 32))
+	while (SLOTS_FULL(n + 1, n_slots) && n_slots < ((size_t)1 << 32))
 		n_slots *= 2;
 	if (n_slots > nm->n_slots)
 		names_rehash(nm, n_slots);
