@@ -135,6 +135,9 @@ void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits);
 /* Sorts n rows (fps words each, ids) by (fp, id) in place and removes
  * duplicate pairs; returns the new n. 64 bits sort on `threads` threads. */
 size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads);
+/* The same with scratch of n * 16 bytes from the caller (NULL: its own). */
+size_t sh_ix_sort_unique_buf(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads,
+			     void *buf);
 simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist);
 
 /* ---- plan.c: the cost model's constants (ns), shared with mih.c; fitted on

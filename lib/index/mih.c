@@ -245,7 +245,7 @@ static simhash_err msd_phase(msd *m, int phase)
 	return jobs[0].err ? jobs[0].err : err;
 }
 
-static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n, unsigned threads)
+static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n, unsigned threads, void *buf)
 {
 	const size_t nd = (size_t)1 << MSD_BITS;
 	msd *m = calloc(1, sizeof *m);
@@ -258,7 +258,7 @@ static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n, unsigned thr
 	/* a thread per 65536 rows at least: fewer are not worth starting one */
 	if (m->n_threads > 1 && n / m->n_threads < ((size_t)1 << 16))
 		m->n_threads = n >> 16 ? (unsigned)(n >> 16) : 1;
-	m->a = sh_ix_alloc_big(n * sizeof *m->a, 0);
+	m->a = buf ? buf : sh_ix_alloc_big(n * sizeof *m->a, 0);
 	if (!m->a)
 		goto out_free;
 	msd_phase(m, 0);
@@ -288,12 +288,19 @@ static size_t sort_unique64(uint64_t *fps, uint64_t *ids, size_t n, unsigned thr
 	msd_phase(m, 3);
 	out = m->out[nd];
 out_free:
-	free(m->a);
+	if (m->a != buf)
+		free(m->a);
 	free(m);
 	return out;
 }
 
 size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads)
+{
+	return sh_ix_sort_unique_buf(fps, ids, n, words, threads, NULL);
+}
+
+size_t sh_ix_sort_unique_buf(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads,
+			     void *buf)
 {
 	kr *a, *b, *s, *o;
 	uint64_t *f2, *i2;
@@ -302,7 +309,7 @@ size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words,
 	if (n < 2)
 		return n;
 	if (words == 1)
-		return sort_unique64(fps, ids, n, threads);
+		return sort_unique64(fps, ids, n, threads, buf);
 	a = malloc(n * sizeof *a);
 	b = malloc(n * sizeof *b);
 	f2 = malloc(n * words * sizeof *f2);
