@@ -982,7 +982,14 @@ static int do_build(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	{
+		char stage[128];
+		snprintf(stage, sizeof stage, "%zu fingerprints read; sorting and writing %s", v.n,
+			 a.jobs > 1 ? "the tables in parallel" : "the tables");
+		progress_stage(&prog, stage); /* the build has no count to show */
+	}
 	err = simhash_index_build_file(ix, v.w, v.id, v.n, (unsigned)a.jobs, a.out);
+	progress_end(&prog);
 	if (err == SIMHASH_ENOMEM) {
 		cli_err("index build: %s", simhash_strerror(err));
 		ret = EXIT_FAIL;

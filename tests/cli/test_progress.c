@@ -3,7 +3,9 @@
  * written to (cli/progress.c). Uses pseudo-terminals; skips without them. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "progress.h"
 #include "test.h"
@@ -51,4 +53,40 @@ static void test_not_drawn_when_stdout_is_the_same_terminal(void)
 	close(mb);
 }
 
-TEST_MAIN("progress", TEST(test_not_drawn_when_stdout_is_the_same_terminal))
+/* A stage (index build after its reading) is drawn under the counts' rules:
+ * not for a small input, and erased by progress_end(). Standard error is
+ * pointed at a pseudo-terminal and standard output at a pipe meanwhile. */
+static void test_stage_drawn_for_large_inputs_only(void)
+{
+	int s, m = open_pty(&s), p[2], out, err;
+	struct progress pr;
+	char got[256];
+	ssize_t n;
+	static const char want[] = "\rbuilding\033[K\r\033[K";
+
+	if (m < 0) {
+		printf("no pseudo-terminals: skipped\n");
+		return;
+	}
+	CHECK(pipe(p) == 0);
+	out = dup(STDOUT_FILENO), err = dup(STDERR_FILENO);
+	fflush(stdout);
+	dup2(p[1], STDOUT_FILENO), dup2(s, STDERR_FILENO);
+	progress_init(&pr, 0);
+	progress_stage(&pr, "small"); /* no bytes or documents yet */
+	CHECK(pr.shown == 0);
+	pr.docs = 20000; /* large now (progress_add would also draw the count) */
+	progress_stage(&pr, "building");
+	CHECK(pr.shown == 1);
+	progress_end(&pr);
+	dup2(out, STDOUT_FILENO), dup2(err, STDERR_FILENO);
+	close(out), close(err);
+	fcntl(m, F_SETFL, O_NONBLOCK);
+	n = read(m, got, sizeof got - 1);
+	CHECK(n == (ssize_t)sizeof want - 1);
+	CHECK(n > 0 && memcmp(got, want, sizeof want - 1) == 0);
+	close(p[0]), close(p[1]), close(s), close(m);
+}
+
+TEST_MAIN("progress", TEST(test_not_drawn_when_stdout_is_the_same_terminal),
+	  TEST(test_stage_drawn_for_large_inputs_only))
