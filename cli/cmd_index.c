@@ -490,13 +490,15 @@ static int read_any(const char *path, unsigned *bits, const char **scheme, char 
 	return read_text(path, bits, fn, arg);
 }
 
-/* Lines wait in a batch, their ids copied and hashed; the batch is then
- * looked up in input order (so ids are numbered as line by line), each
+/* Lines wait in a batch, their ids copied; the batch's ids are then hashed
+ * and looked up in input order (so ids are numbered as line by line), each
  * slot prefetched PREFETCH_AHEAD lines before its lookup so that the id
  * table's cache misses overlap. With threads (index build -j 2 and more),
  * full batches go to one consumer thread through a short queue: the reading
- * thread parses and hashes, the consumer numbers the ids and keeps the
- * fingerprints; only the consumer touches the id table and the vector. */
+ * thread parses, the consumer hashes and numbers the ids and keeps the
+ * fingerprints (the parsing is the larger share: the hashing is the
+ * consumer's to balance the two); only the consumer touches the id table
+ * and the vector. */
 #define COLLECT_BATCH 1024
 #define COLLECT_ARENA 65536
 #define COLLECT_QUEUE 4
@@ -560,6 +562,8 @@ static void cbatch_run(struct collect *c, struct cbatch *b)
 		fpvec_reserve(c->v, b->expect);
 		b->expect = 0;
 	}
+	for (unsigned i = 0; i < b->n; i++)
+		b->pend[i].hash = name_hash(b->arena + b->pend[i].off, b->pend[i].len);
 	for (unsigned i = 0; i < b->n; i++) {
 		struct pending *p = &b->pend[i];
 		uint64_t n;
@@ -712,7 +716,6 @@ static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t 
 	}
 	p = &b->pend[b->n++];
 	p->fp = *fp;
-	p->hash = name_hash(id, id_len);
 	p->off = (uint32_t)b->arena_len;
 	p->len = (uint32_t)id_len;
 	memcpy(b->arena + b->arena_len, id, id_len);
