@@ -71,6 +71,19 @@ void progress_add(struct progress *p, uint64_t bytes, uint64_t docs)
 		p->shown = 1;
 }
 
+void progress_stage(struct progress *p, const char *text)
+{
+	char line[160];
+	int n;
+
+	if (!p->tty ||
+	    (p->total_bytes <= LARGE_BYTES && p->bytes <= LARGE_BYTES && p->docs <= LARGE_DOCS))
+		return;
+	n = snprintf(line, sizeof(line), "\r%s\033[K", text);
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) > 0)
+		p->shown = 1;
+}
+
 void progress_end(struct progress *p)
 {
 	if (p->shown && write(STDERR_FILENO, "\r\033[K", 4) < 0) {

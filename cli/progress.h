@@ -26,6 +26,10 @@ void progress_init(struct progress *p, uint64_t total_bytes);
 int progress_may_draw(int out_fd, int err_fd);
 /* Adds bytes and documents done; redraws if due. */
 void progress_add(struct progress *p, uint64_t bytes, uint64_t docs);
+/* Shows text (a stage with no count, such as the index build after its
+ * reading) on the line, under the same rules as the counts; progress_end()
+ * erases it. */
+void progress_stage(struct progress *p, const char *text);
 /* Erases the line, if drawn. */
 void progress_end(struct progress *p);
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,7 +153,7 @@ static int make_temp(simhash_outfile *f)
 		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 		snprintf(f->tmp, n + 24, "%s.%06llx.tmp", f->target,
 			 (unsigned long long)((z ^ (z >> 31)) & 0xffffff));
-		f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		f->fd = open(f->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666); /* RDWR: sh_outfile_map */
 		if (f->fd >= 0)
 			return 0;
 		if (errno != EEXIST && errno != EINTR)
@@ -280,6 +281,55 @@ simhash_err sh_outfile_pwrite(simhash_outfile *f, const void *data, size_t len, 
 		off += (uint64_t)w;
 	}
 	return SIMHASH_OK;
+}
+
+/* fallocate() rather than posix_fallocate(): where the file system cannot
+ * allocate ahead, glibc's fallback writes every block, which costs what
+ * the caller's own writes would. */
+simhash_err sh_outfile_reserve(simhash_outfile *f, uint64_t len)
+{
+	int e;
+
+	if (!f || !f->tmp || f->fd < 0 || len > (uint64_t)INT64_MAX)
+		return SIMHASH_EINVAL;
+	if (len == 0)
+		return SIMHASH_OK;
+	do
+		e = fallocate(f->fd, 0, 0, (off_t)len) ? errno : 0;
+	while (e == EINTR);
+	if (e == 0)
+		return SIMHASH_OK;
+	(void)ftruncate(f->fd, 0); /* a partial allocation: the caller writes from 0 */
+	errno = e;
+	return e == ENOSPC || e == EDQUOT ? SIMHASH_ENOSPC : SIMHASH_EINVAL;
+}
+
+simhash_err sh_outfile_map(simhash_outfile *f, uint64_t off, size_t len, void **p)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), lead = off % page;
+	void *m;
+
+	if (!f || !f->tmp || f->fd < 0 || !p || len == 0)
+		return SIMHASH_EINVAL;
+	m = mmap(NULL, len + lead, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, (off_t)(off - lead));
+	if (m == MAP_FAILED)
+		return errno == ENOMEM ? SIMHASH_ENOMEM : SIMHASH_EIO;
+	*p = (char *)m + lead;
+	return SIMHASH_OK;
+}
+
+/* The range's write-back starts now (sync_file_range, no wait): the disk
+ * works while the caller fills the next range, and commit()'s fsync is
+ * left the last range to wait for. */
+void sh_outfile_unmap(simhash_outfile *f, void *p, uint64_t off, size_t len)
+{
+	uint64_t lead = off % (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!p)
+		return;
+	munmap((char *)p - lead, len + lead);
+	if (f && f->fd >= 0)
+		(void)sync_file_range(f->fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
 }
 
 const char *simhash_outfile_temp(const simhash_outfile *f)

@@ -365,6 +365,18 @@ simhash_err sh_pairs_self_path(const uint64_t *fps, size_t n, unsigned bits, uns
 /* Writes len bytes at offset off of f's file (a temporary file, not a
  * target written in place): for a header whose checksum comes last. */
 simhash_err sh_outfile_pwrite(simhash_outfile *f, const void *p, size_t len, uint64_t off);
+/* Gives f's temporary file its final size len with every block allocated,
+ * so that stores through a mapping of it cannot meet a full disk (a SIGBUS)
+ * later: SIMHASH_OK; SIMHASH_ENOSPC when the space is not there; SIMHASH_EINVAL
+ * when the file system cannot allocate ahead or f is written in place (the
+ * file is then left empty for the caller to write). */
+simhash_err sh_outfile_reserve(simhash_outfile *f, uint64_t len);
+/* Maps bytes [off, off + len) of a reserved file writable and shared (stores
+ * reach the file, and commit()'s fsync writes them); *p points at byte off. */
+simhash_err sh_outfile_map(simhash_outfile *f, uint64_t off, size_t len, void **p);
+/* Undoes sh_outfile_map(f, off, len, &p); the stores stay in the file, and
+ * their write-back to the disk starts (commit() still waits for it). */
+void sh_outfile_unmap(simhash_outfile *f, void *p, uint64_t off, size_t len);
 
 /* ---- fingerprint/near.c: the threshold of a kind of sketch in tenths
  * (SIMHASH_NEAR_T_SHORT, SIMHASH_NEAR_T_LONG), for exact integer tests:

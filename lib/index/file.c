@@ -196,7 +196,7 @@ static simhash_err write_file(sh_ix_seg *s, unsigned words, simhash_outfile *f, 
 	for (size_t i = 0; i < n_sec && !err; i++) {
 		size_t t = (i - 4) / 3;
 		if (build && i >= 4 && (i - 4) % 3 == 0) {
-			err = sh_ix_table_fill(s, words, &s->tab[t], threads, fps, rows);
+			err = sh_ix_table_fill(s, words, &s->tab[t], threads, fps, rows, NULL, NULL);
 			if (err)
 				break;
 			fps = (uint64_t *)s->tab[t].fps, rows = (uint32_t *)s->tab[t].rows;
@@ -223,24 +223,90 @@ static simhash_err write_file(sh_ix_seg *s, unsigned words, simhash_outfile *f, 
 	return err;
 }
 
+/* Builds the file in place in f's temporary file, its space reserved, one
+ * window of a shared mapping at a time: each section before the tables,
+ * then each table's directory, fingerprints and rows, filled straight into
+ * the file (no copy through write(), and the page faults spread over the
+ * fill's threads). Each window is hashed into x, in file order, before it is
+ * unmapped: unwritten bytes (the padding) read as the zeros write_file puts
+ * there, so the bytes and the checksum are write_file's. At most one window
+ * is mapped: the resident file pages stay under the largest window (a table,
+ * or the user section), and the pages unmapped are the kernel's to write
+ * back. The header is left for the caller. The tables share one scratch for
+ * their two-level scatter (scratch: n * (8 * words + 4) bytes, or NULL);
+ * without it they are scattered in one pass, to the same bytes. */
+static simhash_err build_mapped(sh_ix_seg *s, unsigned words, simhash_outfile *f, XXH3_state_t *x,
+				unsigned threads, uint64_t body_off, sect *sec, size_t n_sec,
+				uint64_t size, void *scratch)
+{
+	simhash_err err = SIMHASH_OK;
+	uint64_t lo = 0, *sfps = scratch;
+	uint32_t *srows = scratch ? (uint32_t *)(sfps + s->n * words) : NULL;
+	uint8_t *w;
+
+	/* windows: each of scheme, user, ids and fps (scan layout), then
+	 * each table's three sections together */
+	for (size_t i = 0, step; i < n_sec && !err; i += step) {
+		uint64_t hi;
+		size_t t = (i - 4) / 3;
+
+		step = i < 4 ? 1 : 3;
+		hi = i + step < n_sec ? sec[i + step].off : size;
+		if (hi == lo)
+			continue;
+		err = sh_outfile_map(f, lo, (size_t)(hi - lo), (void **)&w);
+		if (err)
+			break;
+		if (i < 4) {
+			if (sec[i].len)
+				memcpy(w + (sec[i].off - lo), sec[i].p, sec[i].len);
+		} else {
+			err = sh_ix_table_fill(s, words, &s->tab[t], threads,
+					       (uint64_t *)(w + (sec[i + 1].off - lo)),
+					       (uint32_t *)(w + (sec[i + 2].off - lo)), sfps, srows);
+			if (!err) {
+				memcpy(w + (sec[i].off - lo), s->tab[t].dir, sec[i].len);
+				free((void *)s->tab[t].dir);
+			}
+			s->tab[t].dir = NULL, s->tab[t].fps = NULL, s->tab[t].rows = NULL;
+		}
+		if (!err) {
+			uint64_t from = lo > body_off ? lo : body_off;
+			XXH3_64bits_update(x, w + (from - lo), hi - from);
+		}
+		sh_outfile_unmap(f, w, lo, (size_t)(hi - lo));
+		lo = hi;
+	}
+	return err;
+}
+
 /* Builds s's tables while writing them, and the body's checksum with them;
- * the header is written again at the end with the checksum in it. A target
- * written in place (a FIFO, a device) cannot be rewritten: there the tables
- * are built twice, once for the checksum and once to write them. */
+ * the header is written again at the end with the checksum in it. Built in
+ * a mapping of the file where its space can be reserved (build_mapped), else
+ * through write(). A target written in place (a FIFO, a device) cannot be
+ * rewritten: there the tables are built twice, once for the checksum and
+ * once to write them. */
 static simhash_err build_file(const simhash_index *ix, sh_ix_seg *s, simhash_outfile *f,
-			      unsigned threads)
+			      unsigned threads, void *scratch)
 {
 	uint8_t hdr[HDR_FIXED + HDR_TABLE * SIMHASH_PLAN_MAX_TABLES + 8];
 	sect sec[4 + 3 * SIMHASH_PLAN_MAX_TABLES];
 	size_t n_sec, hdr_len = layout(ix, s, hdr, sec, &n_sec, 1);
 	int in_place = simhash_outfile_temp(f) == NULL;
 	XXH3_state_t *x = XXH3_createState();
-	simhash_err err;
+	uint64_t size = get64(hdr + 56);
+	simhash_err err = SIMHASH_EINVAL;
 
 	if (!x)
 		return SIMHASH_ENOMEM;
 	XXH3_64bits_reset(x);
-	err = write_file(s, ix->words, in_place ? NULL : f, x, 1, threads, hdr, hdr_len, sec, n_sec);
+	if (!in_place)
+		err = sh_outfile_reserve(f, size);
+	if (err == SIMHASH_OK)
+		err = build_mapped(s, ix->words, f, x, threads, align64(hdr_len), sec, n_sec, size,
+				   scratch);
+	else if (err == SIMHASH_EINVAL) /* no reserved space: written */
+		err = write_file(s, ix->words, in_place ? NULL : f, x, 1, threads, hdr, hdr_len, sec, n_sec);
 	if (!err) {
 		seal(hdr, hdr_len, XXH3_64bits_digest(x));
 		if (in_place)
@@ -265,14 +331,14 @@ static simhash_err save_file(const simhash_index *ix, sh_ix_seg *s, simhash_outf
 /* The library's one atomic writer: temp file, fsync, rename, fsync of the
  * directory; an existing file keeps its mode. */
 static simhash_err write_atomic(const simhash_index *ix, sh_ix_seg *s, const char *path, int build,
-				unsigned threads)
+				unsigned threads, void *scratch)
 {
 	simhash_outfile *f;
 	simhash_err err = simhash_outfile_open(path, &f, NULL);
 
 	if (err)
 		return err;
-	err = build ? build_file(ix, s, f, threads) : save_file(ix, s, f);
+	err = build ? build_file(ix, s, f, threads, scratch) : save_file(ix, s, f);
 	if (err)
 		simhash_outfile_abort(f);
 	else
@@ -297,7 +363,7 @@ simhash_err simhash_index_save(const simhash_index *ix, const char *path)
 			goto out_unlock;
 		s = tmp_seg;
 	}
-	err = write_atomic(ix, (sh_ix_seg *)s, path, 0, 1);
+	err = write_atomic(ix, (sh_ix_seg *)s, path, 0, 1, NULL);
 out_unlock:
 	pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
 	sh_ix_seg_free(tmp_seg);
@@ -310,27 +376,35 @@ simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uin
 	sh_ix_seg *s;
 	simhash_index_plan plan;
 	simhash_err err;
+	void *scratch;
 
 	if (!ix || !path || !*path || (n && (!fps || !ids)) || n > UINT32_MAX || ix->n_seg)
 		return SIMHASH_EINVAL;
-	n = sh_ix_sort_unique(fps, ids, n, ix->words, threads);
-	if (n == SIZE_MAX)
-		return SIMHASH_ENOMEM;
-	if (n == 0)
-		return simhash_index_save(ix, path);
+	/* one scratch for the sort (16 bytes a row) and then the tables'
+	 * scatter (8 * words + 4): fresh pages cost their zeroing once.
+	 * Without it, the sort makes its own and the tables go in one pass. */
+	scratch = n ? sh_ix_alloc_big(n * (ix->words == 1 ? 16 : 20), 0) : NULL;
+	n = sh_ix_sort_unique_buf(fps, ids, n, ix->words, threads, scratch);
+	if (n == SIZE_MAX || n == 0) {
+		free(scratch);
+		return n ? SIMHASH_ENOMEM : simhash_index_save(ix, path);
+	}
 	s = calloc(1, sizeof *s);
-	if (!s)
+	if (!s) {
+		free(scratch);
 		return SIMHASH_ENOMEM;
+	}
 	/* the segment simhash_index_build would make, its tables still to come */
 	s->n = n, s->fps = fps, s->ids = ids;
 	err = sh_ix_plan_data(ix->bits, ix->max_dist, fps, n, (simhash_layout)ix->force, ix->force_m, &plan);
 	if (!err) {
 		sh_ix_seg_geometry(s, ix->bits, &plan);
 		pthread_rwlock_rdlock((pthread_rwlock_t *)&ix->lock);
-		err = write_atomic(ix, s, path, 1, threads);
+		err = write_atomic(ix, s, path, 1, threads, scratch);
 		pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
 	}
 	free(s);
+	free(scratch);
 	return err;
 }
 

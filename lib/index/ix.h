@@ -112,9 +112,11 @@ void sh_ix_table_geometry(sh_ix_table *tb, unsigned bits, unsigned start, unsign
 void sh_ix_seg_geometry(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan);
 /* Fills tb's directory, fingerprints and rows from s->fps (geometry set) on
  * `threads` threads; the same bytes for any number. The directory is
- * allocated, and so are fps and rows unless given (n rows each). */
+ * allocated, and so are fps and rows unless given (n rows each). sfps and
+ * srows (n rows each, or NULL): scratch for a scatter in two levels, which
+ * keeps the writes of a wide directory in cache; the same bytes either way. */
 simhash_err sh_ix_table_fill(const sh_ix_seg *s, unsigned words, sh_ix_table *tb, unsigned threads,
-			     uint64_t *fps, uint32_t *rows);
+			     uint64_t *fps, uint32_t *rows, uint64_t *sfps, uint32_t *srows);
 simhash_err sh_ix_tables_build(sh_ix_seg *s, unsigned bits, const simhash_index_plan *plan,
 			       unsigned threads);
 /* Entry i of s in storage order (rows, or table 0): its fingerprint and row. */
@@ -125,6 +127,9 @@ void sh_ix_seg_bias(sh_ix_seg *s, unsigned bits);
 /* Sorts n rows (fps words each, ids) by (fp, id) in place and removes
  * duplicate pairs; returns the new n. 64 bits sort on `threads` threads. */
 size_t sh_ix_sort_unique(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads);
+/* The same with scratch of n * 16 bytes from the caller (NULL: its own). */
+size_t sh_ix_sort_unique_buf(uint64_t *fps, uint64_t *ids, size_t n, unsigned words, unsigned threads,
+			     void *buf);
 simhash_err sh_ix_matches_push(simhash_matches *m, uint64_t id, unsigned dist);
 
 /* ---- mih_query.c */
