@@ -46,21 +46,6 @@ static void help(void)
 	cli_opts_help(stdout, opts, 0);
 }
 
-static unsigned online_cores(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > MAX_JOBS ? MAX_JOBS : (unsigned)n;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Concatenates the sets of ins[0..n) into one (for --self). */
 static int concat(struct fpinput *ins, size_t n, uint64_t **words, size_t *total)
 {
@@ -210,7 +195,7 @@ int cmd_pairs(int argc, char **argv)
 	simhash_pair *pairs = NULL;
 	uint64_t *cat = NULL;
 	simhash_err err;
-	double t0 = now();
+	double t0 = cli_now();
 
 	cli_parse_begin(&p, "pairs", opts, NULL, argc, argv);
 	while (ret == EXIT_OK && (o = cli_parse_next(&p)) != CLI_END) {
@@ -250,7 +235,7 @@ int cmd_pairs(int argc, char **argv)
 	}
 	join = n_paths == 2 && !self;
 	if (!jobs)
-		jobs = online_cores();
+		jobs = cli_online_cores(MAX_JOBS);
 	ins = xcalloc(n_paths, sizeof(*ins));
 	for (i = 0; i < n_paths && ret == EXIT_OK; i++)
 		ret = fpinput_read(&ins[i], paths[i], jobs);
@@ -304,7 +289,7 @@ int cmd_pairs(int argc, char **argv)
 		ret = outfile_commit(&out);
 	if (ret == EXIT_OK && !quiet && isatty(STDERR_FILENO))
 		fprintf(stderr, "simhash: pairs: %zu fingerprints, %zu pairs within %lu, %.2f s\n",
-			total, n_pairs, k, now() - t0);
+			total, n_pairs, k, cli_now() - t0);
 out:
 	simhash_pairs_free(pairs);
 	for (i = 0; i < n_paths; i++)
