@@ -125,7 +125,7 @@ static int take_doc(const struct source *s, struct src_private *b, struct doc *d
 	if (err)
 		return src_fail(&b->pub, d, "%s", simhash_strerror(err));
 	b->pub.n_docs++;
-	return s->o.doc(&b->pub, d, s->o.arg);
+	return s->o.doc(&b->pub, d, s->o.doc_arg ? s->o.doc_arg : s->o.arg);
 }
 
 /* A file given to a stream reader: standard input or the path opened. */

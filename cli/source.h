@@ -80,7 +80,8 @@ struct src_opts {
 	unsigned n_threads;
 	src_doc_fn doc;
 	src_batch_fn batch;
-	void *arg;                  /* of both hooks */
+	void *arg;                  /* of the batch hook, and of the doc hook ... */
+	void *doc_arg;              /* ... unless this is set */
 };
 
 struct source;
