@@ -256,6 +256,11 @@ static void fpvec_push(struct fpvec *v, const simhash_fp *fp, uint64_t id)
 	v->id[v->n++] = id;
 }
 
+/* Called for each fingerprint line; nonzero stops the read. (index_cmd.h
+ * repeats this typedef, as C11 allows, for the other files of the command.) */
+typedef int (*line_fn)(void *arg, const simhash_fp *fp, const char *id, size_t id_len,
+		       const char *path, uint64_t line);
+
 /* Reads `HEX<TAB>ID` lines of path ("-": stdin). want_bits: 0 any width the
  * first line sets (then *bits), else that width. Empty lines are skipped. */
 int index_read_text(const char *path, unsigned *bits, line_fn fn, void *arg)
