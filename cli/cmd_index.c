@@ -256,8 +256,7 @@ static void fpvec_push(struct fpvec *v, const simhash_fp *fp, uint64_t id)
 	v->id[v->n++] = id;
 }
 
-/* Called for each fingerprint line; nonzero stops the read. (index_cmd.h
- * repeats this typedef, as C11 allows, for the other files of the command.) */
+/* Called for each fingerprint line; nonzero stops the read. */
 typedef int (*line_fn)(void *arg, const simhash_fp *fp, const char *id, size_t id_len,
 		       const char *path, uint64_t line);
 

@@ -36,7 +36,8 @@ int index_check_k(const char *cmd, unsigned long k, unsigned bits, unsigned max)
 /* The index at path; NULL after printing why. */
 simhash_index *index_open(const char *path);
 
-/* Called for each fingerprint read; nonzero stops the read. */
+/* Called for each fingerprint read; nonzero stops the read. cmd_index.c
+ * repeats this typedef (as C11 allows) where it has always been. */
 typedef int (*line_fn)(void *arg, const simhash_fp *fp, const char *id, size_t id_len,
 		       const char *path, uint64_t line);
 
