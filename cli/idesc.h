@@ -47,10 +47,13 @@ int idesc_parse_line(const char *line, size_t len, simhash_fp *fp, struct sbuf *
 
 /* The names section: magic "SHNAMES1", the count n (u64), n + 1 offsets
  * (u64, rising, the first 0) into the bytes that follow, then the names back
- * to back. Its integers are in the byte order of the machine that wrote the
- * index, which is the order the index file's own header records (its byte
- * order mark): little-endian wherever simhash runs today. Read in place: off
- * and bytes point into the index's mapping. */
+ * to back. Its integers are in the writing machine's native byte order (they
+ * are copied from memory as they are) and read back the same way, unlike the
+ * index file's own header, which is little-endian byte by byte: so the
+ * section is little-endian on the machines simhash builds for (x86-64,
+ * aarch64), and one written on a big-endian machine would not read on a
+ * little-endian one. docs/format.md states this. Read in place: off and
+ * bytes point into the index's mapping. */
 #define IDESC_NAMES_MAGIC "SHNAMES1"
 
 struct idesc_names {
