@@ -651,6 +651,17 @@ static void help(void)
 	cli_opts_help(stdout, opts, 0);
 }
 
+/* A number option's argument into *out: EXIT_OK, or EXIT_USAGE after
+ * "CMD: invalid FLAG 'ARG' (expected WHAT)" if it is not in [min, max]. */
+static int num_arg(const char *cmd, const char *flag, const char *arg, unsigned long min,
+		   unsigned long max, const char *what, unsigned long *out)
+{
+	if (!parse_uint(arg, min, max, out))
+		return EXIT_OK;
+	cli_err("%s: invalid %s '%s' (expected %s)", cmd, flag, arg, what);
+	return EXIT_USAGE;
+}
+
 int index_parse_args(const char *cmd, int argc, char **argv, struct args *a,
 		     struct cli_config *cc, int *optind)
 {
@@ -670,26 +681,18 @@ int index_parse_args(const char *cmd, int argc, char **argv, struct args *a,
 		case OPT_OUT: a->out = p.arg; break;
 		case OPT_SCHEME: a->scheme = p.arg; break;
 		case OPT_K:
-			if (parse_uint(p.arg, 0, 1000, &a->k)) {
-				cli_err("%s: invalid -k '%s' (expected 0 to 16 at 64 bits, 0 to 32 at 128)", cmd, p.arg);
-				ret = EXIT_USAGE;
+			if ((ret = num_arg(cmd, "-k", p.arg, 0, 1000,
+					   "0 to 16 at 64 bits, 0 to 32 at 128", &a->k)))
 				goto out;
-			}
 			a->have_k = 1;
 			break;
 		case OPT_JOBS:
-			if (parse_uint(p.arg, 1, 64, &a->jobs)) {
-				cli_err("%s: invalid --jobs '%s' (expected 1 to 64)", cmd, p.arg);
-				ret = EXIT_USAGE;
+			if ((ret = num_arg(cmd, "--jobs", p.arg, 1, 64, "1 to 64", &a->jobs)))
 				goto out;
-			}
 			break;
 		case OPT_N:
-			if (parse_uint(p.arg, 0, 4294967295ul, &a->n)) {
-				cli_err("%s: invalid -n '%s' (expected 0 to 4294967295)", cmd, p.arg);
-				ret = EXIT_USAGE;
+			if ((ret = num_arg(cmd, "-n", p.arg, 0, 4294967295ul, "0 to 4294967295", &a->n)))
 				goto out;
-			}
 			a->have_n = 1;
 			break;
 		case OPT_BITS:

@@ -180,119 +180,144 @@ static int check_inputs(const struct fpinput *ins, size_t n)
 	return EXIT_OK;
 }
 
-int cmd_pairs(int argc, char **argv)
+/* The command line of pairs. */
+struct pairs_opts {
+	unsigned long k;
+	unsigned jobs; /* 0: the number of cores */
+	const char *output;
+	int self, quiet;
+	char **paths;
+	size_t n_paths;
+};
+
+/* Parses the options into *o. EXIT_OK, -1 after --help, or EXIT_USAGE. */
+static int parse(int argc, char **argv, struct pairs_opts *o)
 {
 	static char *stdin_only[] = { "-", NULL };
 	struct cli_parse p;
-	struct outfile out;
-	struct fpinput *ins = NULL;
-	const char *output = NULL;
-	unsigned long v, k = 3;
-	unsigned jobs = 0, bits;
-	int o, ret = EXIT_OK, self = 0, quiet = 0, join, k_set = 0;
-	char **paths;
-	size_t n_paths, i, n_pairs = 0, total;
-	simhash_pair *pairs = NULL;
-	uint64_t *cat = NULL;
-	simhash_err err;
-	double t0 = cli_now();
+	unsigned long v;
+	int c, ret = EXIT_OK;
 
 	cli_parse_begin(&p, "pairs", opts, NULL, argc, argv);
-	while (ret == EXIT_OK && (o = cli_parse_next(&p)) != CLI_END) {
-		switch (o) {
+	while (ret == EXIT_OK && (c = cli_parse_next(&p)) != CLI_END) {
+		switch (c) {
 		case CLI_HELP: help(); ret = -1; break;
 		case CLI_BAD: ret = EXIT_USAGE; break;
 		case OPT_K:
-			if (parse_uint(p.arg, 0, 32, &k)) {
+			if (parse_uint(p.arg, 0, 32, &o->k)) {
 				cli_err("pairs: invalid -k '%s' (expected 0 to 16 for 64-bit, 0 to "
 					"32 for 128-bit, 0 to 8 for 32-bit fingerprints)", p.arg);
 				ret = EXIT_USAGE;
 			}
-			k_set = 1;
 			break;
 		case OPT_JOBS:
 			if (parse_uint(p.arg, 1, MAX_JOBS, &v)) {
 				cli_err("pairs: invalid --jobs '%s' (expected 1 to %d)", p.arg, MAX_JOBS);
 				ret = EXIT_USAGE;
 			}
-			jobs = (unsigned)v;
+			o->jobs = (unsigned)v;
 			break;
-		case OPT_OUTPUT: output = p.arg; break;
-		case OPT_SELF: self = 1; break;
-		case OPT_QUIET: quiet = 1; break;
+		case OPT_OUTPUT: o->output = p.arg; break;
+		case OPT_SELF: o->self = 1; break;
+		case OPT_QUIET: o->quiet = 1; break;
 		}
 	}
-	paths = p.optind < argc ? argv + p.optind : stdin_only;
-	n_paths = p.optind < argc ? (size_t)(argc - p.optind) : 1;
+	o->paths = p.optind < argc ? argv + p.optind : stdin_only;
+	o->n_paths = p.optind < argc ? (size_t)(argc - p.optind) : 1;
 	cli_parse_end(&p);
-	(void)k_set;
+	if (ret == EXIT_OK && o->n_paths > 2 && !o->self) {
+		cli_err("pairs: expected one FILE, or two to join (or --self for one set of "
+			"several files), got %zu", o->n_paths);
+		ret = EXIT_USAGE;
+	}
+	return ret;
+}
+
+/* The pairs within k of the inputs: a join of two, or one set (several files
+ * concatenated). *total gets the number of fingerprints. EXIT_OK, or
+ * EXIT_FAIL after the message. */
+static int find_pairs(const struct pairs_opts *o, struct fpinput *ins, unsigned bits, int join,
+		      simhash_pair **pairs, size_t *n_pairs, size_t *total)
+{
+	uint64_t *cat = NULL;
+	simhash_err err;
+	int ret;
+
+	if (join) {
+		err = simhash_pairs_join(ins[0].fps, ins[0].n, ins[1].fps, ins[1].n, bits,
+					 (unsigned)o->k, o->jobs, pairs, n_pairs);
+		*total = ins[0].n + ins[1].n;
+	} else if (o->n_paths == 1) {
+		err = simhash_pairs_self(ins[0].fps, ins[0].n, bits, (unsigned)o->k, o->jobs, pairs,
+					 n_pairs);
+		*total = ins[0].n;
+	} else {
+		ret = concat(ins, o->n_paths, &cat, total);
+		if (ret)
+			return ret;
+		err = simhash_pairs_self(cat, *total, bits, (unsigned)o->k, o->jobs, pairs, n_pairs);
+		free(cat);
+	}
+	if (err) {
+		cli_err("pairs: %s", simhash_strerror(err));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int cmd_pairs(int argc, char **argv)
+{
+	struct pairs_opts o = { .k = 3 };
+	struct outfile out;
+	struct fpinput *ins = NULL;
+	unsigned bits = 0;
+	int ret, join;
+	size_t n_pairs = 0, total = 0, i;
+	simhash_pair *pairs = NULL;
+	double t0 = cli_now();
+
+	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	if (n_paths > 2 && !self) {
-		cli_err("pairs: expected one FILE, or two to join (or --self for one set of "
-			"several files), got %zu", n_paths);
-		return EXIT_USAGE;
-	}
-	join = n_paths == 2 && !self;
-	if (!jobs)
-		jobs = cli_online_cores(MAX_JOBS);
-	ins = xcalloc(n_paths, sizeof(*ins));
-	for (i = 0; i < n_paths && ret == EXIT_OK; i++)
-		ret = fpinput_read(&ins[i], paths[i], jobs);
+	join = o.n_paths == 2 && !o.self;
+	if (!o.jobs)
+		o.jobs = cli_online_cores(MAX_JOBS);
+	ins = xcalloc(o.n_paths, sizeof(*ins));
+	for (i = 0; i < o.n_paths && ret == EXIT_OK; i++)
+		ret = fpinput_read(&ins[i], o.paths[i], o.jobs);
 	if (ret == EXIT_OK)
-		ret = check_inputs(ins, n_paths);
+		ret = check_inputs(ins, o.n_paths);
 	if (ret)
 		goto out;
-	bits = 0;
-	for (i = 0; i < n_paths; i++)
+	for (i = 0; i < o.n_paths; i++)
 		if (ins[i].bits)
 			bits = ins[i].bits;
 	if (!bits)
 		bits = 64; /* nothing read: no pairs, but -k is still checked */
-	if (k > bits / 4) {
-		cli_err("pairs: -k %lu is out of range for %u-bit fingerprints (0 to %u)", k, bits,
+	if (o.k > bits / 4) {
+		cli_err("pairs: -k %lu is out of range for %u-bit fingerprints (0 to %u)", o.k, bits,
 			bits / 4);
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	if (join) {
-		err = simhash_pairs_join(ins[0].fps, ins[0].n, ins[1].fps, ins[1].n, bits,
-					 (unsigned)k, jobs, &pairs, &n_pairs);
-		total = ins[0].n + ins[1].n;
-	} else if (n_paths == 1) {
-		err = simhash_pairs_self(ins[0].fps, ins[0].n, bits, (unsigned)k, jobs, &pairs,
-					 &n_pairs);
-		total = ins[0].n;
-	} else {
-		ret = concat(ins, n_paths, &cat, &total);
-		if (ret)
-			goto out;
-		err = simhash_pairs_self(cat, total, bits, (unsigned)k, jobs, &pairs, &n_pairs);
-		free(cat);
-		cat = NULL;
-	}
-	if (err) {
-		cli_err("pairs: %s", simhash_strerror(err));
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	ret = fetch_ids(ins, n_paths, join, pairs, n_pairs);
+	ret = find_pairs(&o, ins, bits, join, &pairs, &n_pairs, &total);
+	if (!ret)
+		ret = fetch_ids(ins, o.n_paths, join, pairs, n_pairs);
+	if (!ret)
+		ret = outfile_open(&out, o.output);
 	if (ret)
 		goto out;
-	ret = outfile_open(&out, output);
-	if (ret)
-		goto out;
-	ret = write_pairs(&out, ins, n_paths, join, pairs, n_pairs);
+	ret = write_pairs(&out, ins, o.n_paths, join, pairs, n_pairs);
 	if (ret)
 		outfile_abort(&out);
 	else
 		ret = outfile_commit(&out);
-	if (ret == EXIT_OK && !quiet && isatty(STDERR_FILENO))
+	if (ret == EXIT_OK && !o.quiet && isatty(STDERR_FILENO))
 		fprintf(stderr, "simhash: pairs: %zu fingerprints, %zu pairs within %lu, %.2f s\n",
-			total, n_pairs, k, cli_now() - t0);
+			total, n_pairs, o.k, cli_now() - t0);
 out:
 	simhash_pairs_free(pairs);
-	for (i = 0; i < n_paths; i++)
+	for (i = 0; i < o.n_paths; i++)
 		fpinput_free(&ins[i]);
 	free(ins);
 	return ret;

@@ -98,20 +98,102 @@ static int num(const char *opt, const char *arg, unsigned long lo, unsigned long
 	return 0;
 }
 
+/* What the command line sets besides the server's options and limits. */
+struct serve_args {
+	const char *store_path, *token_file;
+	const char **hosts; /* --allow-host NAMEs */
+};
+
+/* Parses the options into so, api's limits and sa. EXIT_OK, -1 after
+ * --help, or EXIT_USAGE after the message. */
+static int parse(struct cli_parse *p, int argc, char **argv, struct sh_serve_opts *so,
+		 struct api *api, struct serve_args *sa)
+{
+	unsigned long v;
+	int o;
+
+	while ((o = cli_parse_next(p)) != CLI_END) {
+		if (o == CLI_HELP) {
+			help();
+			return -1;
+		}
+		if (o == CLI_BAD)
+			return EXIT_USAGE;
+		switch (o) {
+		case OPT_STORE: sa->store_path = p->arg; break;
+		case OPT_LISTEN: so->listen = p->arg; break;
+		case OPT_TOKEN_FILE: sa->token_file = p->arg; break;
+		case OPT_THREADS:
+			if (num("threads", p->arg, 1, 64, &v)) return EXIT_USAGE;
+			so->threads = (unsigned)v;
+			break;
+		case OPT_WRITERS:
+			if (num("writers", p->arg, 0, 1024, &v)) return EXIT_USAGE;
+			so->writers = (unsigned)v;
+			break;
+		case OPT_MAX_CONN:
+			if (num("max-connections", p->arg, 1, 100000, &v)) return EXIT_USAGE;
+			so->max_connections = (unsigned)v;
+			break;
+		case OPT_MAX_BODY:
+			if (num("max-body", p->arg, 1, 1ul << 30, &v)) return EXIT_USAGE;
+			api->limits.max_body = v;
+			break;
+		case OPT_MAX_TEXT:
+			if (num("max-text", p->arg, 1, 1ul << 30, &v)) return EXIT_USAGE;
+			api->limits.max_text = v;
+			break;
+		case OPT_MAX_BATCH:
+			if (num("max-batch", p->arg, 1, 1000000, &v)) return EXIT_USAGE;
+			api->limits.max_batch = v;
+			break;
+		case OPT_IDLE:
+			if (num("idle-timeout", p->arg, 1, 86400, &v)) return EXIT_USAGE;
+			so->idle_timeout = (unsigned)v;
+			break;
+		case OPT_REQ_TIMEOUT:
+			if (num("request-timeout", p->arg, 1, 86400, &v)) return EXIT_USAGE;
+			so->request_timeout = (unsigned)v;
+			break;
+		case OPT_HEADER_TIMEOUT:
+			if (num("header-timeout", p->arg, 1, 86400, &v)) return EXIT_USAGE;
+			so->header_timeout = (unsigned)v;
+			break;
+		case OPT_ALLOW_HOST:
+			if (!p->arg[0]) {
+				cli_err("serve: --allow-host: expected a host name, got ''");
+				return EXIT_USAGE;
+			}
+			sa->hosts[so->n_allow_hosts++] = p->arg;
+			break;
+		case OPT_NO_TOKEN: so->no_token = 1; break;
+		}
+	}
+	if (p->optind < argc) {
+		cli_err("serve: unexpected argument '%s'", argv[p->optind]);
+		return EXIT_USAGE;
+	}
+	if (so->no_token && sa->token_file) {
+		cli_err("serve: --no-token and --token-file exclude each other");
+		return EXIT_USAGE;
+	}
+	so->allow_hosts = sa->hosts;
+	return EXIT_OK;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	struct sh_serve_opts so;
+	struct serve_args sa = { NULL, NULL, NULL };
 	struct cli_config cc;
 	struct cli_parse p;
 	struct api api;
-	const char *store_path = NULL, *token_file = NULL, **hosts;
 	char *token = NULL, err[512];
-	unsigned long v;
-	int o, ret = EXIT_USAGE;
+	int ret;
 
 	memset(&api, 0, sizeof(api));
-	hosts = calloc((size_t)argc + 1, sizeof(*hosts)); /* --allow-host NAMEs */
-	if (!hosts) {
+	sa.hosts = calloc((size_t)argc + 1, sizeof(*sa.hosts));
+	if (!sa.hosts) {
 		cli_err("serve: out of memory");
 		return EXIT_FAIL;
 	}
@@ -119,81 +201,19 @@ int cmd_serve(int argc, char **argv)
 	sh_serve_opts_init(&so);
 	cli_config_init(&cc);
 	cli_parse_begin(&p, "serve", opts, &cc, argc, argv);
-	while ((o = cli_parse_next(&p)) != CLI_END) {
-		if (o == CLI_HELP) {
-			help();
-			ret = EXIT_OK;
-			goto out;
-		}
-		if (o == CLI_BAD)
-			goto out;
-		switch (o) {
-		case OPT_STORE: store_path = p.arg; break;
-		case OPT_LISTEN: so.listen = p.arg; break;
-		case OPT_TOKEN_FILE: token_file = p.arg; break;
-		case OPT_THREADS:
-			if (num("threads", p.arg, 1, 64, &v)) goto out;
-			so.threads = (unsigned)v;
-			break;
-		case OPT_WRITERS:
-			if (num("writers", p.arg, 0, 1024, &v)) goto out;
-			so.writers = (unsigned)v;
-			break;
-		case OPT_MAX_CONN:
-			if (num("max-connections", p.arg, 1, 100000, &v)) goto out;
-			so.max_connections = (unsigned)v;
-			break;
-		case OPT_MAX_BODY:
-			if (num("max-body", p.arg, 1, 1ul << 30, &v)) goto out;
-			api.limits.max_body = v;
-			break;
-		case OPT_MAX_TEXT:
-			if (num("max-text", p.arg, 1, 1ul << 30, &v)) goto out;
-			api.limits.max_text = v;
-			break;
-		case OPT_MAX_BATCH:
-			if (num("max-batch", p.arg, 1, 1000000, &v)) goto out;
-			api.limits.max_batch = v;
-			break;
-		case OPT_IDLE:
-			if (num("idle-timeout", p.arg, 1, 86400, &v)) goto out;
-			so.idle_timeout = (unsigned)v;
-			break;
-		case OPT_REQ_TIMEOUT:
-			if (num("request-timeout", p.arg, 1, 86400, &v)) goto out;
-			so.request_timeout = (unsigned)v;
-			break;
-		case OPT_HEADER_TIMEOUT:
-			if (num("header-timeout", p.arg, 1, 86400, &v)) goto out;
-			so.header_timeout = (unsigned)v;
-			break;
-		case OPT_ALLOW_HOST:
-			if (!p.arg[0]) {
-				cli_err("serve: --allow-host: expected a host name, got ''");
-				goto out;
-			}
-			hosts[so.n_allow_hosts++] = p.arg;
-			break;
-		case OPT_NO_TOKEN: so.no_token = 1; break;
-		}
-	}
-	if (p.optind < argc) {
-		cli_err("serve: unexpected argument '%s'", argv[p.optind]);
+	ret = parse(&p, argc, argv, &so, &api, &sa);
+	if (ret) {
+		ret = ret < 0 ? EXIT_OK : ret;
 		goto out;
 	}
-	if (so.no_token && token_file) {
-		cli_err("serve: --no-token and --token-file exclude each other");
-		goto out;
-	}
-	so.allow_hosts = hosts;
 	if ((ret = cli_config_finish(&cc, "serve")))
 		goto out;
 	ret = EXIT_FAIL;
-	if (token_file && !(token = read_token(token_file)))
+	if (sa.token_file && !(token = read_token(sa.token_file)))
 		goto out;
 	so.token = token;
 	api.cfg = cc.cfg;
-	if (store_path && sh_store_open(&api, store_path, err, sizeof(err))) {
+	if (sa.store_path && sh_store_open(&api, sa.store_path, err, sizeof(err))) {
 		cli_err("serve: %s", err);
 		goto out;
 	}
@@ -220,7 +240,7 @@ out_store:
 		ret = EXIT_FAIL;
 	}
 out:
-	free(hosts);
+	free(sa.hosts);
 	free(token);
 	cli_parse_end(&p);
 	cli_config_free(&cc);
