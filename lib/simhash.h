@@ -384,7 +384,9 @@ SIMHASH_API simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a,
  * failure returns the error of the lowest-numbered failing text, *err_index
  * (may be NULL) gets its number, simhash_ctx_error_offset(ctxs[0]) its offset
  * for SIMHASH_EUTF8, and the outputs from that text on are unspecified.
- * SIMHASH_EINVAL if ctxs is NULL, n_ctxs 0 or a context NULL.
+ * SIMHASH_EINVAL if ctxs is NULL, n_ctxs 0, a context NULL, or n > 0 with
+ * texts, lens or out NULL; SIMHASH_ENOMEM if the threads' state cannot be
+ * allocated.
  * Thread safety: the contexts are one handle per thread, all held by the
  * call. */
 SIMHASH_API simhash_err simhash_fingerprint_batch(simhash_ctx *const *ctxs, unsigned n_ctxs,
