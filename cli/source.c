@@ -42,6 +42,7 @@ struct worker {
 struct src_private {
 	struct src_batch pub;
 	const char *path;  /* the input the lines come from */
+	uint32_t input;    /* its index among the paths; MODE_FILES: the first file's */
 	char *const *files; /* MODE_FILES: the paths */
 	size_t n_files;
 	struct sbuf in;    /* otherwise: whole lines, described by chunk */
@@ -61,7 +62,6 @@ struct source {
 	struct src_private **free;
 	size_t n_free, depth;
 	struct progress *progress;
-	uint64_t off;   /* input offset of the next chunk of the current input */
 	int failed;     /* the run stopped */
 	int had_errors; /* keep_going: some input was skipped */
 };
@@ -173,6 +173,7 @@ static void do_files(const struct source *s, struct worker *w, struct src_privat
 {
 	for (size_t i = 0; i < b->n_files; i++) {
 		d->path = b->files[i];
+		d->input = b->input + (uint32_t)i;
 		d->text = NULL;
 		if (do_file(s, w, b, d) && b->failed)
 			return;
@@ -208,6 +209,7 @@ static void do_lines(const struct source *s, struct worker *w, struct src_privat
 
 	b->pub.n_bytes = b->chunk.len;
 	d->path = b->path;
+	d->input = b->input;
 	d->line = b->chunk.first_line;
 	for (; chunk_next_line(&b->chunk, &pos, &line, &len); start = pos, d->line++) {
 		d->text = line;
@@ -338,13 +340,14 @@ static void run_files(struct source *s, char *const *paths, size_t n_paths)
 		if (s->failed)
 			break;
 		b->files = paths + i;
+		b->input = (uint32_t)i;
 		b->n_files = n_paths - i < FILES_PER_BATCH ? n_paths - i : FILES_PER_BATCH;
 		i += b->n_files;
 		pool_submit(s->pool, b);
 	}
 }
 
-static void run_lines(struct source *s, const char *path)
+static void run_lines(struct source *s, const char *path, uint32_t input)
 {
 	struct reader r;
 	struct src_private *b;
@@ -371,6 +374,7 @@ static void run_lines(struct source *s, const char *path)
 			break;
 		}
 		b->path = path;
+		b->input = input;
 		b->base_off = off;
 		off += b->chunk.len;
 		pool_submit(s->pool, b);
@@ -425,7 +429,7 @@ int src_run(struct source *s, char *const *paths, size_t n_paths, struct progres
 	if (s->o.mode == MODE_FILES)
 		run_files(s, paths, n_paths);
 	for (size_t i = 0; s->o.mode != MODE_FILES && i < n_paths && !s->failed; i++)
-		run_lines(s, paths[i]);
+		run_lines(s, paths[i], (uint32_t)i);
 	drain(s);
 	pool_free(s->pool);
 	s->pool = NULL;

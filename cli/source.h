@@ -20,9 +20,10 @@
  * and the run ends with status 1. Running out of memory always stops.
  *
  * For `dedup` (which still has its own loop): its per-document work (a
- * fingerprint or a near sketch, with the record's offset and length to read
- * the text again for verification) is a doc hook like the others; doc->ctx
- * and doc->worker select per-worker state such as a simhash_near.
+ * fingerprint or a near sketch, and what it keeps to read the text again for
+ * verification: doc->input, rec_off and rec_len) is a doc hook like the
+ * others; doc->ctx and doc->worker select per-worker state such as a
+ * simhash_near.
  */
 #ifndef CLI_SOURCE_H
 #define CLI_SOURCE_H
@@ -41,6 +42,7 @@ enum mode { MODE_FILES, MODE_LINES, MODE_JSONL };
 /* One document, on the worker, valid during the doc hook only. */
 struct doc {
 	const char *path;  /* its input as given; "-" is standard input */
+	uint32_t input;    /* the index of that input among src_run's paths */
 	uint64_t line;     /* its line number, from 1; 0 for a whole file */
 	const char *text;  /* NULL for a file fingerprinted as a stream */
 	size_t text_len;
