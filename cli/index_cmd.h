@@ -1,8 +1,9 @@
-/* index_cmd.h - what the files of `simhash index` share: the options of
- * every subcommand and their parser, opening an index, and reading
- * fingerprints in the text form or a binary fingerprint file. cmd_index.c
- * holds the dispatch, the id table and build, add and delete;
- * index_query.c the query; index_info.c plan, stats and verify.
+/* index_cmd.h - the rooms of `simhash index`: cmd_index.c holds the
+ * dispatch, the id table and build, add and delete; index_query.c the query;
+ * index_info.c plan, stats and verify. Below them, what they all use:
+ * index_opts.c (the options, their parser, opening an index) and
+ * index_read.c (fingerprints in the text form or a binary fingerprint file).
+ * Uses run one way: the subcommands call down, never the other way.
  */
 #ifndef CLI_INDEX_CMD_H
 #define CLI_INDEX_CMD_H
@@ -23,6 +24,9 @@ struct args {
 	unsigned long long memory;
 	int have_k, have_n, text_mode; /* text_mode: 0, OPT_TEXT, OPT_LINES or OPT_JSONL */
 };
+
+/* Prints the usage of every subcommand and the options. */
+void index_help(void);
 
 /* Parses cmd's options (cc non-NULL: query's, with the config flags).
  * EXIT_OK, -1 after --help, or EXIT_USAGE after the message. */

@@ -1,9 +1,10 @@
-/* store_cmd.h - what the two files of `simhash store` share: the options of
- * every subcommand, their parser, and the helpers that open a store, report
- * its errors and print its documents as JSON. cmd_store.c holds the
- * dispatch and the subcommands on stored documents (create, get, delete,
- * expire, stats, export, verify, upgrade); store_docs.c those that read
- * documents through the document source (add, import, query).
+/* store_cmd.h - the rooms of `simhash store`: cmd_store.c holds the dispatch
+ * and the subcommands on stored documents (create, get, delete, expire,
+ * stats, export, verify, upgrade); store_docs.c those that read documents
+ * through the document source (add, import, query). Below them,
+ * store_opts.c: the options of every subcommand, their parser, and the
+ * helpers that open a store, report its errors and print its documents as
+ * JSON. Uses run one way: the subcommands call down, never the other way.
  */
 #ifndef CLI_STORE_CMD_H
 #define CLI_STORE_CMD_H
@@ -38,6 +39,9 @@ struct opts {
  * o->fps is always allocated: free it. */
 int store_parse(const char *cmd, unsigned allowed, struct cli_config *cc, int argc, char **argv,
 		struct opts *o, int *optind);
+
+/* Prints the usage of every subcommand. */
+void store_usage(FILE *f);
 
 /* Opens the store at path; NULL after printing why. */
 simhash_store *store_open(const char *path, unsigned flags);
