@@ -1,9 +1,9 @@
-/* index_cmd.h - the rooms of `simhash index`: cmd_index.c holds the
- * dispatch, the id table and build, add and delete; index_query.c the query;
- * index_info.c plan, stats and verify. Below them, what they all use:
- * index_opts.c (the options, their parser, opening an index) and
- * index_read.c (fingerprints in the text form or a binary fingerprint file).
- * Uses run one way: the subcommands call down, never the other way.
+/* index_cmd.h - the rooms of `simhash index`: index_main.c dispatches to
+ * cmd_index.c (the id table, the reading of fingerprints in the text form or
+ * a binary fingerprint file, and build, add and delete), index_query.c (the
+ * query) and index_info.c (plan, stats and verify); index_opts.c holds what
+ * they all use (the options, their parser, opening an index). Uses run one
+ * way, from the dispatch down, never back.
  */
 #ifndef CLI_INDEX_CMD_H
 #define CLI_INDEX_CMD_H
@@ -56,7 +56,9 @@ int index_read_text(const char *path, unsigned *bits, line_fn fn, void *arg);
 int index_read_any(const char *path, unsigned *bits, const char **scheme, char *scheme_buf,
 		   line_fn fn, void *arg);
 
-/* The subcommands of index_query.c and index_info.c. */
+/* The subcommands; index_cmd_change adds (add 1) or deletes. */
+int index_cmd_build(int argc, char **argv);
+int index_cmd_change(int argc, char **argv, int add);
 int index_cmd_query(int argc, char **argv);
 int index_cmd_plan(int argc, char **argv);
 int index_cmd_stats(int argc, char **argv);
