@@ -1,5 +1,7 @@
-/* cmd_index.c - `simhash index build|add|delete|query|plan|stats`: the exact
- * Hamming index (lib/index/) on the command line.
+/* cmd_index.c - `simhash index build|add|delete`: the exact Hamming index
+ * (lib/index/) on the command line. This file holds the id table, the
+ * reading of fingerprints that build, add, delete and query take, and build,
+ * add and delete; the other rooms are listed in index_cmd.h.
  *
  * Fingerprints come in the text form `HEX<TAB>ID` (what `simhash fingerprint`
  * prints). The library keeps uint64 ids; the command maps each distinct ID
@@ -21,11 +23,14 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include "config_opts.h"
+#include "idesc.h"
+#include "index_cmd.h"
 #include "progress.h"
 #include "reader.h"
 #include "util.h"
 
-#define NAMES_MAGIC "SHNAMES1"
+#define NAMES_MAGIC IDESC_NAMES_MAGIC /* written here, parsed by idesc.c */
+
 
 /* ---- names: id strings <-> numbers */
 
@@ -35,10 +40,7 @@ struct names {
 	size_t n, cap;
 	uint64_t *slot;        /* hash table of id + 1, 0: empty */
 	size_t n_slots;
-	/* a saved index's names, read in place */
-	const uint64_t *ext_off;
-	const char *ext_bytes;
-	size_t ext_n;
+	struct idesc_names ext; /* a saved index's names, read in place */
 };
 
 static uint64_t fnv1a(const char *s, size_t len)
@@ -55,9 +57,11 @@ static const char *name_at(const struct names *nm, uint64_t id, size_t *len)
 		*len = (size_t)(nm->off[id + 1] - nm->off[id]);
 		return nm->bytes.p + nm->off[id];
 	}
-	if (id < nm->ext_n) {
-		*len = (size_t)(nm->ext_off[id + 1] - nm->ext_off[id]);
-		return nm->ext_bytes + nm->ext_off[id];
+	if (id < nm->ext.n) {
+		const char *s;
+
+		if (idesc_names_get(&nm->ext, id, &s, len) == 0)
+			return s;
 	}
 	*len = 1;
 	return "?";
@@ -215,31 +219,18 @@ static void names_reserve(struct names *nm, size_t n)
 static int names_load(struct names *nm, const simhash_index *ix, int copy, const char *path)
 {
 	const void *data;
-	size_t len, n;
-	const uint64_t *off;
+	size_t len;
 
 	memset(nm, 0, sizeof *nm);
 	simhash_index_user(ix, &data, &len);
-	if (len == 0)
-		return 0;
-	if (len < 16 || memcmp(data, NAMES_MAGIC, 8) != 0)
-		goto bad;
-	memcpy(&n, (const char *)data + 8, 8);
-	if (n > (len - 16) / 8 - 1)
-		goto bad;
-	off = (const uint64_t *)((const char *)data + 16);
-	if (off[0] != 0 || off[n] > len - 16 - 8 * (n + 1))
-		goto bad;
-	for (size_t i = 0; copy && i < n; i++)
-		if (off[i] > off[i + 1])
-			goto bad;
-	nm->ext_off = off;
-	nm->ext_bytes = (const char *)(off + n + 1);
-	nm->ext_n = n;
+	if (idesc_names_parse(data, len, &nm->ext) || (copy && idesc_names_check(&nm->ext))) {
+		cli_err("%s: damaged id section", path);
+		return -1;
+	}
 	if (copy) {
-		for (size_t i = 0; i < n; i++) {
-			size_t l = (size_t)(off[i + 1] - off[i]);
-			const char *s = nm->ext_bytes + off[i];
+		for (size_t i = 0; i < nm->ext.n; i++) {
+			size_t l = (size_t)(nm->ext.off[i + 1] - nm->ext.off[i]);
+			const char *s = nm->ext.bytes + nm->ext.off[i];
 			if (nm->n + 2 > nm->cap) {
 				nm->cap = nm->cap ? nm->cap * 2 : 1024;
 				nm->off = realloc(nm->off, nm->cap * sizeof *nm->off);
@@ -253,13 +244,10 @@ static int names_load(struct names *nm, const simhash_index *ix, int copy, const
 			nm->off[nm->n + 1] = nm->bytes.len;
 			nm->n++;
 		}
-		nm->ext_n = 0;
+		nm->ext.n = 0;
 		names_index(nm);
 	}
 	return 0;
-bad:
-	cli_err("%s: damaged id section", path);
-	return -1;
 }
 
 static int names_store(struct names *nm, simhash_index *ix)
@@ -331,7 +319,7 @@ typedef int (*line_fn)(void *arg, const simhash_fp *fp, const char *id, size_t i
 
 /* Reads `HEX<TAB>ID` lines of path ("-": stdin). want_bits: 0 any width the
  * first line sets (then *bits), else that width. Empty lines are skipped. */
-static int read_text(const char *path, unsigned *bits, line_fn fn, void *arg)
+int index_read_text(const char *path, unsigned *bits, line_fn fn, void *arg)
 {
 	struct reader r;
 	struct sbuf buf = {0};
@@ -379,25 +367,6 @@ static int read_text(const char *path, unsigned *bits, line_fn fn, void *arg)
 	sbuf_free(&buf);
 	reader_close(&r);
 	return ret;
-}
-
-/* Appends id (any bytes, from a binary file) to b in the text form's
- * escaped shape: \\, \t, \n, \r and \u00XX for other control bytes. */
-static int add_escaped(struct sbuf *b, const char *id, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)id[i];
-		char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-		int r = c == '\\' ? sbuf_add(b, "\\\\", 2)
-		      : c == '\t' ? sbuf_add(b, "\\t", 2)
-		      : c == '\n' ? sbuf_add(b, "\\n", 2)
-		      : c == '\r' ? sbuf_add(b, "\\r", 2)
-		      : c < 0x20 || c == 0x7f ? sbuf_add(b, e, 6) : sbuf_addc(b, (char)c);
-		if (r)
-			return -1;
-	}
-	return 0;
 }
 
 static const unsigned char FPFILE_MAGIC[4] = {0x89, 'S', 'H', 'F'};
@@ -468,7 +437,7 @@ static int read_bin(const char *path, unsigned *bits, const char **scheme, char 
 			break;
 		}
 		id.len = 0;
-		if (add_escaped(&id, s, len)) {
+		if (idesc_escape(&id, s, len)) {
 			cli_err("out of memory");
 			ret = -1;
 			break;
@@ -482,12 +451,12 @@ out:
 }
 
 /* Either form. */
-static int read_any(const char *path, unsigned *bits, const char **scheme, char *scheme_buf,
+int index_read_any(const char *path, unsigned *bits, const char **scheme, char *scheme_buf,
 		    line_fn fn, void *arg)
 {
 	if (is_fpfile(path))
 		return read_bin(path, bits, scheme, scheme_buf, fn, arg);
-	return read_text(path, bits, fn, arg);
+	return index_read_text(path, bits, fn, arg);
 }
 
 /* Lines wait in a batch, their ids copied; the batch's ids are then hashed
@@ -723,187 +692,6 @@ static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t 
 	return 0;
 }
 
-/* Total size of the regular files among paths (0: unknown), for the progress line. */
-static uint64_t total_size(char **paths, int n)
-{
-	uint64_t sum = 0;
-	struct stat st;
-
-	for (int i = 0; i < n; i++) {
-		if (!strcmp(paths[i], "-") || stat(paths[i], &st) || !S_ISREG(st.st_mode))
-			return 0;
-		sum += (uint64_t)st.st_size;
-	}
-	return sum;
-}
-
-/* ---- options */
-
-enum { OPT_OUT, OPT_K, OPT_SCHEME, OPT_JOBS, OPT_N, OPT_BITS, OPT_MEMORY, OPT_BIAS, OPT_TEXT,
-       OPT_LINES, OPT_JSONL, N_OPTS };
-
-static const struct cli_opt opts[] = {
-	[OPT_OUT] = { "output", 'o', "INDEX", "build: the index file to write" },
-	[OPT_K] = { "max-dist", 'k', "K", "build: largest query distance (default 3 at 64 bits, 6 at 128); query: the distance" },
-	[OPT_SCHEME] = { "scheme", 0, "S", "build: the scheme string of the fingerprints (see simhash scheme)" },
-	[OPT_JOBS] = { "jobs", 'j', "N", "threads (default: 1)" },
-	[OPT_N] = { "count", 'n', "N", "plan: the number of fingerprints" },
-	[OPT_BITS] = { "bits", 0, "B", "plan: 64 (default) or 128" },
-	[OPT_MEMORY] = { "memory", 0, "BYTES", "plan: memory budget (default: none)" },
-	[OPT_BIAS] = { "bias", 0, "P", "plan: probability of a 1 bit (default 0.5; English ~0.72)" },
-	[OPT_TEXT] = { "text", 0, NULL, "query: each FILE is a text to fingerprint (id: its path)" },
-	[OPT_LINES] = { "lines", 0, NULL, "query: each line of the FILEs is a text (id: its line number)" },
-	[OPT_JSONL] = { "jsonl", 0, NULL, "query: JSON Lines with text and id fields" },
-	{ NULL, 0, NULL, NULL },
-};
-
-/* query takes the configuration flags, whose -n and --bits are the n-gram
- * size and width: it gets only its own options. */
-static const struct cli_opt query_opts[] = {
-	{ "max-dist", 'k', "K", "the largest distance of a match" },
-	{ "jobs", 'j', "N", "threads (default: 1)" },
-	{ "text", 0, NULL, "each FILE is a text to fingerprint (id: its path)" },
-	{ "lines", 0, NULL, "each line of the FILEs is a text (id: its line number)" },
-	{ "jsonl", 0, NULL, "JSON Lines with text and id fields" },
-	{ NULL, 0, NULL, NULL },
-};
-static const int query_map[] = { OPT_K, OPT_JOBS, OPT_TEXT, OPT_LINES, OPT_JSONL };
-
-static void help(void)
-{
-	fputs("usage: simhash index build [FILE]... -o INDEX [-k K] [--scheme S] [-j N]\n"
-	      "       simhash index add INDEX [FILE]...\n"
-	      "       simhash index delete INDEX [FILE]...\n"
-	      "       simhash index query INDEX -k K [-j N] [FILE]...\n"
-	      "       simhash index query INDEX -k K --text|--lines|--jsonl [config flags] [FILE]...\n"
-	      "       simhash index plan -n N -k K [--bits B] [--memory BYTES] [--bias P]\n"
-	      "       simhash index stats INDEX\n"
-	      "       simhash index verify INDEX\n\n"
-	      "An exact Hamming index: every stored fingerprint within distance K of a query.\n"
-	      "Fingerprints are read as `HEX<TAB>ID` lines (simhash fingerprint's output)\n"
-	      "from the FILEs or standard input; query prints QUERY_ID<TAB>MATCH_ID<TAB>DIST\n"
-	      "per match, nearest first. Texts given to query are fingerprinted with the\n"
-	      "config flags, whose scheme must be the index's.\n",
-	      stdout);
-	cli_opts_help(stdout, opts, 0);
-}
-
-struct args {
-	const char *out, *scheme;
-	unsigned long k, jobs, n, bits;
-	double bias;
-	unsigned long long memory;
-	int have_k, have_n, text_mode; /* text_mode: 0, OPT_TEXT, OPT_LINES or OPT_JSONL */
-};
-
-static int parse_args(const char *cmd, int argc, char **argv, struct args *a, struct cli_config *cc,
-		      int *optind)
-{
-	struct cli_parse p;
-	int o, ret = EXIT_OK;
-	char *end;
-
-	memset(a, 0, sizeof *a);
-	a->jobs = 1, a->bits = 64, a->bias = 0.5;
-	cli_parse_begin(&p, cmd, cc ? query_opts : opts, cc, argc, argv);
-	while ((o = cli_parse_next(&p)) != CLI_END) {
-		if (cc && o >= 0)
-			o = query_map[o];
-		switch (o) {
-		case CLI_HELP: help(); ret = -1; goto out;
-		case CLI_BAD: ret = EXIT_USAGE; goto out;
-		case OPT_OUT: a->out = p.arg; break;
-		case OPT_SCHEME: a->scheme = p.arg; break;
-		case OPT_K:
-			if (parse_uint(p.arg, 0, 1000, &a->k)) {
-				cli_err("%s: invalid -k '%s' (expected 0 to 16 at 64 bits, 0 to 32 at 128)", cmd, p.arg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			a->have_k = 1;
-			break;
-		case OPT_JOBS:
-			if (parse_uint(p.arg, 1, 64, &a->jobs)) {
-				cli_err("%s: invalid --jobs '%s' (expected 1 to 64)", cmd, p.arg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case OPT_N:
-			if (parse_uint(p.arg, 0, 4294967295ul, &a->n)) {
-				cli_err("%s: invalid -n '%s' (expected 0 to 4294967295)", cmd, p.arg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			a->have_n = 1;
-			break;
-		case OPT_BITS:
-			if (parse_uint(p.arg, 64, 128, &a->bits) || (a->bits != 64 && a->bits != 128)) {
-				cli_err("%s: invalid --bits '%s' (expected 64 or 128)", cmd, p.arg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case OPT_MEMORY:
-			errno = 0;
-			a->memory = strtoull(p.arg, &end, 10);
-			if (errno || end == p.arg || *end) {
-				cli_err("%s: invalid --memory '%s' (expected bytes)", cmd, p.arg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case OPT_BIAS:
-			a->bias = strtod(p.arg, &end);
-			if (end == p.arg || *end || !(a->bias >= 0 && a->bias <= 1)) {
-				cli_err("%s: invalid --bias '%s' (expected 0 to 1)", cmd, p.arg);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			break;
-		case OPT_TEXT: case OPT_LINES: case OPT_JSONL:
-			if (a->text_mode && a->text_mode != o) {
-				cli_err("%s: --text, --lines and --jsonl exclude each other", cmd);
-				ret = EXIT_USAGE;
-				goto out;
-			}
-			a->text_mode = o;
-			break;
-		}
-	}
-	*optind = p.optind;
-out:
-	cli_parse_end(&p);
-	return ret;
-}
-
-static int check_k(const char *cmd, unsigned long k, unsigned bits, unsigned max)
-{
-	unsigned lim = bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128;
-	if (max < lim)
-		lim = max;
-	if (k > lim) {
-		if (max < (bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128))
-			cli_err("%s: -k %lu is out of range: this index was built for 0 to %u", cmd, k, lim);
-		else
-			cli_err("%s: -k %lu is out of range for %u-bit fingerprints (0 to %u)", cmd, k, bits, lim);
-		return -1;
-	}
-	return 0;
-}
-
-static simhash_index *open_index(const char *path)
-{
-	simhash_index *ix = NULL;
-	char why[256];
-	simhash_err err = simhash_index_open_ex(path, &ix, why, sizeof why);
-	if (err) {
-		cli_err("%s: %s", path, why[0] ? why : simhash_strerror(err));
-		return NULL;
-	}
-	return ix;
-}
-
 static int save_index(simhash_index *ix, const char *path)
 {
 	simhash_err err = simhash_index_save(ix, path);
@@ -920,7 +708,7 @@ static int save_index(simhash_index *ix, const char *path)
 /* The index is written by simhash_index_build_file, one table at a time:
  * the peak is the fingerprints, ids and names read plus one table, under the
  * size of the file written (the names' lookup table is freed before). */
-static int do_build(int argc, char **argv)
+int index_cmd_build(int argc, char **argv)
 {
 	struct args a;
 	struct fpvec v = {0};
@@ -933,7 +721,7 @@ static int do_build(int argc, char **argv)
 	int optind, ret;
 	simhash_err err;
 
-	ret = parse_args("index build", argc, argv, &a, NULL, &optind);
+	ret = index_parse_args("index build", argc, argv, &a, NULL, &optind);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!a.out) {
@@ -948,13 +736,13 @@ static int do_build(int argc, char **argv)
 		cli_err("index build: -k %lu is out of range (0 to 16 at 64 bits, 0 to 32 at 128)", a.k);
 		return EXIT_USAGE;
 	}
-	progress_init(&prog, optind == argc ? 0 : total_size(argv + optind, argc - optind));
+	progress_init(&prog, optind == argc ? 0 : cli_total_size(argv + optind, (size_t)(argc - optind)));
 	collect_init(&col, &v, &nm, 1, &prog, a.jobs > 1);
 	col.size_hint = prog.total_bytes; /* 0 when not all inputs are regular files */
 	if (optind == argc)
-		ret = read_text("-", &bits, collect_line, &col);
+		ret = index_read_text("-", &bits, collect_line, &col);
 	for (int i = optind; i < argc && ret == 0; i++)
-		ret = read_any(argv[i], &bits, &a.scheme, scheme_buf, collect_line, &col);
+		ret = index_read_any(argv[i], &bits, &a.scheme, scheme_buf, collect_line, &col);
 	collect_finish(&col);
 	progress_end(&prog);
 	if (ret) {
@@ -967,7 +755,7 @@ static int do_build(int argc, char **argv)
 		bits = 64;
 	if (!a.have_k)
 		a.k = bits == 64 ? 3 : 6;
-	if (check_k("index build", a.k, bits, 1000)) {
+	if (index_check_k("index build", a.k, bits, 1000)) {
 		ret = EXIT_USAGE;
 		goto out;
 	}
@@ -1011,7 +799,7 @@ out:
 	return ret;
 }
 
-static int do_change(int argc, char **argv, int add)
+int index_cmd_change(int argc, char **argv, int add)
 {
 	const char *cmd = add ? "index add" : "index delete";
 	struct args a;
@@ -1025,14 +813,14 @@ static int do_change(int argc, char **argv, int add)
 	int optind, ret;
 	simhash_err err = SIMHASH_OK;
 
-	ret = parse_args(cmd, argc, argv, &a, NULL, &optind);
+	ret = index_parse_args(cmd, argc, argv, &a, NULL, &optind);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (optind == argc) {
 		cli_err("%s: expected INDEX [FILE]...", cmd);
 		return EXIT_USAGE;
 	}
-	ix = open_index(argv[optind]);
+	ix = index_open(argv[optind]);
 	if (!ix)
 		return EXIT_FAIL;
 	bits = simhash_index_bits(ix);
@@ -1043,9 +831,9 @@ static int do_change(int argc, char **argv, int add)
 	}
 	collect_init(&col, &v, &nm, add, NULL, 0);
 	if (optind + 1 == argc)
-		ret = read_text("-", &bits, collect_line, &col);
+		ret = index_read_text("-", &bits, collect_line, &col);
 	for (int i = optind + 1; i < argc && ret == 0; i++)
-		ret = read_any(argv[i], &bits, &scheme, scheme_buf, collect_line, &col);
+		ret = index_read_any(argv[i], &bits, &scheme, scheme_buf, collect_line, &col);
 	collect_finish(&col);
 	if (ret) {
 		ret = EXIT_FAIL;
@@ -1069,399 +857,4 @@ out:
 	free(v.w);
 	free(v.id);
 	return ret;
-}
-
-/* ---- query */
-
-#define QBATCH 4096
-
-struct qrun {
-	const simhash_index *ix;
-	struct names *nm;
-	unsigned k, jobs, bits;
-	simhash_fp q[QBATCH];
-	struct sbuf qid;           /* ids of the batch's queries, back to back */
-	size_t qid_off[QBATCH + 1];
-	size_t n;
-	simhash_matches out[QBATCH];
-	struct sbuf line;
-};
-
-static int qrun_flush(struct qrun *r)
-{
-	simhash_err err;
-
-	if (r->n == 0)
-		return 0;
-	err = simhash_index_query_batch(r->ix, r->q, r->n, r->k, r->jobs, r->out);
-	if (err) {
-		cli_err("index query: %s", simhash_strerror(err));
-		return -1;
-	}
-	for (size_t i = 0; i < r->n; i++) {
-		const char *qid = r->qid.p + r->qid_off[i];
-		size_t qlen = r->qid_off[i + 1] - r->qid_off[i];
-		for (size_t j = 0; j < r->out[i].n; j++) {
-			size_t mlen;
-			const char *mid = name_at(r->nm, r->out[i].v[j].id, &mlen);
-			r->line.len = 0;
-			if (sbuf_add(&r->line, qid, qlen) || sbuf_addc(&r->line, '\t') ||
-			    sbuf_add(&r->line, mid, mlen) || sbuf_addc(&r->line, '\t') ||
-			    sbuf_add_u64(&r->line, r->out[i].v[j].dist) || sbuf_addc(&r->line, '\n'))
-				return -1;
-			if (fwrite(r->line.p, 1, r->line.len, stdout) != r->line.len) {
-				cli_err("index query: write error: %s", strerror(errno));
-				return -1;
-			}
-		}
-	}
-	r->n = 0;
-	r->qid.len = 0;
-	return 0;
-}
-
-static int qrun_add(struct qrun *r, const simhash_fp *fp, const char *id, size_t len)
-{
-	if (r->n == QBATCH && qrun_flush(r))
-		return -1;
-	r->q[r->n] = *fp;
-	r->qid_off[r->n] = r->qid.len;
-	if (sbuf_add(&r->qid, id, len))
-		return -1;
-	r->n++;
-	r->qid_off[r->n] = r->qid.len;
-	return 0;
-}
-
-static int query_line(void *arg, const simhash_fp *fp, const char *id, size_t id_len, const char *path,
-		      uint64_t line)
-{
-	(void)path, (void)line;
-	return qrun_add(arg, fp, id, id_len);
-}
-
-int index_query_texts(struct qrun *r, struct cli_config *cc, int mode, char **paths, int n_paths);
-
-static int do_query(int argc, char **argv)
-{
-	struct cli_config cc;
-	struct args a;
-	struct names nm;
-	struct qrun *r = NULL;
-	simhash_index *ix = NULL;
-	int optind, ret;
-
-	cli_config_init(&cc);
-	ret = parse_args("index query", argc, argv, &a, &cc, &optind);
-	if (ret) {
-		cli_config_free(&cc);
-		return ret < 0 ? EXIT_OK : ret;
-	}
-	if (optind == argc) {
-		cli_err("index query: expected INDEX [FILE]...");
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (!a.have_k) {
-		cli_err("index query: -k K is required");
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	ix = open_index(argv[optind]);
-	if (!ix) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (check_k("index query", a.k, simhash_index_bits(ix), simhash_index_max_dist(ix))) {
-		ret = EXIT_USAGE;
-		goto out;
-	}
-	if (names_load(&nm, ix, 0, argv[optind])) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	r = xcalloc(1, sizeof *r);
-	r->ix = ix, r->nm = &nm, r->k = (unsigned)a.k, r->jobs = (unsigned)a.jobs;
-	r->bits = simhash_index_bits(ix);
-	if (a.text_mode) {
-		ret = index_query_texts(r, &cc, a.text_mode == OPT_TEXT ? 0 : a.text_mode == OPT_LINES ? 1 : 2,
-					argv + optind + 1, argc - optind - 1);
-		if (ret)
-			goto out_free;
-	} else {
-		unsigned bits = r->bits;
-		char scheme_buf[SIMHASH_SCHEME_MAX];
-		const char *scheme = simhash_index_scheme(ix);
-		if (optind + 1 == argc)
-			ret = read_text("-", &bits, query_line, r);
-		for (int i = optind + 1; i < argc && ret == 0; i++)
-			ret = read_any(argv[i], &bits, &scheme, scheme_buf, query_line, r);
-		if (ret) {
-			ret = EXIT_FAIL;
-			goto out_free;
-		}
-	}
-	ret = qrun_flush(r) || fflush(stdout) ? EXIT_FAIL : EXIT_OK;
-out_free:
-	for (size_t i = 0; i < QBATCH; i++)
-		simhash_matches_free(&r->out[i]);
-	sbuf_free(&r->qid);
-	sbuf_free(&r->line);
-	free(r);
-out:
-	simhash_index_free(ix);
-	cli_config_free(&cc);
-	return ret;
-}
-
-/* ---- texts: fingerprinted here with the config flags */
-
-#include "jsonl.h"
-
-static int text_doc(struct qrun *r, simhash_ctx *ctx, const char *text, size_t len, const char *id,
-		    size_t id_len, const char *path, uint64_t line)
-{
-	simhash_fp fp;
-	simhash_err err = simhash_fingerprint(ctx, text, len, &fp);
-	if (err) {
-		if (line)
-			cli_err("%s:%llu: %s", display_name(path), (unsigned long long)line, simhash_strerror(err));
-		else
-			cli_err("%s: %s", display_name(path), simhash_strerror(err));
-		return -1;
-	}
-	return qrun_add(r, &fp, id, id_len);
-}
-
-int index_query_texts(struct qrun *r, struct cli_config *cc, int mode, char **paths, int n_paths)
-{
-	char scheme[SIMHASH_SCHEME_MAX], *stdin_path = "-";
-	const char *want = simhash_index_scheme(r->ix);
-	simhash_ctx *ctx = NULL;
-	struct sbuf buf = {0}, idb = {0};
-	struct jsonl_rec rec;
-	int ret;
-
-	if (!want[0]) {
-		cli_err("index query: the index records no scheme: build it with --scheme to query texts");
-		return EXIT_USAGE;
-	}
-	ret = cli_config_finish(cc, "index query");
-	if (ret)
-		return ret;
-	cc->cfg.bits = r->bits;
-	if (simhash_config_scheme(&cc->cfg, scheme, sizeof scheme) || strcmp(scheme, want) != 0) {
-		cli_err("index query: the index's scheme is %s, the options give %s", want, scheme);
-		return EXIT_USAGE;
-	}
-	if (simhash_ctx_new(&cc->cfg, &ctx)) {
-		cli_err("index query: cannot set up fingerprinting");
-		return EXIT_FAIL;
-	}
-	if (n_paths == 0)
-		paths = &stdin_path, n_paths = 1;
-	jsonl_rec_init(&rec);
-	for (int i = 0; i < n_paths && ret == 0; i++) {
-		const char *path = paths[i];
-		if (mode == 0) {
-			if (read_path_all(path, &buf)) {
-				cli_err("%s: %s", display_name(path), strerror(errno));
-				ret = -1;
-				break;
-			}
-			ret = text_doc(r, ctx, buf.p ? buf.p : "", buf.len, path, strlen(path), path, 0);
-			continue;
-		}
-		struct reader rd;
-		struct chunk c;
-		int got;
-		if (reader_open(&rd, path)) {
-			cli_err("%s: %s", display_name(path), strerror(errno));
-			ret = -1;
-			break;
-		}
-		while (ret == 0 && (got = reader_next(&rd, 1 << 20, 1 << 16, &buf, &c)) > 0) {
-			size_t pos = 0, len;
-			const char *s;
-			uint64_t line = c.first_line;
-			for (; ret == 0 && chunk_next_line(&c, &pos, &s, &len); line++) {
-				char err[200];
-				idb.len = 0;
-				if (n_paths > 1 && (sbuf_adds(&idb, path) || sbuf_addc(&idb, ':')))
-					ret = -1;
-				if (mode == 1) {
-					if (ret || sbuf_add_u64(&idb, line))
-						ret = -1;
-					else
-						ret = text_doc(r, ctx, s, len, idb.p, idb.len, path, line);
-					continue;
-				}
-				int jr = jsonl_extract(s, len, "text", "id", JSONL_REPLACE_UTF8, &rec, err, sizeof err);
-				if (jr == JSONL_BLANK)
-					continue;
-				if (jr == JSONL_ERROR) {
-					cli_err("%s:%llu: %s", display_name(path), (unsigned long long)line, err);
-					ret = -1;
-					break;
-				}
-				if (rec.id) {
-					idb.len = 0;
-					for (size_t j = 0; j < rec.id_len && ret == 0; j++) {
-						char ch = rec.id[j];
-						ret = ch == '\t' ? sbuf_adds(&idb, "\\t")
-						    : ch == '\n' ? sbuf_adds(&idb, "\\n")
-						    : ch == '\r' ? sbuf_adds(&idb, "\\r")
-						    : ch == '\\' ? sbuf_adds(&idb, "\\\\") : sbuf_addc(&idb, ch);
-					}
-				} else if (sbuf_add_u64(&idb, line)) {
-					ret = -1;
-				}
-				if (ret == 0)
-					ret = text_doc(r, ctx, rec.text, rec.text_len, idb.p, idb.len, path, line);
-			}
-		}
-		if (ret == 0 && got < 0) {
-			cli_err("%s: %s", display_name(path), strerror(errno));
-			ret = -1;
-		}
-		reader_close(&rd);
-	}
-	jsonl_rec_free(&rec);
-	simhash_ctx_free(ctx);
-	sbuf_free(&buf);
-	sbuf_free(&idb);
-	return ret ? EXIT_FAIL : EXIT_OK;
-}
-
-/* ---- plan and stats */
-
-static void print_plan(const simhash_index_plan *p)
-{
-	if (p->layout == SIMHASH_LAYOUT_SCAN) {
-		printf("layout\tscan\n");
-	} else {
-		printf("layout\tmih\nchunks\t%u\ntables\t%u\nchunk_bits", p->n_chunks, p->n_tables);
-		for (unsigned t = 0; t < p->n_chunks && t < SIMHASH_PLAN_MAX_TABLES; t++)
-			printf("%c%u", t ? ',' : '\t', p->chunk_bits[t]);
-		printf("\nradius");
-		for (unsigned t = 0; t < p->n_tables; t++) {
-			if (p->radius[t] == 0xffffffffu)
-				printf("%c-", t ? ',' : '\t');
-			else
-				printf("%c%u", t ? ',' : '\t', p->radius[t]);
-		}
-		printf("\nprobes\t%.0f\n", p->probes);
-	}
-	printf("candidates\t%.0f\nquery_us\t%.2f\nscan_us\t%.2f\nbytes_per_fp\t%.1f\nmemory\t%llu\n",
-	       p->candidates, p->query_ns / 1000, p->scan_ns / 1000, p->bytes_per_fp,
-	       (unsigned long long)p->memory);
-}
-
-static int do_plan(int argc, char **argv)
-{
-	struct args a;
-	simhash_index_plan p;
-	int optind, ret = parse_args("index plan", argc, argv, &a, NULL, &optind);
-
-	if (ret)
-		return ret < 0 ? EXIT_OK : ret;
-	if (optind < argc) {
-		cli_err("index plan: unexpected argument '%s'", argv[optind]);
-		return EXIT_USAGE;
-	}
-	if (!a.have_n || !a.have_k) {
-		cli_err("index plan: -n N and -k K are required");
-		return EXIT_USAGE;
-	}
-	if (check_k("index plan", a.k, (unsigned)a.bits, 1000))
-		return EXIT_USAGE;
-	if (simhash_index_plan_make((unsigned)a.bits, (unsigned)a.k, a.n, a.bias, a.memory, &p)) {
-		cli_err("index plan: invalid arguments");
-		return EXIT_USAGE;
-	}
-	printf("bits\t%lu\nk\t%lu\nn\t%lu\nbias\t%.2f\n", a.bits, a.k, a.n, a.bias);
-	print_plan(&p);
-	return EXIT_OK;
-}
-
-static int do_stats(int argc, char **argv)
-{
-	struct args a;
-	simhash_index_stats st;
-	simhash_index *ix;
-	int optind, ret = parse_args("index stats", argc, argv, &a, NULL, &optind);
-
-	if (ret)
-		return ret < 0 ? EXIT_OK : ret;
-	if (argc - optind != 1) {
-		cli_err("index stats: expected one INDEX");
-		return EXIT_USAGE;
-	}
-	ix = open_index(argv[optind]);
-	if (!ix)
-		return EXIT_FAIL;
-	simhash_index_get_stats(ix, &st);
-	printf("count\t%llu\nbits\t%u\nmax_dist\t%u\nscheme\t%s\n", (unsigned long long)st.count,
-	       simhash_index_bits(ix), simhash_index_max_dist(ix),
-	       simhash_index_scheme(ix)[0] ? simhash_index_scheme(ix) : "-");
-	print_plan(&st.plan);
-	simhash_index_free(ix);
-	return EXIT_OK;
-}
-
-/* The header is checked at every open; verify reads the body too. */
-static int do_verify(int argc, char **argv)
-{
-	struct args a;
-	simhash_index *ix;
-	char why[256];
-	int optind, ret = parse_args("index verify", argc, argv, &a, NULL, &optind);
-
-	if (ret)
-		return ret < 0 ? EXIT_OK : ret;
-	if (argc - optind != 1) {
-		cli_err("index verify: expected one INDEX");
-		return EXIT_USAGE;
-	}
-	ix = open_index(argv[optind]);
-	if (!ix)
-		return EXIT_FAIL;
-	if (simhash_index_verify(ix, why, sizeof why) != SIMHASH_OK) {
-		cli_err("%s: %s", argv[optind], why);
-		simhash_index_free(ix);
-		return EXIT_FAIL;
-	}
-	printf("%s: ok, %llu fingerprints\n", argv[optind],
-	       (unsigned long long)simhash_index_count(ix));
-	simhash_index_free(ix);
-	return EXIT_OK;
-}
-
-int cmd_index(int argc, char **argv)
-{
-	const char *sub = argc > 1 ? argv[1] : "";
-
-	if (!strcmp(sub, "build"))
-		return do_build(argc - 1, argv + 1);
-	if (!strcmp(sub, "add"))
-		return do_change(argc - 1, argv + 1, 1);
-	if (!strcmp(sub, "delete"))
-		return do_change(argc - 1, argv + 1, 0);
-	if (!strcmp(sub, "query"))
-		return do_query(argc - 1, argv + 1);
-	if (!strcmp(sub, "plan"))
-		return do_plan(argc - 1, argv + 1);
-	if (!strcmp(sub, "stats"))
-		return do_stats(argc - 1, argv + 1);
-	if (!strcmp(sub, "verify"))
-		return do_verify(argc - 1, argv + 1);
-	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
-		help();
-		return EXIT_OK;
-	}
-	if (!sub[0])
-		cli_err("index: expected build, add, delete, query, plan, stats or verify");
-	else
-		cli_err("index: unknown subcommand '%s'", sub);
-	return EXIT_USAGE;
 }

@@ -46,21 +46,6 @@ static void help(void)
 	cli_opts_help(stdout, opts, 0);
 }
 
-static unsigned online_cores(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > MAX_JOBS ? MAX_JOBS : (unsigned)n;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Concatenates the sets of ins[0..n) into one (for --self). */
 static int concat(struct fpinput *ins, size_t n, uint64_t **words, size_t *total)
 {
@@ -195,23 +180,23 @@ static int check_inputs(const struct fpinput *ins, size_t n)
 	return EXIT_OK;
 }
 
-/* The command line of `simhash pairs`. */
+/* The command line of pairs. */
 struct pairs_opts {
 	unsigned long k;
-	unsigned jobs;
+	unsigned jobs; /* 0: the number of cores */
 	const char *output;
 	int self, quiet;
 	char **paths;
 	size_t n_paths;
 };
 
-/* EXIT_OK, EXIT_USAGE after printing why, or -1 after --help. */
+/* Parses the options into *o. EXIT_OK, -1 after --help, or EXIT_USAGE. */
 static int parse(int argc, char **argv, struct pairs_opts *o)
 {
 	static char *stdin_only[] = { "-", NULL };
 	struct cli_parse p;
-	int c, ret = EXIT_OK;
 	unsigned long v;
+	int c, ret = EXIT_OK;
 
 	cli_parse_begin(&p, "pairs", opts, NULL, argc, argv);
 	while (ret == EXIT_OK && (c = cli_parse_next(&p)) != CLI_END) {
@@ -229,9 +214,8 @@ static int parse(int argc, char **argv, struct pairs_opts *o)
 			if (parse_uint(p.arg, 1, MAX_JOBS, &v)) {
 				cli_err("pairs: invalid --jobs '%s' (expected 1 to %d)", p.arg, MAX_JOBS);
 				ret = EXIT_USAGE;
-			} else {
-				o->jobs = (unsigned)v;
 			}
+			o->jobs = (unsigned)v;
 			break;
 		case OPT_OUTPUT: o->output = p.arg; break;
 		case OPT_SELF: o->self = 1; break;
@@ -241,34 +225,19 @@ static int parse(int argc, char **argv, struct pairs_opts *o)
 	o->paths = p.optind < argc ? argv + p.optind : stdin_only;
 	o->n_paths = p.optind < argc ? (size_t)(argc - p.optind) : 1;
 	cli_parse_end(&p);
+	if (ret == EXIT_OK && o->n_paths > 2 && !o->self) {
+		cli_err("pairs: expected one FILE, or two to join (or --self for one set of "
+			"several files), got %zu", o->n_paths);
+		ret = EXIT_USAGE;
+	}
 	return ret;
 }
 
-/* The width of the fingerprints read (64 if none were), and -k checked
- * against it. */
-static int check_k(const struct fpinput *ins, size_t n, unsigned long k, unsigned *bits)
-{
-	size_t i;
-
-	*bits = 0;
-	for (i = 0; i < n; i++)
-		if (ins[i].bits)
-			*bits = ins[i].bits;
-	if (!*bits)
-		*bits = 64; /* nothing read: no pairs, but -k is still checked */
-	if (k > *bits / 4) {
-		cli_err("pairs: -k %lu is out of range for %u-bit fingerprints (0 to %u)", k, *bits,
-			*bits / 4);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
-}
-
-/* Every pair within k: a join of two sets, or a self-join of one set (one
- * input, or several concatenated). *total gets the fingerprints in all. */
-static int find_pairs(struct fpinput *ins, size_t n_in, int join, unsigned bits,
-		      const struct pairs_opts *o, simhash_pair **pairs, size_t *n_pairs,
-		      size_t *total)
+/* The pairs within k of the inputs: a join of two, or one set (several files
+ * concatenated). *total gets the number of fingerprints. EXIT_OK, or
+ * EXIT_FAIL after the message. */
+static int find_pairs(const struct pairs_opts *o, struct fpinput *ins, unsigned bits, int join,
+		      simhash_pair **pairs, size_t *n_pairs, size_t *total)
 {
 	uint64_t *cat = NULL;
 	simhash_err err;
@@ -278,12 +247,12 @@ static int find_pairs(struct fpinput *ins, size_t n_in, int join, unsigned bits,
 		err = simhash_pairs_join(ins[0].fps, ins[0].n, ins[1].fps, ins[1].n, bits,
 					 (unsigned)o->k, o->jobs, pairs, n_pairs);
 		*total = ins[0].n + ins[1].n;
-	} else if (n_in == 1) {
+	} else if (o->n_paths == 1) {
 		err = simhash_pairs_self(ins[0].fps, ins[0].n, bits, (unsigned)o->k, o->jobs, pairs,
 					 n_pairs);
 		*total = ins[0].n;
 	} else {
-		ret = concat(ins, n_in, &cat, total);
+		ret = concat(ins, o->n_paths, &cat, total);
 		if (ret)
 			return ret;
 		err = simhash_pairs_self(cat, *total, bits, (unsigned)o->k, o->jobs, pairs, n_pairs);
@@ -301,35 +270,40 @@ int cmd_pairs(int argc, char **argv)
 	struct pairs_opts o = { .k = 3 };
 	struct outfile out;
 	struct fpinput *ins = NULL;
-	unsigned bits;
+	unsigned bits = 0;
 	int ret, join;
-	size_t i, n_pairs = 0, total = 0;
+	size_t n_pairs = 0, total = 0, i;
 	simhash_pair *pairs = NULL;
-	double t0 = now();
+	double t0 = cli_now();
 
 	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
-	if (o.n_paths > 2 && !o.self) {
-		cli_err("pairs: expected one FILE, or two to join (or --self for one set of "
-			"several files), got %zu", o.n_paths);
-		return EXIT_USAGE;
-	}
 	join = o.n_paths == 2 && !o.self;
 	if (!o.jobs)
-		o.jobs = online_cores();
+		o.jobs = cli_online_cores(MAX_JOBS);
 	ins = xcalloc(o.n_paths, sizeof(*ins));
 	for (i = 0; i < o.n_paths && ret == EXIT_OK; i++)
 		ret = fpinput_read(&ins[i], o.paths[i], o.jobs);
 	if (ret == EXIT_OK)
 		ret = check_inputs(ins, o.n_paths);
-	if (ret == EXIT_OK)
-		ret = check_k(ins, o.n_paths, o.k, &bits);
-	if (ret == EXIT_OK)
-		ret = find_pairs(ins, o.n_paths, join, bits, &o, &pairs, &n_pairs, &total);
-	if (ret == EXIT_OK)
+	if (ret)
+		goto out;
+	for (i = 0; i < o.n_paths; i++)
+		if (ins[i].bits)
+			bits = ins[i].bits;
+	if (!bits)
+		bits = 64; /* nothing read: no pairs, but -k is still checked */
+	if (o.k > bits / 4) {
+		cli_err("pairs: -k %lu is out of range for %u-bit fingerprints (0 to %u)", o.k, bits,
+			bits / 4);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	ret = find_pairs(&o, ins, bits, join, &pairs, &n_pairs, &total);
+	if (!ret)
 		ret = fetch_ids(ins, o.n_paths, join, pairs, n_pairs);
-	if (ret == EXIT_OK)
+	if (!ret)
 		ret = outfile_open(&out, o.output);
 	if (ret)
 		goto out;
@@ -340,7 +314,7 @@ int cmd_pairs(int argc, char **argv)
 		ret = outfile_commit(&out);
 	if (ret == EXIT_OK && !o.quiet && isatty(STDERR_FILENO))
 		fprintf(stderr, "simhash: pairs: %zu fingerprints, %zu pairs within %lu, %.2f s\n",
-			total, n_pairs, o.k, now() - t0);
+			total, n_pairs, o.k, cli_now() - t0);
 out:
 	simhash_pairs_free(pairs);
 	for (i = 0; i < o.n_paths; i++)

@@ -98,165 +98,151 @@ static int num(const char *opt, const char *arg, unsigned long lo, unsigned long
 	return 0;
 }
 
-/* What the command line of `simhash serve` sets. */
+/* What the command line sets besides the server's options and limits. */
 struct serve_args {
-	struct sh_serve_opts so;
-	struct api api;
-	struct cli_config cc;
 	const char *store_path, *token_file;
-	const char **hosts; /* --allow-host NAMEs, room for one per argument */
-	char *token;
+	const char **hosts; /* --allow-host NAMEs */
 };
 
-/* One of serve's own options: 0, or -1 after printing why. */
-static int set_opt(struct serve_args *a, int o, const char *arg)
+/* Parses the options into so, api's limits and sa. EXIT_OK, -1 after
+ * --help, or EXIT_USAGE after the message. */
+static int parse(struct cli_parse *p, int argc, char **argv, struct sh_serve_opts *so,
+		 struct api *api, struct serve_args *sa)
 {
 	unsigned long v;
+	int o;
 
-	switch (o) {
-	case OPT_STORE: a->store_path = arg; break;
-	case OPT_LISTEN: a->so.listen = arg; break;
-	case OPT_TOKEN_FILE: a->token_file = arg; break;
-	case OPT_THREADS:
-		if (num("threads", arg, 1, 64, &v)) return -1;
-		a->so.threads = (unsigned)v;
-		break;
-	case OPT_WRITERS:
-		if (num("writers", arg, 0, 1024, &v)) return -1;
-		a->so.writers = (unsigned)v;
-		break;
-	case OPT_MAX_CONN:
-		if (num("max-connections", arg, 1, 100000, &v)) return -1;
-		a->so.max_connections = (unsigned)v;
-		break;
-	case OPT_MAX_BODY:
-		if (num("max-body", arg, 1, 1ul << 30, &v)) return -1;
-		a->api.limits.max_body = v;
-		break;
-	case OPT_MAX_TEXT:
-		if (num("max-text", arg, 1, 1ul << 30, &v)) return -1;
-		a->api.limits.max_text = v;
-		break;
-	case OPT_MAX_BATCH:
-		if (num("max-batch", arg, 1, 1000000, &v)) return -1;
-		a->api.limits.max_batch = v;
-		break;
-	case OPT_IDLE:
-		if (num("idle-timeout", arg, 1, 86400, &v)) return -1;
-		a->so.idle_timeout = (unsigned)v;
-		break;
-	case OPT_REQ_TIMEOUT:
-		if (num("request-timeout", arg, 1, 86400, &v)) return -1;
-		a->so.request_timeout = (unsigned)v;
-		break;
-	case OPT_HEADER_TIMEOUT:
-		if (num("header-timeout", arg, 1, 86400, &v)) return -1;
-		a->so.header_timeout = (unsigned)v;
-		break;
-	case OPT_ALLOW_HOST:
-		if (!arg[0]) {
-			cli_err("serve: --allow-host: expected a host name, got ''");
-			return -1;
-		}
-		a->hosts[a->so.n_allow_hosts++] = arg;
-		break;
-	case OPT_NO_TOKEN: a->so.no_token = 1; break;
-	}
-	return 0;
-}
-
-/* EXIT_OK, EXIT_USAGE after printing why, or -1 after --help. */
-static int parse(int argc, char **argv, struct serve_args *a)
-{
-	struct cli_parse p;
-	int o, ret = EXIT_USAGE;
-
-	cli_parse_begin(&p, "serve", opts, &a->cc, argc, argv);
-	while ((o = cli_parse_next(&p)) != CLI_END) {
+	while ((o = cli_parse_next(p)) != CLI_END) {
 		if (o == CLI_HELP) {
 			help();
-			ret = -1;
-			goto out;
+			return -1;
 		}
-		if (o == CLI_BAD || set_opt(a, o, p.arg))
-			goto out;
+		if (o == CLI_BAD)
+			return EXIT_USAGE;
+		switch (o) {
+		case OPT_STORE: sa->store_path = p->arg; break;
+		case OPT_LISTEN: so->listen = p->arg; break;
+		case OPT_TOKEN_FILE: sa->token_file = p->arg; break;
+		case OPT_THREADS:
+			if (num("threads", p->arg, 1, 64, &v)) return EXIT_USAGE;
+			so->threads = (unsigned)v;
+			break;
+		case OPT_WRITERS:
+			if (num("writers", p->arg, 0, 1024, &v)) return EXIT_USAGE;
+			so->writers = (unsigned)v;
+			break;
+		case OPT_MAX_CONN:
+			if (num("max-connections", p->arg, 1, 100000, &v)) return EXIT_USAGE;
+			so->max_connections = (unsigned)v;
+			break;
+		case OPT_MAX_BODY:
+			if (num("max-body", p->arg, 1, 1ul << 30, &v)) return EXIT_USAGE;
+			api->limits.max_body = v;
+			break;
+		case OPT_MAX_TEXT:
+			if (num("max-text", p->arg, 1, 1ul << 30, &v)) return EXIT_USAGE;
+			api->limits.max_text = v;
+			break;
+		case OPT_MAX_BATCH:
+			if (num("max-batch", p->arg, 1, 1000000, &v)) return EXIT_USAGE;
+			api->limits.max_batch = v;
+			break;
+		case OPT_IDLE:
+			if (num("idle-timeout", p->arg, 1, 86400, &v)) return EXIT_USAGE;
+			so->idle_timeout = (unsigned)v;
+			break;
+		case OPT_REQ_TIMEOUT:
+			if (num("request-timeout", p->arg, 1, 86400, &v)) return EXIT_USAGE;
+			so->request_timeout = (unsigned)v;
+			break;
+		case OPT_HEADER_TIMEOUT:
+			if (num("header-timeout", p->arg, 1, 86400, &v)) return EXIT_USAGE;
+			so->header_timeout = (unsigned)v;
+			break;
+		case OPT_ALLOW_HOST:
+			if (!p->arg[0]) {
+				cli_err("serve: --allow-host: expected a host name, got ''");
+				return EXIT_USAGE;
+			}
+			sa->hosts[so->n_allow_hosts++] = p->arg;
+			break;
+		case OPT_NO_TOKEN: so->no_token = 1; break;
+		}
 	}
-	if (p.optind < argc) {
-		cli_err("serve: unexpected argument '%s'", argv[p.optind]);
-		goto out;
+	if (p->optind < argc) {
+		cli_err("serve: unexpected argument '%s'", argv[p->optind]);
+		return EXIT_USAGE;
 	}
-	if (a->so.no_token && a->token_file) {
+	if (so->no_token && sa->token_file) {
 		cli_err("serve: --no-token and --token-file exclude each other");
-		goto out;
+		return EXIT_USAGE;
 	}
-	a->so.allow_hosts = a->hosts;
-	ret = EXIT_OK;
-out:
-	cli_parse_end(&p);
-	return ret;
+	so->allow_hosts = sa->hosts;
+	return EXIT_OK;
 }
 
-/* Opens the store (if any) and serves until a signal ends it. EXIT_OK, or
- * EXIT_FAIL after printing why. */
-static int serve(struct serve_args *a)
+int cmd_serve(int argc, char **argv)
 {
-	char err[512];
-	int ret = EXIT_FAIL;
+	struct sh_serve_opts so;
+	struct serve_args sa = { NULL, NULL, NULL };
+	struct cli_config cc;
+	struct cli_parse p;
+	struct api api;
+	char *token = NULL, err[512];
+	int ret;
 
-	if (a->token_file && !(a->token = read_token(a->token_file)))
-		return EXIT_FAIL;
-	a->so.token = a->token;
-	a->api.cfg = a->cc.cfg;
-	if (a->store_path && sh_store_open(&a->api, a->store_path, err, sizeof(err))) {
-		cli_err("serve: %s", err);
+	memset(&api, 0, sizeof(api));
+	sa.hosts = calloc((size_t)argc + 1, sizeof(*sa.hosts));
+	if (!sa.hosts) {
+		cli_err("serve: out of memory");
 		return EXIT_FAIL;
 	}
-	if (simhash_config_scheme(&a->api.cfg, a->api.scheme, sizeof(a->api.scheme))) {
+	api_limits_init(&api.limits);
+	sh_serve_opts_init(&so);
+	cli_config_init(&cc);
+	cli_parse_begin(&p, "serve", opts, &cc, argc, argv);
+	ret = parse(&p, argc, argv, &so, &api, &sa);
+	if (ret) {
+		ret = ret < 0 ? EXIT_OK : ret;
+		goto out;
+	}
+	if ((ret = cli_config_finish(&cc, "serve")))
+		goto out;
+	ret = EXIT_FAIL;
+	if (sa.token_file && !(token = read_token(sa.token_file)))
+		goto out;
+	so.token = token;
+	api.cfg = cc.cfg;
+	if (sa.store_path && sh_store_open(&api, sa.store_path, err, sizeof(err))) {
+		cli_err("serve: %s", err);
+		goto out;
+	}
+	if (simhash_config_scheme(&api.cfg, api.scheme, sizeof(api.scheme))) {
 		cli_err("serve: invalid configuration");
 		goto out_store;
 	}
-	if (sh_metrics_new(&a->api.metrics)) {
+	if (sh_metrics_new(&api.metrics)) {
 		cli_err("serve: out of memory");
 		goto out_store;
 	}
-	a->api.started = (uint64_t)time(NULL);
+	api.started = (uint64_t)time(NULL);
 	sh_serve_block_signals();
-	if (sh_serve_run(&a->api, &a->so, err, sizeof(err))) {
+	if (sh_serve_run(&api, &so, err, sizeof(err))) {
 		cli_err("serve: %s", err);
 		goto out_metrics;
 	}
 	ret = EXIT_OK;
 out_metrics:
-	sh_metrics_free(a->api.metrics);
+	sh_metrics_free(api.metrics);
 out_store:
-	if (sh_store_close(&a->api, err, sizeof(err))) {
+	if (sh_store_close(&api, err, sizeof(err))) {
 		cli_err("serve: %s", err);
 		ret = EXIT_FAIL;
 	}
+out:
+	free(sa.hosts);
+	free(token);
+	cli_parse_end(&p);
+	cli_config_free(&cc);
 	return ret;
-}
-
-int cmd_serve(int argc, char **argv)
-{
-	struct serve_args a;
-	int ret;
-
-	memset(&a, 0, sizeof(a));
-	a.hosts = calloc((size_t)argc + 1, sizeof(*a.hosts));
-	if (!a.hosts) {
-		cli_err("serve: out of memory");
-		return EXIT_FAIL;
-	}
-	api_limits_init(&a.api.limits);
-	sh_serve_opts_init(&a.so);
-	cli_config_init(&a.cc);
-	ret = parse(argc, argv, &a);
-	if (ret == EXIT_OK)
-		ret = cli_config_finish(&a.cc, "serve");
-	if (ret == EXIT_OK)
-		ret = serve(&a);
-	free(a.hosts);
-	free(a.token);
-	cli_config_free(&a.cc);
-	return ret < 0 ? EXIT_OK : ret;
 }

@@ -1,4 +1,5 @@
-/* idesc.c - escaping and unescaping ids of the text form (see idesc.h). */
+/* idesc.c - the codec of ids: the text form's escape and the names section
+ * of an index file (see idesc.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -185,5 +186,44 @@ int idesc_parse_line(const char *line, size_t len, simhash_fp *fp, struct sbuf *
 		snprintf(err, err_size, "invalid escape in id at byte %zu", n_hex + 1 + bad);
 		return -1;
 	}
+	return 0;
+}
+
+int idesc_names_parse(const void *data, size_t len, struct idesc_names *out)
+{
+	const char *p = data;
+	uint64_t n;
+
+	memset(out, 0, sizeof(*out));
+	if (len == 0)
+		return 0;
+	if (len < 16 || memcmp(p, IDESC_NAMES_MAGIC, 8) != 0)
+		return -1;
+	memcpy(&n, p + 8, 8);
+	if (n > (len - 16) / 8 - 1)
+		return -1;
+	out->off = (const uint64_t *)(const void *)(p + 16);
+	out->bytes = (const char *)(out->off + n + 1);
+	out->bytes_len = len - 16 - 8 * (size_t)(n + 1);
+	if (out->off[0] != 0 || out->off[n] > out->bytes_len)
+		return -1;
+	out->n = n;
+	return 0;
+}
+
+int idesc_names_check(const struct idesc_names *nm)
+{
+	for (uint64_t i = 0; i < nm->n; i++)
+		if (nm->off[i] > nm->off[i + 1])
+			return -1;
+	return 0;
+}
+
+int idesc_names_get(const struct idesc_names *nm, uint64_t id, const char **s, size_t *len)
+{
+	if (id >= nm->n || nm->off[id] > nm->off[id + 1] || nm->off[id + 1] > nm->bytes_len)
+		return -1;
+	*s = nm->bytes + nm->off[id];
+	*len = (size_t)(nm->off[id + 1] - nm->off[id]);
 	return 0;
 }

@@ -1,6 +1,14 @@
-/* idesc.h - ids in the text form `HEX<TAB>ID`: escaping on output, unescaping
- * on input, and one parser for a whole line. Every command that writes or
- * reads the text form goes through here, so they all agree.
+/* idesc.h - the codec of ids: the escape of the text form `HEX<TAB>ID`, and
+ * the names section in which `simhash index` keeps the id strings of an index
+ * file (docs/format.md, "The CLI's id section").
+ *
+ * Every id a command writes in the text form is escaped here: `fingerprint`'s
+ * ids (files, lines, records; the document source's src_text_id), and the
+ * ids `index` and `pairs` take from a binary fingerprint file. Readers of the
+ * text form (`pairs`, `index`, `dedup --against`) keep an id byte for byte as
+ * read, escapes included, and print it back the same way, so they need no
+ * unescaping; idesc_unescape() and idesc_parse_line() are for a caller that
+ * wants the raw bytes back.
  *
  * The escape is JSON's, applied only where needed: `\` becomes `\\`, tab `\t`,
  * line feed `\n`, carriage return `\r`, and every other C0 control (U+0000 to
@@ -18,6 +26,7 @@
 #define CLI_IDESC_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "simhash.h"
 #include "util.h"
 
@@ -35,5 +44,37 @@ int idesc_unescape(const char *s, size_t len, struct sbuf *out, size_t *bad);
  * out. */
 int idesc_parse_line(const char *line, size_t len, simhash_fp *fp, struct sbuf *out_id,
 		     char *err, size_t err_size);
+
+/* The names section: magic "SHNAMES1", the count n (u64), n + 1 offsets
+ * (u64, rising, the first 0) into the bytes that follow, then the names back
+ * to back. Its integers are in the writing machine's native byte order (they
+ * are copied from memory as they are) and read back the same way, unlike the
+ * index file's own header, which is little-endian byte by byte: so the
+ * section is little-endian on the machines simhash builds for (x86-64,
+ * aarch64), and one written on a big-endian machine would not read on a
+ * little-endian one. docs/format.md states this. Read in place: off and
+ * bytes point into the index's mapping. */
+#define IDESC_NAMES_MAGIC "SHNAMES1"
+
+struct idesc_names {
+	uint64_t n;
+	const uint64_t *off; /* n + 1 */
+	const char *bytes;
+	size_t bytes_len;
+};
+
+/* Parses the section of len bytes at data (8-byte aligned, as the index's
+ * user section is): 0, or -1 if it is damaged (bad magic, a count or a last
+ * offset past its end, a first offset not 0). len 0 is no names (n = 0).
+ * Each name's offsets are checked when it is taken (idesc_names_get), or all
+ * at once by idesc_names_check. */
+int idesc_names_parse(const void *data, size_t len, struct idesc_names *out);
+
+/* 0 if every offset rises, -1 if not: O(n). */
+int idesc_names_check(const struct idesc_names *nm);
+
+/* Name id of nm: 0 and its bytes, or -1 if id is out of range or its
+ * offsets are damaged. */
+int idesc_names_get(const struct idesc_names *nm, uint64_t id, const char **s, size_t *len);
 
 #endif /* CLI_IDESC_H */

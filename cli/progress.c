@@ -4,17 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "progress.h"
+#include "util.h"
 
 #define LARGE_BYTES ((uint64_t)16 << 20)
 #define LARGE_DOCS 10000
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 int progress_may_draw(int out_fd, int err_fd)
 {
@@ -38,7 +31,7 @@ void progress_init(struct progress *p, uint64_t total_bytes)
 	p->total_bytes = total_bytes;
 	p->bytes = 0;
 	p->docs = 0;
-	p->start = p->tty ? now() : 0;
+	p->start = p->tty ? cli_now() : 0;
 	p->last = p->start;
 }
 
@@ -54,7 +47,7 @@ void progress_add(struct progress *p, uint64_t bytes, uint64_t docs)
 		return;
 	if (p->total_bytes <= LARGE_BYTES && p->bytes <= LARGE_BYTES && p->docs <= LARGE_DOCS)
 		return;
-	t = now();
+	t = cli_now();
 	if (t - p->last < 0.1)
 		return;
 	p->last = t;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "simhash.h"
 #include "util.h"
@@ -207,4 +208,32 @@ int read_path_all(const char *path, struct sbuf *b)
 		return -1;
 	}
 	return 0;
+}
+
+unsigned cli_online_cores(unsigned max)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : (unsigned long)n > max ? max : (unsigned)n;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+uint64_t cli_total_size(char *const *paths, size_t n)
+{
+	uint64_t total = 0;
+	struct stat st;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(paths[i], "-") || stat(paths[i], &st) || !S_ISREG(st.st_mode))
+			return 0;
+		total += (uint64_t)st.st_size;
+	}
+	return total;
 }

@@ -1,5 +1,7 @@
 /* util.h - small helpers shared by the commands: the one-line error message,
- * growable byte buffers, strict number parsing and whole-file reads.
+ * growable byte buffers, strict number parsing, whole-file reads, and the
+ * core count, clock and input size the commands' -j, timings and progress
+ * lines take.
  *
  * Nothing here exits except xmalloc() and friends, which the main thread uses
  * for small setup allocations; worker threads use the sbuf functions, which
@@ -73,6 +75,17 @@ int read_fd_all(int fd, struct sbuf *b);
 /* Reads the file at path, or standard input for "-", into b (replacing its
  * contents). 0, or -1 with errno set. */
 int read_path_all(const char *path, struct sbuf *b);
+
+/* The number of online processors, in [1, max]: the default of -j. */
+unsigned cli_online_cores(unsigned max);
+
+/* Seconds on the monotonic clock, for durations. */
+double cli_now(void);
+
+/* The total size of the inputs paths[0..n) if all are regular files (a
+ * progress line's 100 %); 0 if one is standard input ("-") or another
+ * stream, whose size is unknown. */
+uint64_t cli_total_size(char *const *paths, size_t n);
 
 /* The path for messages: "<stdin>" for "-". */
 static inline const char *display_name(const char *path)

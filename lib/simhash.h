@@ -377,6 +377,22 @@ SIMHASH_API simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a,
 						const char *b, size_t b_len, double *cosine,
 						double *jaccard);
 
+/* Fingerprints n texts, text i being lens[i] bytes at texts[i], into out[i],
+ * on n_ctxs threads, thread t using ctxs[t]: the calling thread is thread 0,
+ * so one context makes no thread. The contexts must share one config; out[i]
+ * is then what simhash_fingerprint() gives text i, whatever n_ctxs. On
+ * failure returns the error of the lowest-numbered failing text, *err_index
+ * (may be NULL) gets its number, simhash_ctx_error_offset(ctxs[0]) its offset
+ * for SIMHASH_EUTF8, and the outputs from that text on are unspecified.
+ * SIMHASH_EINVAL if ctxs is NULL, n_ctxs 0, a context NULL, or n > 0 with
+ * texts, lens or out NULL; SIMHASH_ENOMEM if the threads' state cannot be
+ * allocated.
+ * Thread safety: the contexts are one handle per thread, all held by the
+ * call. */
+SIMHASH_API simhash_err simhash_fingerprint_batch(simhash_ctx *const *ctxs, unsigned n_ctxs,
+						  const char *const *texts, const size_t *lens,
+						  size_t n, simhash_fp *out, size_t *err_index);
+
 /* ---------------------------------------------------------------- IDF tables */
 
 /* An IDF table maps a term (a feature's bytes) to its inverse document

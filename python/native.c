@@ -4,7 +4,8 @@
  * cffi releases the GIL around every call into this file, so a long text is
  * fingerprinted while other Python threads run. These helpers exist to keep
  * the per-call cost low (one call per text, results in a caller's buffer) and
- * to run a batch of texts on threads, each with its own simhash_ctx.
+ * to hand a batch of texts to simhash_fingerprint_batch(), which runs it on
+ * threads, each with its own simhash_ctx.
  *
  * Invariants: nothing here keeps state between calls; every buffer handed
  * back to Python is freed by shpy_free().
@@ -60,88 +61,84 @@ int shpy_features(simhash_ctx *ctx, const char *blob, const size_t *ends, const 
 
 /* ---------------------------------------------------------------- batches on threads */
 
-#define CHUNK 16 /* texts a thread takes at a time */
+/* Texts handed to simhash_fingerprint_batch() per call: bounds the pointer,
+ * length and result arrays built here (40 bytes a text) whatever the batch. */
+#define SLICE 65536
 
-struct batch {
-	const simhash_config *cfg;
-	simhash_ctx **ctxs;     /* the caller's contexts, one per thread, or NULL */
-	unsigned next_ctx;      /* next of ctxs to take (atomic) */
-	const char *blob;
-	const size_t *ends;
-	size_t n;
-	size_t next;      /* next text to hand out (atomic) */
-	uint64_t *out;
-	size_t err_index; /* lowest failing text, n if none (under mu) */
-	int err;
-	size_t err_offset;
-	pthread_mutex_t mu;
-};
-
-static void batch_fail(struct batch *b, size_t i, int err, size_t offset)
+/* Fingerprints n texts (text i is blob[ends[i-1] .. ends[i])) with the
+ * library's batch call on n_ctxs contexts into out[2 i], out[2 i + 1], a
+ * slice at a time, in order. On failure returns the error of the lowest
+ * failing text, its index in *err_index and, for SIMHASH_EUTF8, the byte
+ * offset in *err_offset. */
+static int run_batch(simhash_ctx *const *ctxs, unsigned n_ctxs, const char *blob,
+		     const size_t *ends, size_t n, uint64_t *out, size_t *err_index,
+		     size_t *err_offset)
 {
-	pthread_mutex_lock(&b->mu);
-	if (i < b->err_index) {
-		b->err_index = i;
-		b->err = err;
-		b->err_offset = offset;
-	}
-	pthread_mutex_unlock(&b->mu);
-}
+	size_t cap = n < SLICE ? n : SLICE, first, m, i, at = 0;
+	const char **texts = malloc((cap ? cap : 1) * sizeof(*texts));
+	size_t *lens = malloc((cap ? cap : 1) * sizeof(*lens));
+	simhash_fp *fps = malloc((cap ? cap : 1) * sizeof(*fps));
+	simhash_err err = SIMHASH_OK;
 
-static void *batch_worker(void *arg)
-{
-	struct batch *b = arg;
-	simhash_ctx *ctx = NULL;
-	simhash_fp fp;
-	size_t i, end;
-	int err = 0;
-
-	if (b->ctxs)
-		ctx = b->ctxs[__atomic_fetch_add(&b->next_ctx, 1, __ATOMIC_RELAXED)];
-	else
-		err = simhash_ctx_new(b->cfg, &ctx);
-	if (err) {
-		batch_fail(b, 0, err, 0);
-		return NULL;
+	if (!texts || !lens || !fps) {
+		err = SIMHASH_ENOMEM;
+		*err_index = 0;
+		*err_offset = 0;
+		goto out;
 	}
-	for (;;) {
-		i = __atomic_fetch_add(&b->next, CHUNK, __ATOMIC_RELAXED);
-		if (i >= b->n)
+	for (first = 0; first < n && !err; first += m) {
+		m = n - first < cap ? n - first : cap;
+		for (i = 0; i < m; i++) {
+			size_t start = first + i ? ends[first + i - 1] : 0;
+
+			texts[i] = blob + start;
+			lens[i] = ends[first + i] - start;
+		}
+		at = 0; /* stays 0 for an error of the call itself */
+		err = simhash_fingerprint_batch(ctxs, n_ctxs, texts, lens, m, fps, &at);
+		if (err) {
+			*err_index = first + at;
+			*err_offset = simhash_ctx_error_offset(ctxs[0]);
 			break;
-		end = i + CHUNK < b->n ? i + CHUNK : b->n;
-		for (; i < end; i++) {
-			size_t start = i ? b->ends[i - 1] : 0;
-
-			err = simhash_fingerprint(ctx, b->blob + start, b->ends[i] - start, &fp);
-			if (err) {
-				batch_fail(b, i, err, simhash_ctx_error_offset(ctx));
-				/* later texts need not be done: stop handing them out */
-				__atomic_store_n(&b->next, b->n, __ATOMIC_RELAXED);
-				break;
-			}
-			b->out[2 * i] = fp.w[0];
-			b->out[2 * i + 1] = fp.w[1];
+		}
+		for (i = 0; i < m; i++) {
+			out[2 * (first + i)] = fps[i].w[0];
+			out[2 * (first + i) + 1] = fps[i].w[1];
 		}
 	}
-	if (!b->ctxs)
-		simhash_ctx_free(ctx);
-	return NULL;
+out:
+	free(texts);
+	free(lens);
+	free(fps);
+	return err;
 }
-
-/* Fingerprints n texts (text i is blob[ends[i-1] .. ends[i])) on n_threads
- * threads into out[2 i], out[2 i + 1]. On failure returns the error of the
- * lowest failing text, its index in *err_index and, for SIMHASH_EUTF8, the
- * byte offset in *err_offset. */
-static int run_batch(struct batch *bp, unsigned n_threads, size_t *err_index,
-		     size_t *err_offset);
 
 int shpy_fingerprints(const simhash_config *cfg, const char *blob, const size_t *ends, size_t n,
 		      unsigned n_threads, uint64_t *out, size_t *err_index, size_t *err_offset)
 {
-	struct batch b = { .cfg = cfg, .blob = blob, .ends = ends, .n = n, .out = out,
-			   .err_index = SIZE_MAX };
+	simhash_ctx **ctxs;
+	unsigned t;
+	int err = SIMHASH_OK;
 
-	return run_batch(&b, n_threads, err_index, err_offset);
+	if (n_threads < 1)
+		n_threads = 1;
+	if ((size_t)n_threads > (n + 15) / 16) /* the library takes 16 texts at a time */
+		n_threads = n ? (unsigned)((n + 15) / 16) : 1;
+	ctxs = calloc(n_threads, sizeof(*ctxs));
+	if (!ctxs)
+		err = SIMHASH_ENOMEM;
+	for (t = 0; !err && t < n_threads; t++)
+		err = simhash_ctx_new(cfg, &ctxs[t]);
+	if (err) {
+		*err_index = 0;
+		*err_offset = 0;
+	} else {
+		err = run_batch(ctxs, n_threads, blob, ends, n, out, err_index, err_offset);
+	}
+	for (t = 0; ctxs && t < n_threads; t++)
+		simhash_ctx_free(ctxs[t]);
+	free(ctxs);
+	return err;
 }
 
 /* The same with the caller's contexts, ctxs[0 .. n_threads): a context keeps
@@ -151,42 +148,8 @@ int shpy_fingerprints_ctx(simhash_ctx **ctxs, unsigned n_threads, const char *bl
 			  const size_t *ends, size_t n, uint64_t *out, size_t *err_index,
 			  size_t *err_offset)
 {
-	struct batch b = { .ctxs = ctxs, .blob = blob, .ends = ends, .n = n, .out = out,
-			   .err_index = SIZE_MAX };
-
-	return run_batch(&b, n_threads, err_index, err_offset);
-}
-
-static int run_batch(struct batch *bp, unsigned n_threads, size_t *err_index,
-		     size_t *err_offset)
-{
-	struct batch b = *bp;
-	pthread_t *tids;
-	unsigned t, started = 0;
-
-	if (n_threads < 1)
-		n_threads = 1;
-	if ((size_t)n_threads > (b.n + CHUNK - 1) / CHUNK)
-		n_threads = (unsigned)((b.n + CHUNK - 1) / CHUNK);
-	pthread_mutex_init(&b.mu, NULL);
-	tids = n_threads > 1 ? calloc(n_threads, sizeof(*tids)) : NULL;
-	for (t = 0; tids && t < n_threads; t++) {
-		if (pthread_create(&tids[t], NULL, batch_worker, &b))
-			break;
-		started++;
-	}
-	if (!started)
-		batch_worker(&b);
-	for (t = 0; t < started; t++)
-		pthread_join(tids[t], NULL);
-	pthread_mutex_destroy(&b.mu);
-	free(tids);
-	if (b.err_index != SIZE_MAX) {
-		*err_index = b.err_index;
-		*err_offset = b.err_offset;
-		return b.err;
-	}
-	return SIMHASH_OK;
+	return run_batch(ctxs, n_threads < 1 ? 1 : n_threads, blob, ends, n, out, err_index,
+			 err_offset);
 }
 
 /* ---------------------------------------------------------------- the features of a text */

@@ -159,6 +159,61 @@ static void test_parse_line(void)
 	sbuf_free(&id);
 }
 
+/* A names section of "ab", "", "cde": magic, count, 4 offsets, 5 bytes. */
+static size_t make_names(uint64_t *buf)
+{
+	uint64_t n = 3, off[4] = { 0, 2, 2, 5 };
+
+	memcpy(buf, IDESC_NAMES_MAGIC, 8);
+	memcpy(buf + 1, &n, 8);
+	memcpy(buf + 2, off, sizeof off);
+	memcpy(buf + 6, "abcde", 5);
+	return 6 * 8 + 5;
+}
+
+static void test_names_section_reads_each_name(void)
+{
+	uint64_t buf[8];
+	size_t len = make_names(buf), l = 0;
+	struct idesc_names nm;
+	const char *s;
+
+	CHECK(idesc_names_parse(buf, len, &nm) == 0);
+	CHECK_EQ_U64(nm.n, 3);
+	CHECK(idesc_names_check(&nm) == 0);
+	CHECK(idesc_names_get(&nm, 0, &s, &l) == 0 && l == 2 && !memcmp(s, "ab", 2));
+	CHECK(idesc_names_get(&nm, 1, &s, &l) == 0 && l == 0);
+	CHECK(idesc_names_get(&nm, 2, &s, &l) == 0 && l == 3 && !memcmp(s, "cde", 3));
+	CHECK(idesc_names_get(&nm, 3, &s, &l) == -1);
+	CHECK(idesc_names_parse(buf, 0, &nm) == 0 && nm.n == 0); /* no section: no names */
+}
+
+static void test_damaged_names_section_is_refused(void)
+{
+	uint64_t buf[8], big = 1000, bad_off = 1;
+	size_t len = make_names(buf);
+	struct idesc_names nm;
+	const char *s;
+	size_t l;
+
+	CHECK(idesc_names_parse(buf, len - 1, &nm) == -1);  /* the last name cut */
+	CHECK(idesc_names_parse(buf, 15, &nm) == -1);       /* shorter than the header */
+	memcpy(buf + 1, &big, 8);
+	CHECK(idesc_names_parse(buf, len, &nm) == -1);      /* a count past the end */
+	len = make_names(buf);
+	memcpy(buf + 2, &bad_off, 8);
+	CHECK(idesc_names_parse(buf, len, &nm) == -1);      /* first offset not 0 */
+	len = make_names(buf);
+	buf[3] = 4;                                          /* offsets 0, 4, 2, 5: falls */
+	CHECK(idesc_names_parse(buf, len, &nm) == 0);
+	CHECK(idesc_names_check(&nm) == -1);
+	CHECK(idesc_names_get(&nm, 1, &s, &l) == -1);
+	CHECK(idesc_names_get(&nm, 0, &s, &l) == 0 && l == 4);
+	memcpy(buf, "SHNAMES2", 8);
+	CHECK(idesc_names_parse(buf, len, &nm) == -1);
+}
+
 TEST_MAIN("idesc", TEST(test_escape_table), TEST(test_unescape_takes_json_escapes),
 	  TEST(test_unescape_refuses_bad_escapes), TEST(test_round_trip_on_random_ids),
-	  TEST(test_parse_line))
+	  TEST(test_parse_line), TEST(test_names_section_reads_each_name),
+	  TEST(test_damaged_names_section_is_refused))
