@@ -476,24 +476,20 @@ int dedup_read_record(const struct dedup_input *ins, const struct dedup_docs *d,
 		      struct sbuf *out)
 {
 	const struct dedup_input *in = &ins[d->src[i]];
-	size_t len = (size_t)d->rec_len[i], got = 0;
-	ssize_t r;
+	size_t len = (size_t)d->rec_len[i];
+	long got;
 
 	if (in->fd < 0)
 		return read_path_all(in->path, out);
 	out->len = 0;
 	if (sbuf_grow(out, len + 1))
 		return -1;
-	while (got < len) {
-		r = pread(in->fd, out->p + got, len - got, (off_t)(d->rec_off[i] + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = EIO;
-			return -1;
-		}
-		got += (size_t)r;
+	got = cli_read_full(in->fd, out->p, len, (int64_t)d->rec_off[i]);
+	if (got < 0)
+		return -1;
+	if ((size_t)got < len) {
+		errno = EIO; /* the input shrank since it was read */
+		return -1;
 	}
 	out->len = len;
 	return 0;
@@ -573,26 +569,18 @@ int dedup_records_get(struct dedup_records *w, const struct dedup_input *ins,
 		return 0;
 	}
 	if (!w->valid || w->src != d->src[i] || off < w->off || off + want > w->off + w->win.len) {
-		size_t got = 0;
-		ssize_t r;
+		long got;
 		w->valid = 0;
 		if (sbuf_grow(&w->win, RECORD_WINDOW))
 			return -1;
-		while (got < RECORD_WINDOW) {
-			r = pread(in->fd, w->win.p + got, RECORD_WINDOW - got, (off_t)(off + got));
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0)
-				return -1;
-			if (r == 0)
-				break;
-			got += (size_t)r;
-		}
-		if (got < want) {
+		got = cli_read_full(in->fd, w->win.p, RECORD_WINDOW, (int64_t)off);
+		if (got < 0)
+			return -1;
+		if ((size_t)got < want) {
 			errno = EIO; /* the input shrank since it was read */
 			return -1;
 		}
-		w->win.len = got;
+		w->win.len = (size_t)got;
 		w->off = off;
 		w->src = d->src[i];
 		w->valid = 1;

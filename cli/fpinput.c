@@ -169,25 +169,6 @@ static void *parse_thread(void *arg)
 	return NULL;
 }
 
-/* Reads up to n bytes; fewer only at the end. -1 on error. */
-static ssize_t read_full(int fd, char *buf, size_t n)
-{
-	size_t got = 0;
-	ssize_t r;
-
-	while (got < n) {
-		r = read(fd, buf + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
 /* Appends a parsed slice to in. 0 or -1 (out of memory). */
 static int append(struct fpinput *in, struct slice *s, size_t *cap)
 {
@@ -310,7 +291,7 @@ static int read_text(struct fpinput *in, int fd, const char *head, size_t head_l
 				goto oom;
 			hugepage_hint(b->p, b->cap);
 		}
-		r = read_full(fd, b->p + b->len, b->cap - b->len);
+		r = (ssize_t)cli_read_full(fd, b->p + b->len, b->cap - b->len, -1);
 		if (r < 0) {
 			cli_err("%s: %s", display_name(in->path), strerror(errno));
 			ret = EXIT_FAIL;
@@ -427,7 +408,7 @@ int fpinput_read(struct fpinput *in, const char *path, unsigned n_threads)
 		cli_err("%s: %s", path, strerror(errno));
 		return EXIT_FAIL;
 	}
-	got = read_full(fd, head, sizeof(head));
+	got = (ssize_t)cli_read_full(fd, head, sizeof(head), -1);
 	if (got < 0) {
 		cli_err("%s: %s", display_name(path), strerror(errno));
 		ret = EXIT_FAIL;

@@ -225,6 +225,24 @@ double cli_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+long cli_read_full(int fd, void *buf, size_t n, int64_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = off < 0 ? read(fd, (char *)buf + got, n - got)
+				    : pread(fd, (char *)buf + got, n - got, (off_t)(off + (int64_t)got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (long)got;
+}
+
 uint64_t cli_total_size(char *const *paths, size_t n)
 {
 	uint64_t total = 0;

@@ -87,6 +87,11 @@ double cli_now(void);
  * stream, whose size is unknown. */
 uint64_t cli_total_size(char *const *paths, size_t n);
 
+/* Reads up to n bytes of fd into buf, at offset off (pread) or, with off
+ * negative, where the file stands (read): fewer only at the end of the
+ * file. The count, or -1 with errno set. */
+long cli_read_full(int fd, void *buf, size_t n, int64_t off);
+
 /* The path for messages: "<stdin>" for "-". */
 static inline const char *display_name(const char *path)
 {
