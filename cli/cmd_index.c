@@ -705,6 +705,15 @@ static int save_index(simhash_index *ix, const char *path)
 
 /* ---- build, add, delete */
 
+/* What build, add and delete hold until they return. */
+static void release(simhash_index *ix, struct names *nm, struct fpvec *v)
+{
+	simhash_index_free(ix);
+	names_free(nm);
+	free(v->w);
+	free(v->id);
+}
+
 /* The index is written by simhash_index_build_file, one table at a time:
  * the peak is the fingerprints, ids and names read plus one table, under the
  * size of the file written (the names' lookup table is freed before). */
@@ -792,10 +801,7 @@ int index_cmd_build(int argc, char **argv)
 		ret = EXIT_OK;
 	}
 out:
-	simhash_index_free(ix);
-	names_free(&nm);
-	free(v.w);
-	free(v.id);
+	release(ix, &nm, &v);
 	return ret;
 }
 
@@ -852,9 +858,6 @@ int index_cmd_change(int argc, char **argv, int add)
 	}
 	ret = save_index(ix, argv[optind]) ? EXIT_FAIL : EXIT_OK;
 out:
-	simhash_index_free(ix);
-	names_free(&nm);
-	free(v.w);
-	free(v.id);
+	release(ix, &nm, &v);
 	return ret;
 }
