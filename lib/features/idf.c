@@ -628,11 +628,7 @@ simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_li
 	locale_t c_locale;
 	simhash_err err;
 
-	if (err_line)
-		*err_line = 0;
-	if (!path || !out)
-		return SIMHASH_EINVAL;
-	err = sh_textfile_read(&tf, path);
+	err = sh_textfile_load(&tf, path, out, err_line);
 	if (err)
 		return err;
 	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);

@@ -155,11 +155,7 @@ simhash_err simhash_stopwords_load(const char *path, simhash_stopwords **out, si
 	sh_textfile tf;
 	simhash_err err;
 
-	if (err_line)
-		*err_line = 0;
-	if (!path || !out)
-		return SIMHASH_EINVAL;
-	err = sh_textfile_read(&tf, path);
+	err = sh_textfile_load(&tf, path, out, err_line);
 	if (err)
 		return err;
 	err = simhash_stopwords_new(&sw);

@@ -32,6 +32,16 @@ simhash_err sh_textfile_read(sh_textfile *tf, const char *path)
 	return SIMHASH_OK;
 }
 
+simhash_err sh_textfile_load(sh_textfile *tf, const char *path, const void *out,
+			     size_t *err_line)
+{
+	if (err_line)
+		*err_line = 0;
+	if (!path || !out)
+		return SIMHASH_EINVAL;
+	return sh_textfile_read(tf, path);
+}
+
 int sh_textfile_next(sh_textfile *tf, char **line, size_t *len)
 {
 	char *start = tf->data + tf->pos;

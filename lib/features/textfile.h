@@ -17,6 +17,10 @@ typedef struct sh_textfile {
  * (missing, a directory, no permission), SIMHASH_ENOMEM. On success the caller
  * frees with sh_textfile_free(). */
 simhash_err sh_textfile_read(sh_textfile *tf, const char *path);
+/* The start of a table loader (simhash_idf_load, simhash_stopwords_load):
+ * *err_line (may be NULL) zeroed, path and out checked, the file read. */
+simhash_err sh_textfile_load(sh_textfile *tf, const char *path, const void *out,
+			     size_t *err_line);
 
 /* The next line without its '\n' and one '\r' before it, NUL-terminated in
  * place, in *line and *len; a UTF-8 byte order mark opening the file is
