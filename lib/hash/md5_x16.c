@@ -214,14 +214,6 @@ SH_AVX2 static void md5_short_x16_avx2(const uint32_t w[5][32], const uint32_t b
 	_mm256_storeu_si256((__m256i *)(st[3] + off + 8), V_ADD(dy, V_SET1(0x10325476)));
 }
 
-#undef V_ADD
-#undef V_SET1
-#undef V_ROL
-#undef F
-#undef G
-#undef H
-#undef I
-
 int sh_md5_short_simd(void)
 {
 	if (sh_cpu_has(SH_CPU_AVX512F))
