@@ -414,6 +414,16 @@ static simhash_err run_buckets(struct bandjoin *bj, struct ent *e, size_t n_e)
 }
 
 static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
+			     uint64_t *cluster, simhash_near_pair **out, size_t *n_out);
+
+/* The entry points: the pairs here, the clusters at the end. */
+simhash_err simhash_near_band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
+				   simhash_near_pair **out, size_t *n_out)
+{
+	return sh_near_pairs_of(band_join, docs, n, same, out, n_out);
+}
+
+static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
 			     uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
 {
 	struct bandjoin bj = { .d = docs };
@@ -476,12 +486,6 @@ done:
 	free(bj.rep);
 	free(bj.uf);
 	return err;
-}
-
-simhash_err simhash_near_band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
-				   simhash_near_pair **out, size_t *n_out)
-{
-	return sh_near_pairs_of(band_join, docs, n, same, out, n_out);
 }
 
 simhash_err simhash_near_band_clusters(const simhash_sketch *docs, size_t n, uint64_t *cluster)
