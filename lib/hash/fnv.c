@@ -21,44 +21,37 @@
 
 typedef unsigned __int128 u128;
 
-uint32_t sh_fnv1_32(const void *data, size_t len)
+/* FNV-1 (a = 0) or FNV-1a (a = 1) of len bytes at width 32 or 64: the
+ * product taken modulo 2^64, then kept to the width by mask. Inlined with
+ * constant arguments, each caller gets its own loop. */
+static inline uint64_t fnv_word(const void *data, size_t len, uint64_t h, uint64_t prime,
+				uint64_t mask, int a)
 {
 	const uint8_t *p = data;
-	uint32_t h = FNV32_BASIS;
 
 	for (size_t i = 0; i < len; i++)
-		h = (h * FNV32_PRIME) ^ p[i];
+		h = a ? ((h ^ p[i]) * prime) & mask : ((h * prime) & mask) ^ p[i];
 	return h;
+}
+
+uint32_t sh_fnv1_32(const void *data, size_t len)
+{
+	return (uint32_t)fnv_word(data, len, FNV32_BASIS, FNV32_PRIME, UINT32_MAX, 0);
 }
 
 uint32_t sh_fnv1a_32(const void *data, size_t len)
 {
-	const uint8_t *p = data;
-	uint32_t h = FNV32_BASIS;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * FNV32_PRIME;
-	return h;
+	return (uint32_t)fnv_word(data, len, FNV32_BASIS, FNV32_PRIME, UINT32_MAX, 1);
 }
 
 uint64_t sh_fnv1_64(const void *data, size_t len)
 {
-	const uint8_t *p = data;
-	uint64_t h = FNV64_BASIS;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h * FNV64_PRIME) ^ p[i];
-	return h;
+	return fnv_word(data, len, FNV64_BASIS, FNV64_PRIME, UINT64_MAX, 0);
 }
 
 uint64_t sh_fnv1a_64(const void *data, size_t len)
 {
-	const uint8_t *p = data;
-	uint64_t h = FNV64_BASIS;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * FNV64_PRIME;
-	return h;
+	return fnv_word(data, len, FNV64_BASIS, FNV64_PRIME, UINT64_MAX, 1);
 }
 
 static inline u128 fnv128_mul(u128 h)
@@ -77,22 +70,22 @@ static inline void fnv128_out(u128 h, uint64_t out[2])
 	out[1] = (uint64_t)(h >> 64);
 }
 
-void sh_fnv1_128(const void *data, size_t len, uint64_t out[2])
+static inline void fnv128(const void *data, size_t len, uint64_t out[2], int a)
 {
 	const uint8_t *p = data;
 	u128 h = fnv128_basis();
 
 	for (size_t i = 0; i < len; i++)
-		h = fnv128_mul(h) ^ p[i];
+		h = a ? fnv128_mul(h ^ p[i]) : fnv128_mul(h) ^ p[i];
 	fnv128_out(h, out);
+}
+
+void sh_fnv1_128(const void *data, size_t len, uint64_t out[2])
+{
+	fnv128(data, len, out, 0);
 }
 
 void sh_fnv1a_128(const void *data, size_t len, uint64_t out[2])
 {
-	const uint8_t *p = data;
-	u128 h = fnv128_basis();
-
-	for (size_t i = 0; i < len; i++)
-		h = fnv128_mul(h ^ p[i]);
-	fnv128_out(h, out);
+	fnv128(data, len, out, 1);
 }
