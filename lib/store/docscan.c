@@ -133,8 +133,8 @@ simhash_err sh_index_replace(simhash_store *st, MDB_txn *txn)
 	return SIMHASH_OK;
 }
 
-simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
-			 unsigned max_dist, sh_buf *hits, size_t *n)
+simhash_err sh_docs_walk(simhash_store *st, MDB_txn *txn, const char *what, sh_doc_fn fn,
+			 void *arg)
 {
 	MDB_cursor *cur;
 	MDB_val k, v;
@@ -142,22 +142,45 @@ simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
 	int rc;
 
 	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0)
-		return sh_mdb_err(st, rc, "scan");
+		return sh_mdb_err(st, rc, what);
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && e == SIMHASH_OK;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		simhash_fp f = { { 0, 0 }, st->bits };
-		unsigned d;
-
-		if (!sh_rec_ok(SH_T_DOCS, &k, &v) || k.mv_size != 8 || v.mv_size < SH_DOC_HEAD)
-			continue; /* verify reports it; never a changed value */
-		f.w[0] = sh_get_le64(v.mv_data);
-		f.w[1] = sh_get_le64((const uint8_t *)v.mv_data + 8);
-		d = simhash_hamming(&f, fp);
-		if (d <= max_dist)
-			e = sh_hits_push(hits, n, sh_get_be64(k.mv_data), d);
-	}
-	mdb_cursor_close(cur);
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		e = fn(st, txn, cur, &k, &v, arg);
 	if (e == SIMHASH_OK && rc && rc != MDB_NOTFOUND)
-		e = sh_mdb_err(st, rc, "scan");
+		e = sh_mdb_err(st, rc, what);
+	mdb_cursor_close(cur);
 	return e;
+}
+
+struct scan_arg {
+	const simhash_fp *fp;
+	unsigned max_dist;
+	sh_buf *hits;
+	size_t *n;
+};
+
+static simhash_err scan_one(simhash_store *st, MDB_txn *txn, MDB_cursor *cur, MDB_val *k,
+			    MDB_val *v, void *arg)
+{
+	struct scan_arg *a = arg;
+	simhash_fp f = { { 0, 0 }, st->bits };
+	unsigned d;
+
+	(void)txn;
+	(void)cur;
+	if (!sh_rec_ok(SH_T_DOCS, k, v) || k->mv_size != 8 || v->mv_size < SH_DOC_HEAD)
+		return SIMHASH_OK; /* verify reports it; never a changed value */
+	f.w[0] = sh_get_le64(v->mv_data);
+	f.w[1] = sh_get_le64((const uint8_t *)v->mv_data + 8);
+	d = simhash_hamming(&f, a->fp);
+	return d <= a->max_dist ? sh_hits_push(a->hits, a->n, sh_get_be64(k->mv_data), d)
+				: SIMHASH_OK;
+}
+
+simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,
+			 unsigned max_dist, sh_buf *hits, size_t *n)
+{
+	struct scan_arg a = { fp, max_dist, hits, n };
+
+	return sh_docs_walk(st, txn, "scan", scan_one, &a);
 }

@@ -261,6 +261,13 @@ void sh_results_reset(simhash_store_results *r);
 void sh_hits_sort(sh_hit *h, size_t *n, size_t max);
 
 /* docscan.c */
+/* Calls fn on every record of "docs" under txn, in key order, through one
+ * cursor (fn may delete the current record with it), until fn returns an
+ * error, which is returned; a cursor error is reported as `what`. */
+typedef simhash_err (*sh_doc_fn)(simhash_store *st, MDB_txn *txn, MDB_cursor *cur,
+				 MDB_val *k, MDB_val *v, void *arg);
+simhash_err sh_docs_walk(simhash_store *st, MDB_txn *txn, const char *what, sh_doc_fn fn,
+			 void *arg);
 /* Appends every document of txn within max_dist of fp to hits: the scan
  * that answers distances beyond the index's. */
 simhash_err sh_scan_docs(simhash_store *st, MDB_txn *txn, const simhash_fp *fp,

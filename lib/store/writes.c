@@ -305,43 +305,34 @@ struct expire_req {
 	size_t n_deleted;
 };
 
-static simhash_err expire_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *wq)
+static simhash_err expire_one(simhash_store *st, MDB_txn *txn, MDB_cursor *cur, MDB_val *k,
+			      MDB_val *v, void *arg)
 {
-	struct expire_req *q = (struct expire_req *)wq;
-	MDB_cursor *cur;
-	MDB_val k, v;
-	simhash_err e = SIMHASH_OK;
+	struct expire_req *q = arg;
+	struct sh_doc d;
+	const char *why;
+	MDB_val ik;
+	simhash_err e;
 	int rc;
 
-	if ((rc = mdb_cursor_open(txn, st->dbi_docs, &cur)) != 0)
+	if (sh_doc_decode(st, k, v, &d, &why) != SIMHASH_OK)
+		return sh_doc_bad(st, k->mv_size == 8 ? sh_get_be64(k->mv_data) : 0, NULL, 0, why);
+	if (d.time >= q->before)
+		return SIMHASH_OK;
+	ik.mv_size = d.id_len;
+	ik.mv_data = (void *)d.id;
+	if ((e = sh_batch_note(st, sh_get_be64(k->mv_data), &d.fp, 1)) != SIMHASH_OK)
+		return e;
+	rc = mdb_del(txn, st->dbi_ids, &ik, NULL);
+	if ((rc && rc != MDB_NOTFOUND) || (rc = mdb_cursor_del(cur, 0)) != 0)
 		return sh_mdb_err(st, rc, "expire");
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		struct sh_doc d;
-		const char *why;
-		MDB_val ik;
+	q->n_deleted++;
+	return SIMHASH_OK;
+}
 
-		if (sh_doc_decode(st, &k, &v, &d, &why) != SIMHASH_OK) {
-			e = sh_doc_bad(st, k.mv_size == 8 ? sh_get_be64(k.mv_data) : 0, NULL, 0, why);
-			break;
-		}
-		if (d.time >= q->before)
-			continue;
-		ik.mv_size = d.id_len;
-		ik.mv_data = (void *)d.id;
-		if ((e = sh_batch_note(st, sh_get_be64(k.mv_data), &d.fp, 1)) != SIMHASH_OK)
-			break;
-		rc = mdb_del(txn, st->dbi_ids, &ik, NULL);
-		if ((rc && rc != MDB_NOTFOUND) || (rc = mdb_cursor_del(cur, 0)) != 0) {
-			e = sh_mdb_err(st, rc, "expire");
-			break;
-		}
-		q->n_deleted++;
-	}
-	if (e == SIMHASH_OK && rc && rc != MDB_NOTFOUND)
-		e = sh_mdb_err(st, rc, "expire");
-	mdb_cursor_close(cur);
-	return e;
+static simhash_err expire_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *wq)
+{
+	return sh_docs_walk(st, txn, "expire", expire_one, wq);
 }
 
 static const struct sh_wop expire_op = { .run = expire_run, .is_write = 1 };
