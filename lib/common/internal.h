@@ -244,6 +244,24 @@ typedef struct sh_text {
 	size_t n_chars;
 } sh_text;
 
+/* The simple tokenizer's next word: the first at or after character i that
+ * starts before `to` - a run of SH_C_WORD characters (which may run past
+ * `to`) or one SH_C_CJK character - as [*start, *end). 0 when there is none. */
+static inline int sh_next_word(const sh_text *t, size_t i, size_t to, size_t *start,
+			       size_t *end)
+{
+	while (i < to && t->cls[i] != SH_C_WORD && t->cls[i] != SH_C_CJK)
+		i++;
+	if (i >= to)
+		return 0;
+	*start = i;
+	*end = i + 1;
+	if (t->cls[i] == SH_C_WORD)
+		while (*end < t->n_chars && t->cls[*end] == SH_C_WORD)
+			++*end;
+	return 1;
+}
+
 /* Whether the eight char n-grams of ng (<= 3) characters from character i
  * (all within t) are all of one-byte characters: their fixed-length hash
  * applies. */

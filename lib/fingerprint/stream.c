@@ -360,23 +360,12 @@ static simhash_err word(simhash_ctx *ctx, struct sh_stream *st, const sh_text *t
 static simhash_err word_features(simhash_ctx *ctx, struct sh_stream *st, const sh_text *t,
 				 size_t to)
 {
-	size_t i = st->wpos;
+	size_t i, j;
 
-	while (i < to) {
-		uint8_t c = t->cls[i];
-		size_t j = i + 1;
-		simhash_err err;
-		if (c == SH_C_WORD) {
-			while (j < t->n_chars && t->cls[j] == SH_C_WORD)
-				j++;
-		} else if (c != SH_C_CJK) {
-			i++;
-			continue;
-		}
-		err = word(ctx, st, t, i, j);
+	for (j = st->wpos; sh_next_word(t, j, to, &i, &j);) {
+		simhash_err err = word(ctx, st, t, i, j);
 		if (err)
 			return err;
-		i = j;
 	}
 	st->wpos = to;
 	return SIMHASH_OK;

@@ -58,28 +58,18 @@ void sh_words_free(sh_words *w)
 static simhash_err simple(sh_words *w, const sh_text *t, size_t *n)
 {
 	sh_span *sp;
-	size_t k = 0, i = 0, poll_at = sh_intr_step(w->intr);
+	size_t k = 0, i, j, poll_at = sh_intr_step(w->intr);
 
 	/* at most one word per character */
 	if (sh_buf_reserve(&w->spans, (t->n_chars + 1) * sizeof(sh_span)))
 		return SIMHASH_ENOMEM;
 	sp = w->spans.p;
-	while (i < t->n_chars) {
-		uint8_t c = t->cls[i];
-		size_t j = i + 1;
+	for (j = 0; sh_next_word(t, j, t->n_chars, &i, &j);) {
 		if (sh_intr_at(w->intr, i, &poll_at))
 			return SIMHASH_EINTR;
-		if (c == SH_C_WORD) {
-			while (j < t->n_chars && t->cls[j] == SH_C_WORD)
-				j++;
-		} else if (c != SH_C_CJK) {
-			i++;
-			continue;
-		}
 		sp[k].start = t->off[i];
 		sp[k].len = t->off[j] - t->off[i];
 		k++;
-		i = j;
 	}
 	*n = k;
 	return SIMHASH_OK;
