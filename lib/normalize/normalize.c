@@ -40,6 +40,7 @@ struct sh_norm {
 	sh_buf cps;   /* decoded code points, for the compat mode */
 	sh_reorder_bufs reorder; /* a segment with long combining runs, reordered */
 	uint32_t *bmp;     /* BMP code point -> SH_INERT | class << 24 | output */
+	uint64_t bmp_built[4]; /* pages of 256 entries of bmp filled (bmp_page()) */
 	uint8_t amap[128]; /* ASCII byte -> output byte (' ' for a separator) */
 	uint8_t pack[256][8]; /* ascii_bulk(): mask -> shuffle packing its bytes */
 	int simd;          /* ascii_bulk() may run */
@@ -85,7 +86,7 @@ static uint32_t fold_ascii(uint32_t c)
 	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
 }
 
-static simhash_err build_bmp(sh_norm *n);
+static simhash_err alloc_bmp(sh_norm *n);
 static int cpu_has_avx2(void);
 
 simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
@@ -125,7 +126,7 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 			goto out_free;
 	}
 	if (cfg->compat == SIMHASH_COMPAT_NONE) {
-		err = build_bmp(n);
+		err = alloc_bmp(n);
 		if (err)
 			goto out_free;
 	}
@@ -211,16 +212,26 @@ static int classify(uint32_t c)
 #define SH_LAZY (1u << 31)
 
 
-/* Fills n->bmp: for every BMP code point its class and output (after t2s),
+/* n->bmp holds, for every BMP code point, its class and output (after t2s),
  * and whether it is inert; the class serves the characters ICU outputs too.
- * About 10 ms per context. */
-static simhash_err build_bmp(sh_norm *n)
+ * Filling all of it takes about 1 ms of ICU calls per context, most of a
+ * short run's start-up, while a text touches few of its 256 pages (English
+ * one or two, Chinese the CJK block): so a page is filled the first time one
+ * of its entries is read (bmp_get()). A filled entry is never 0 (SH_KNOWN)
+ * but for the surrogates, so 0 is "maybe not filled yet": one predictable
+ * branch per lookup. calloc()'s zero pages cost nothing until touched. */
+static simhash_err alloc_bmp(sh_norm *n)
 {
-	uint32_t *t = malloc(0x10000 * sizeof *t);
+	n->bmp = calloc(0x10000, sizeof *n->bmp);
+	return n->bmp ? SIMHASH_OK : SIMHASH_ENOMEM;
+}
 
-	if (!t)
-		return SIMHASH_ENOMEM;
-	for (uint32_t c = 0; c < 0x10000; c++) {
+/* Fills page `page` of n->bmp (code points page * 256 and the 255 after). */
+static void fill_bmp_page(sh_norm *n, uint32_t page)
+{
+	uint32_t *t = n->bmp;
+
+	for (uint32_t c = page << 8; c < (page + 1) << 8; c++) {
 		uint32_t inert;
 		int cls;
 		t[c] = 0;
@@ -238,8 +249,19 @@ static simhash_err build_bmp(sh_norm *n)
 		t[c] = SH_KNOWN | inert | (uint32_t)cls << 24 |
 		       (cls == SH_C_CJK && n->t2s ? sh_t2s_map(n->t2s, c) : c);
 	}
-	n->bmp = t;
-	return SIMHASH_OK;
+	n->bmp_built[page >> 6] |= 1ull << (page & 63);
+}
+
+/* The entry of n->bmp for c < 0x10000, its page filled first if need be. */
+static inline uint32_t bmp_get(sh_norm *n, uint32_t c)
+{
+	uint32_t e = n->bmp[c];
+
+	if (SH_UNLIKELY(e == 0) && !(n->bmp_built[c >> 14] >> (c >> 8 & 63) & 1)) {
+		fill_bmp_page(n, c >> 8);
+		e = n->bmp[c];
+	}
+	return e;
 }
 
 
@@ -254,13 +276,14 @@ static uint32_t resolve(sh_norm *n, uint32_t cp)
 {
 	UErrorCode st = U_ZERO_ERROR;
 	UChar src = (UChar)cp, dst[4];
-	uint32_t e = n->bmp[cp] & ~SH_LAZY;
+	uint32_t e = n->bmp[cp] & ~SH_LAZY; /* filled: cp was looked up */
 	int32_t k;
 
 	if (n->no_mapped)
 		return e;
 	k = unorm2_normalize(n->nfkc_cf, &src, 1, dst, 4, &st);
-	if (U_SUCCESS(st) && k == 1 && !U16_IS_SURROGATE(dst[0]) && (n->bmp[dst[0]] & SH_KNOWN))
+	if (U_SUCCESS(st) && k == 1 && !U16_IS_SURROGATE(dst[0]) &&
+	    (bmp_get(n, dst[0]) & SH_KNOWN))
 		e = (n->bmp[dst[0]] & (SH_DROP | 3u << 24 | 0x1FFFFF)) | SH_KNOWN | SH_INERT;
 	n->bmp[cp] = e;
 	return e;
@@ -393,7 +416,7 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 		UChar32 c;
 		int cls;
 		U16_NEXT(src, k, len, c);
-		if (c < 0x10000 && n->bmp && (n->bmp[c] & SH_KNOWN)) {
+		if (c < 0x10000 && n->bmp && (bmp_get(n, (uint32_t)c) & SH_KNOWN)) {
 			uint32_t e = n->bmp[c];
 			if (!(e & SH_DROP))
 				emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
@@ -673,7 +696,7 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 			while (i < stop) {
 				uint32_t cp, e;
 				i += decode(in, j, i, &cp);
-				e = cp < 0x10000 ? n->bmp[cp] : 0;
+				e = cp < 0x10000 ? bmp_get(n, cp) : 0;
 				if (SH_UNLIKELY(e & SH_LAZY))
 					e = resolve(n, cp);
 				if (e & SH_INERT) {
