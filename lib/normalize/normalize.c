@@ -40,7 +40,8 @@ struct sh_norm {
 	sh_buf cps;   /* decoded code points, for the compat mode */
 	sh_reorder_bufs reorder; /* a segment with long combining runs, reordered */
 	uint32_t *bmp;     /* BMP code point -> SH_INERT | class << 24 | output */
-	uint64_t bmp_built[4]; /* pages of 256 entries of bmp filled (bmp_page()) */
+	uint64_t bmp_built[4]; /* pages of 256 entries of bmp filled (bmp_get()) */
+	uint16_t *han;     /* U+4E00..U+9FFF -> output of a plain Han character, or 0 */
 	uint8_t amap[128]; /* ASCII byte -> output byte (' ' for a separator) */
 	uint8_t pack[256][8]; /* ascii_bulk(): mask -> shuffle packing its bytes */
 	int simd;          /* ascii_bulk() may run */
@@ -143,6 +144,7 @@ void sh_norm_free(sh_norm *n)
 		return;
 	sh_t2s_free(n->t2s);
 	free(n->bmp);
+	free(n->han);
 	sh_buf_free(&n->html);
 	sh_buf_free(&n->u16in);
 	sh_buf_free(&n->u16out);
@@ -212,6 +214,15 @@ static int classify(uint32_t c)
 #define SH_LAZY (1u << 31)
 
 
+/* The block of CJK Unified Ideographs, nearly every character of Chinese
+ * text, has a second table of 2-byte entries: the output of a character whose
+ * entry is inert, of class CJK and 3 bytes of UTF-8 out, else 0 (a page not
+ * filled yet, or another entry: bmp_get() then). It holds what n->bmp holds
+ * for them in half the cache lines (42 KB instead of 84 KB), where the
+ * lookup of the Chinese loop waited on the cache. */
+#define SH_HAN_FIRST 0x4E00u
+#define SH_HAN_N (0xA000u - SH_HAN_FIRST)
+
 /* n->bmp holds, for every BMP code point, its class and output (after t2s),
  * and whether it is inert; the class serves the characters ICU outputs too.
  * Filling all of it takes about 1 ms of ICU calls per context, most of a
@@ -223,7 +234,8 @@ static int classify(uint32_t c)
 static simhash_err alloc_bmp(sh_norm *n)
 {
 	n->bmp = calloc(0x10000, sizeof *n->bmp);
-	return n->bmp ? SIMHASH_OK : SIMHASH_ENOMEM;
+	n->han = calloc(SH_HAN_N, sizeof *n->han);
+	return n->bmp && n->han ? SIMHASH_OK : SIMHASH_ENOMEM;
 }
 
 /* Fills page `page` of n->bmp (code points page * 256 and the 255 after). */
@@ -248,6 +260,11 @@ static void fill_bmp_page(sh_norm *n, uint32_t page)
 		}
 		t[c] = SH_KNOWN | inert | (uint32_t)cls << 24 |
 		       (cls == SH_C_CJK && n->t2s ? sh_t2s_map(n->t2s, c) : c);
+		if (c - SH_HAN_FIRST < SH_HAN_N && inert == SH_INERT && cls == SH_C_CJK) {
+			uint32_t o = t[c] & 0x1FFFFF;
+			if (o >= 0x800 && o < 0x10000 && (o < 0xD800 || o > 0xDFFF))
+				n->han[c - SH_HAN_FIRST] = (uint16_t)o;
+		}
 	}
 	n->bmp_built[page >> 6] |= 1ull << (page & 63);
 }
@@ -696,7 +713,11 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 			while (i < stop) {
 				uint32_t cp, e;
 				i += decode(in, j, i, &cp);
-				e = cp < 0x10000 ? bmp_get(n, cp) : 0;
+				if (cp - SH_HAN_FIRST < SH_HAN_N && n->han[cp - SH_HAN_FIRST])
+					e = SH_KNOWN | SH_INERT | (uint32_t)SH_C_CJK << 24 |
+					    n->han[cp - SH_HAN_FIRST];
+				else
+					e = cp < 0x10000 ? bmp_get(n, cp) : 0;
 				if (SH_UNLIKELY(e & SH_LAZY))
 					e = resolve(n, cp);
 				if (e & SH_INERT) {
