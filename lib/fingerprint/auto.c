@@ -323,6 +323,63 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 	return j;
 }
 
+/* Lowers the bins of the shingles of word keys w[0 .. n + 2) (shingle j of
+ * w[j], w[j + 1], w[j + 2]): eight at a time in the vector kernel, the rest
+ * one by one. */
+static void mh_shingles(sh_auto *a, const uint64_t *w, size_t n)
+{
+	size_t j = sh_minhash_shingles_avx512(a->mh_mins, a->mh_shift, w, n, SH_SHINGLE_MH);
+
+	for (; j < n; j++)
+		sh_mh_add(a->mh_mins, a->mh_shift, minhash_key(shingle_key(w[j], w[j + 1], w[j + 2])));
+}
+
+/* scan() when only the MinHash is wanted and the vector kernels may run: the
+ * loop keeps the word keys, and sh_minhash_shingles_avx512() makes the
+ * shingle keys of a block eight at a time (three 64 x 64-bit products each,
+ * the largest part of a word's cost in the scalar loop) and mixes them. The
+ * same bins: a minimum depends on no order. */
+static simhash_err scan_mh(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
+{
+	uint64_t k0 = r->k[0], k1 = r->k[1], k2 = r->k[2], w[SH_AUTO_BLOCK + 2];
+	size_t i, next, m = r->m, nw = 0, step = sh_intr_step(a->intr), reported = from;
+
+	for (i = from; i < to; i = next) {
+		size_t end = word_end(t, i, &next);
+		if (end == i)
+			continue;
+		k0 = k1;
+		k1 = k2;
+		k2 = cjk_or_word_key(t, i, end);
+		if (++m < 3)
+			continue; /* the first two words of a text: no shingle yet */
+		if (nw == 0) {
+			w[0] = k0;
+			w[1] = k1;
+		}
+		w[2 + nw++] = k2;
+		if (nw == SH_AUTO_BLOCK) {
+			mh_shingles(a, w, nw);
+			nw = 0;
+			/* characters, reported a block of words at a time */
+			if (SH_UNLIKELY(i - reported >= step)) {
+				if (sh_intr_poll(a->intr, i - reported))
+					return SIMHASH_EINTR;
+				reported = i;
+			}
+		}
+	}
+	if (nw)
+		mh_shingles(a, w, nw);
+	if (sh_intr_poll(a->intr, i - reported))
+		return SIMHASH_EINTR;
+	r->k[0] = k0;
+	r->k[1] = k1;
+	r->k[2] = k2;
+	r->m = m;
+	return SIMHASH_OK;
+}
+
 /* Counts the shingles ending at the words that start at characters
  * [from, to) of t into a's table; r carries the last word keys and the word
  * count from the words before. */
@@ -332,6 +389,8 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 	size_t i, next, m = r->m, nk = 0, step = sh_intr_step(a->intr), reported = from;
 	simhash_err err;
 
+	if (a->mh_mins && a->simd)
+		return scan_mh(a, t, from, to, r);
 	/* The shingle keys are computed a block at a time, then counted: the
 	 * hashing of one block has no dependence on the table, so it runs at
 	 * full width instead of waiting on each probe. */

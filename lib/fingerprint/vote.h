@@ -103,6 +103,13 @@ size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text
  * rounded down to a multiple of eight. */
 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t *keys, size_t n,
 			      uint64_t c);
+/* And of word 3-shingles from their word keys w[0 .. n + 2): shingle j is
+ * that of w[j], w[j + 1], w[j + 2], its key auto.c's shingle_key() (XXH3-64
+ * of the 24 bytes, the 64x64 -> 128-bit products made of 32-bit ones),
+ * lowering its bin as above; returns how many were taken, n rounded down to
+ * a multiple of eight. */
+size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, const uint64_t *w, size_t n,
+				  uint64_t c);
 
 typedef struct sh_wvote {
 	double acc[128];

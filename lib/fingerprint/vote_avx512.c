@@ -163,6 +163,64 @@ SH_AVX512 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, cons
 	return i;
 }
 
+/* XXH3_mul128_fold64(a, b) in each lane: the low and the high half of the
+ * 128-bit product, xored. The product is assembled from the four 32 x 32-bit
+ * ones: lo + (m1 + m2) << 32 + hi << 64, the middle column's carry (t fits
+ * in 34 bits) going into the high half. */
+SH_AVX512 static inline __m512i mul128_fold8(__m512i a, __m512i b)
+{
+	const __m512i m32 = _mm512_set1_epi64(0xffffffffll);
+	__m512i ah = _mm512_srli_epi64(a, 32), bh = _mm512_srli_epi64(b, 32);
+	__m512i lo = _mm512_mul_epu32(a, b), hi = _mm512_mul_epu32(ah, bh);
+	__m512i m1 = _mm512_mul_epu32(ah, b), m2 = _mm512_mul_epu32(a, bh);
+	__m512i t = _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(lo, 32),
+						      _mm512_and_si512(m1, m32)),
+				     _mm512_and_si512(m2, m32));
+	__m512i low = _mm512_or_si512(_mm512_and_si512(lo, m32), _mm512_slli_epi64(t, 32));
+	__m512i high = _mm512_add_epi64(_mm512_add_epi64(hi, _mm512_srli_epi64(m1, 32)),
+					_mm512_add_epi64(_mm512_srli_epi64(m2, 32),
+							 _mm512_srli_epi64(t, 32)));
+	return _mm512_xor_si512(low, high);
+}
+
+SH_AVX512 size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, const uint64_t *w,
+					    size_t n, uint64_t c)
+{
+	const uint8_t *sec = XXH3_kSecret;
+	const __m512i s0 = _mm512_set1_epi64((long long)XXH_readLE64(sec));
+	const __m512i s1 = _mm512_set1_epi64((long long)XXH_readLE64(sec + 8));
+	const __m512i s2 = _mm512_set1_epi64((long long)XXH_readLE64(sec + 16));
+	const __m512i s3 = _mm512_set1_epi64((long long)XXH_readLE64(sec + 24));
+	const __m512i acc0 = _mm512_set1_epi64((long long)(24 * XXH_PRIME64_1));
+	const __m512i pa = _mm512_set1_epi64((long long)0x165667919E3779F9ull);
+	const __m512i mk = _mm512_set1_epi64((long long)c);
+	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
+	uint64_t z[8];
+	size_t j = 0;
+
+	for (; j + 8 <= n; j += 8) {
+		__m512i k0 = _mm512_loadu_si512(w + j), k1 = _mm512_loadu_si512(w + j + 1);
+		__m512i k2 = _mm512_loadu_si512(w + j + 2);
+		__m512i h = _mm512_add_epi64(
+			acc0, _mm512_add_epi64(mul128_fold8(_mm512_xor_si512(k0, s0),
+							     _mm512_xor_si512(k1, s1)),
+					       mul128_fold8(_mm512_xor_si512(k1, s2),
+							     _mm512_xor_si512(k2, s3))));
+		/* XXH3_avalanche() */
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 37)), pa);
+		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+		/* the MinHash mix, as sh_minhash_keys_avx512() */
+		h = _mm512_xor_si512(h, mk);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
+		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
+		for (unsigned k = 0; k < 8; k++)
+			sh_mh_add(mins, shift, z[k]);
+	}
+	return j;
+}
+
 #else
 
 int sh_cpu_has_avx512(void)
@@ -196,6 +254,17 @@ size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t
 	SH_UNUSED(mins);
 	SH_UNUSED(shift);
 	SH_UNUSED(keys);
+	SH_UNUSED(n);
+	SH_UNUSED(c);
+	return 0;
+}
+
+size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, const uint64_t *w, size_t n,
+				  uint64_t c)
+{
+	SH_UNUSED(mins);
+	SH_UNUSED(shift);
+	SH_UNUSED(w);
 	SH_UNUSED(n);
 	SH_UNUSED(c);
 	return 0;
