@@ -337,32 +337,69 @@ static void mh_shingles(sh_auto *a, const uint64_t *w, size_t n)
 		sh_mh_add(a->mh_mins, a->mh_shift, minhash_key(shingle_key(w[j], w[j + 1], w[j + 2])));
 }
 
+/* The words of a block of scan_mh(): word j's first 8 bytes (its bytes when
+ * it has 8 or fewer, zeros above), its length, and its offset in the text;
+ * k[2 + j] gets its key, k[0] and k[1] holding the two words before. */
+struct mh_block {
+	uint64_t v[SH_AUTO_BLOCK], len[SH_AUTO_BLOCK], k[SH_AUTO_BLOCK + 2];
+	uint32_t b[SH_AUTO_BLOCK];
+};
+
+/* The keys of the nw words of block w, then the MinHash of the shingles
+ * ending at them (from the third word of the text on: m words came before
+ * the block); the last two keys move to k[0], k[1] for the next block, and
+ * the one before them is returned. */
+static uint64_t mh_block_flush(sh_auto *a, const sh_text *t, struct mh_block *w, size_t nw,
+			       size_t m)
+{
+	size_t j = sh_word_keys_avx512(w->v, w->len, nw, w->k + 2), first;
+	uint64_t k0;
+
+	for (; j < nw; j++)
+		w->k[2 + j] = word_key(t, w->b[j], w->len[j]);
+	for (j = 0; j < nw; j++)
+		if (SH_UNLIKELY(w->len[j] > 8))
+			w->k[2 + j] = sh_key_inline(t->s + w->b[j], w->len[j]);
+	first = m >= 2 ? 0 : 2 - m < nw ? 2 - m : nw;
+	if (first < nw)
+		mh_shingles(a, w->k + first, nw - first);
+	k0 = w->k[nw - 1];
+	w->k[0] = w->k[nw];
+	w->k[1] = w->k[nw + 1];
+	return k0;
+}
+
 /* scan() when only the MinHash is wanted and the vector kernels may run: the
- * loop keeps the word keys, and sh_minhash_shingles_avx512() makes the
- * shingle keys of a block eight at a time (three 64 x 64-bit products each,
- * the largest part of a word's cost in the scalar loop) and mixes them. The
- * same bins: a minimum depends on no order. */
+ * loop only finds the words, a block at a time; their keys are made eight
+ * per vector (sh_word_keys_avx512(), both short paths of XXH3 per lane, the
+ * longer words one by one), and the shingle keys of the block eight at a
+ * time too (sh_minhash_shingles_avx512(): three 64 x 64-bit products each),
+ * then mixed into the bins. The same bins: a minimum depends on no order. */
 static simhash_err scan_mh(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
 {
-	uint64_t k0 = r->k[0], k1 = r->k[1], k2 = r->k[2], w[SH_AUTO_BLOCK + 2];
+	struct mh_block w;
+	uint64_t k0 = r->k[0];
 	size_t i, next, m = r->m, nw = 0, step = sh_intr_step(a->intr), reported = from;
 
+	w.k[0] = r->k[1];
+	w.k[1] = r->k[2];
 	for (i = from; i < to; i = next) {
-		size_t end = word_end(t, i, &next);
+		size_t end = word_end(t, i, &next), b, len;
+		uint64_t v = 0;
 		if (end == i)
 			continue;
-		k0 = k1;
-		k1 = k2;
-		k2 = cjk_or_word_key(t, i, end);
-		if (++m < 3)
-			continue; /* the first two words of a text: no shingle yet */
-		if (nw == 0) {
-			w[0] = k0;
-			w[1] = k1;
-		}
-		w[2 + nw++] = k2;
+		b = t->off[i];
+		len = t->off[end] - b;
+		if (SH_LIKELY(b + 8 <= t->len))
+			memcpy(&v, t->s + b, 8);
+		else
+			memcpy(&v, t->s + b, len < 8 ? len : 8);
+		w.v[nw] = v;
+		w.len[nw] = len;
+		w.b[nw++] = (uint32_t)b;
 		if (nw == SH_AUTO_BLOCK) {
-			mh_shingles(a, w, nw);
+			k0 = mh_block_flush(a, t, &w, nw, m);
+			m += nw;
 			nw = 0;
 			/* characters, reported a block of words at a time */
 			if (SH_UNLIKELY(i - reported >= step)) {
@@ -372,13 +409,15 @@ static simhash_err scan_mh(sh_auto *a, const sh_text *t, size_t from, size_t to,
 			}
 		}
 	}
-	if (nw)
-		mh_shingles(a, w, nw);
+	if (nw) {
+		k0 = mh_block_flush(a, t, &w, nw, m);
+		m += nw;
+	}
 	if (sh_intr_poll(a->intr, i - reported))
 		return SIMHASH_EINTR;
 	r->k[0] = k0;
-	r->k[1] = k1;
-	r->k[2] = k2;
+	r->k[1] = w.k[0];
+	r->k[2] = w.k[1];
 	r->m = m;
 	return SIMHASH_OK;
 }

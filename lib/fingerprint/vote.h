@@ -110,6 +110,12 @@ size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t
  * a multiple of eight. */
 size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, const uint64_t *w, size_t n,
 				  uint64_t c);
+/* The word keys of n words of 1 to 8 bytes (XXH3-64 of the bytes: its
+ * 1-to-3 and 4-to-8-byte paths, both computed, one kept per lane): word j's
+ * bytes are the low len[j] bytes of v[j] (little-endian; the bytes above are
+ * ignored), its key goes to out[j]. Returns how many were done, n rounded
+ * down to a multiple of eight; lanes of other lengths get no meaningful key. */
+size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, size_t n, uint64_t *out);
 
 typedef struct sh_wvote {
 	double acc[128];

@@ -221,7 +221,66 @@ SH_AVX512 size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, 
 	return j;
 }
 
+SH_AVX512 size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, size_t n,
+				     uint64_t *out)
+{
+	const __m512i bf13 = _mm512_set1_epi64(
+		(long long)(uint64_t)(XXH_readLE32(XXH3_kSecret) ^ XXH_readLE32(XXH3_kSecret + 4)));
+	const __m512i bf48 = _mm512_set1_epi64(
+		(long long)(XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16)));
+	const __m512i p2 = _mm512_set1_epi64((long long)XXH_PRIME64_2);
+	const __m512i p3 = _mm512_set1_epi64((long long)XXH_PRIME64_3);
+	const __m512i rm = _mm512_set1_epi64((long long)0x9FB21C651E98DF25ull);
+	const __m512i b8 = _mm512_set1_epi64(0xff), b32 = _mm512_set1_epi64(0xffffffffll);
+	const __m512i one = _mm512_set1_epi64(1), four = _mm512_set1_epi64(4);
+	size_t j = 0;
+
+	for (; j + 8 <= n; j += 8) {
+		__m512i x = _mm512_loadu_si512(v + j), l = _mm512_loadu_si512(len + j);
+		/* 1 to 3 bytes: c1 = byte 0, c2 = byte len / 2, c3 = byte len - 1 */
+		__m512i c1 = _mm512_and_si512(x, b8);
+		__m512i c2 = _mm512_and_si512(
+			_mm512_srlv_epi64(x, _mm512_slli_epi64(_mm512_srli_epi64(l, 1), 3)), b8);
+		__m512i c3 = _mm512_and_si512(
+			_mm512_srlv_epi64(x, _mm512_slli_epi64(_mm512_sub_epi64(l, one), 3)), b8);
+		__m512i h = _mm512_or_si512(
+			_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
+			_mm512_or_si512(c3, _mm512_slli_epi64(l, 8)));
+		/* 4 to 8 bytes: input1 = bytes 0..3, input2 = bytes len - 4 .. len - 1 */
+		__m512i in2 = _mm512_and_si512(
+			_mm512_srlv_epi64(x, _mm512_slli_epi64(_mm512_sub_epi64(l, four), 3)), b32);
+		__m512i g = _mm512_xor_si512(
+			_mm512_add_epi64(in2, _mm512_slli_epi64(_mm512_and_si512(x, b32), 32)), bf48);
+
+		/* XXH64_avalanche(combined ^ bitflip) */
+		h = _mm512_xor_si512(h, bf13);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 33)), p2);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 29)), p3);
+		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+		/* XXH3_rrmxmx(keyed, len) */
+		g = _mm512_ternarylogic_epi64(g, _mm512_rol_epi64(g, 49), _mm512_rol_epi64(g, 24),
+					      0x96);
+		g = _mm512_mullo_epi64(g, rm);
+		g = _mm512_xor_si512(g, _mm512_add_epi64(_mm512_srli_epi64(g, 35), l));
+		g = _mm512_mullo_epi64(g, rm);
+		g = _mm512_xor_si512(g, _mm512_srli_epi64(g, 28));
+		_mm512_storeu_si512(out + j,
+				    _mm512_mask_blend_epi64(_mm512_cmple_epu64_mask(l, _mm512_set1_epi64(3)),
+							    g, h));
+	}
+	return j;
+}
+
 #else
+
+size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, size_t n, uint64_t *out)
+{
+	SH_UNUSED(v);
+	SH_UNUSED(len);
+	SH_UNUSED(n);
+	SH_UNUSED(out);
+	return 0;
+}
 
 int sh_cpu_has_avx512(void)
 {
