@@ -343,6 +343,8 @@ static void mh_shingles(sh_auto *a, const uint64_t *w, size_t n)
 struct mh_block {
 	uint64_t v[SH_AUTO_BLOCK], len[SH_AUTO_BLOCK], k[SH_AUTO_BLOCK + 2];
 	uint32_t b[SH_AUTO_BLOCK];
+	uint32_t longer[SH_AUTO_BLOCK]; /* the words of more than 8 bytes */
+	size_t n_longer;
 };
 
 /* The keys of the nw words of block w, then the MinHash of the shingles
@@ -357,9 +359,11 @@ static uint64_t mh_block_flush(sh_auto *a, const sh_text *t, struct mh_block *w,
 
 	for (; j < nw; j++)
 		w->k[2 + j] = word_key(t, w->b[j], w->len[j]);
-	for (j = 0; j < nw; j++)
-		if (SH_UNLIKELY(w->len[j] > 8))
-			w->k[2 + j] = sh_key_inline(t->s + w->b[j], w->len[j]);
+	for (j = 0; j < w->n_longer; j++) {
+		uint32_t x = w->longer[j];
+		w->k[2 + x] = sh_key_inline(t->s + w->b[x], w->len[x]);
+	}
+	w->n_longer = 0;
 	first = m >= 2 ? 0 : 2 - m < nw ? 2 - m : nw;
 	if (first < nw)
 		mh_shingles(a, w->k + first, nw - first);
@@ -383,6 +387,7 @@ static simhash_err scan_mh(sh_auto *a, const sh_text *t, size_t from, size_t to,
 
 	w.k[0] = r->k[1];
 	w.k[1] = r->k[2];
+	w.n_longer = 0;
 	for (i = from; i < to; i = next) {
 		size_t end = word_end(t, i, &next), b, len;
 		uint64_t v = 0;
@@ -396,6 +401,8 @@ static simhash_err scan_mh(sh_auto *a, const sh_text *t, size_t from, size_t to,
 			memcpy(&v, t->s + b, len < 8 ? len : 8);
 		w.v[nw] = v;
 		w.len[nw] = len;
+		w.longer[w.n_longer] = (uint32_t)nw; /* kept if longer: no branch */
+		w.n_longer += len > 8;
 		w.b[nw++] = (uint32_t)b;
 		if (nw == SH_AUTO_BLOCK) {
 			k0 = mh_block_flush(a, t, &w, nw, m);
