@@ -701,6 +701,40 @@ static inline size_t decode(const uint8_t *in, size_t j, size_t i, uint32_t *cp)
 	return sh_utf8_next(in, j, i, cp, &bad);
 }
 
+/* The common case of Chinese text: a run of plain Han characters (3 bytes
+ * each, an entry in n->han), no segment open, no space pending and no repeat
+ * rule. Each is emitted as emit_inert() would, with the output's state in
+ * registers instead of the normalizer's fields. Returns where the run ends
+ * (at stop at most); the caller has made room for it. */
+static size_t han_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
+{
+	const uint16_t *han = n->han;
+	uint8_t *o = n->o, *oc = n->oc;
+	uint32_t *oo = n->oo, last = n->last_cp;
+	size_t len = n->len, nc = n->n_chars;
+
+	while (i + 3 <= stop) {
+		uint32_t b0 = in[i], b1 = in[i + 1], b2 = in[i + 2], cp, c;
+		if ((b0 & 0xF0) != 0xE0 || (b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80)
+			break;
+		cp = (b0 & 0x0F) << 12 | (b1 & 0x3F) << 6 | (b2 & 0x3F);
+		if (cp - SH_HAN_FIRST >= SH_HAN_N || !(c = han[cp - SH_HAN_FIRST]))
+			break;
+		o[len] = (uint8_t)(0xE0 | c >> 12);
+		o[len + 1] = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+		o[len + 2] = (uint8_t)(0x80 | (c & 0x3F));
+		oo[nc] = (uint32_t)len;
+		oc[nc++] = SH_C_CJK;
+		len += 3;
+		last = c;
+		i += 3;
+	}
+	n->len = len;
+	n->n_chars = nc;
+	n->last_cp = last;
+	return i;
+}
+
 /* Normalizes and emits the UTF-16 segment collected so far, if any. */
 static simhash_err flush(sh_norm *n, int32_t *m)
 {
@@ -788,6 +822,11 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 			}
 			while (i < stop) {
 				uint32_t cp, e;
+				if (!m && !n->pending_space && !n->cfg.max_repeat) {
+					i = han_run(n, in, i, stop);
+					if (i >= stop)
+						break;
+				}
 				i += decode(in, j, i, &cp);
 				if (cp - SH_HAN_FIRST < SH_HAN_N && n->han[cp - SH_HAN_FIRST])
 					e = SH_KNOWN | SH_INERT | (uint32_t)SH_C_CJK << 24 |
