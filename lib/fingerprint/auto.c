@@ -383,39 +383,60 @@ static simhash_err scan_mh(sh_auto *a, const sh_text *t, size_t from, size_t to,
 {
 	struct mh_block w;
 	uint64_t k0 = r->k[0];
-	size_t i, next, m = r->m, nw = 0, step = sh_intr_step(a->intr), reported = from;
+	size_t i, last, m = r->m, nw = 0, step = sh_intr_step(a->intr), reported = from;
 
 	w.k[0] = r->k[1];
 	w.k[1] = r->k[2];
 	w.n_longer = 0;
-	for (i = from; i < to; i = next) {
-		size_t end = word_end(t, i, &next), b, len;
-		uint64_t v = 0;
-		if (end == i)
-			continue;
-		b = t->off[i];
-		len = t->off[end] - b;
-		if (SH_LIKELY(b + 8 <= t->len))
-			memcpy(&v, t->s + b, 8);
-		else
-			memcpy(&v, t->s + b, len < 8 ? len : 8);
-		w.v[nw] = v;
-		w.len[nw] = len;
-		w.longer[w.n_longer] = (uint32_t)nw; /* kept if longer: no branch */
-		w.n_longer += len > 8;
-		w.b[nw++] = (uint32_t)b;
-		if (nw == SH_AUTO_BLOCK) {
-			k0 = mh_block_flush(a, t, &w, nw, m);
-			m += nw;
-			nw = 0;
-			/* characters, reported a block of words at a time */
-			if (SH_UNLIKELY(i - reported >= step)) {
-				if (sh_intr_poll(a->intr, i - reported))
-					return SIMHASH_EINTR;
-				reported = i;
+	/* 64 characters at a time: the words' starts and ends from bit masks
+	 * of their classes (a word character after another continues a word; a
+	 * CJK character is one), a word reaching past the 64 ended by
+	 * word_run_end() and the next 64 taken from its end */
+	for (i = from, last = from; i < to;) {
+		uint64_t cjk, word = sh_cls_masks_avx512(t->cls + i, t->n_chars - i, &cjk);
+		uint64_t starts = (word & ~(word << 1)) | cjk;
+		size_t base = i;
+		if (to - i < 64)
+			starts &= ((uint64_t)1 << (to - i)) - 1;
+		i = base + 64;
+		for (; starts; starts &= starts - 1) {
+			unsigned p = (unsigned)__builtin_ctzll(starts);
+			size_t at = base + p, end, b, len;
+			uint64_t v = 0, rest = ~(word >> p);
+			if (cjk >> p & 1)
+				end = at + 1;
+			else if (rest && p + (unsigned)__builtin_ctzll(rest) < 64)
+				end = at + (unsigned)__builtin_ctzll(rest);
+			else
+				end = i = word_run_end(t->cls, base + 64, t->n_chars);
+			last = end;
+			b = t->off[at];
+			len = t->off[end] - b;
+			if (SH_LIKELY(b + 8 <= t->len))
+				memcpy(&v, t->s + b, 8);
+			else
+				memcpy(&v, t->s + b, len < 8 ? len : 8);
+			w.v[nw] = v;
+			w.len[nw] = len;
+			w.longer[w.n_longer] = (uint32_t)nw; /* kept if longer: no branch */
+			w.n_longer += len > 8;
+			w.b[nw++] = (uint32_t)b;
+			if (nw == SH_AUTO_BLOCK) {
+				k0 = mh_block_flush(a, t, &w, nw, m);
+				m += nw;
+				nw = 0;
+				/* characters, reported a block of words at a time */
+				if (SH_UNLIKELY(at - reported >= step)) {
+					if (sh_intr_poll(a->intr, at - reported))
+						return SIMHASH_EINTR;
+					reported = at;
+				}
 			}
 		}
 	}
+	/* where the word-by-word loop ends: at `to`, or past it at the end of
+	 * a word that started before it */
+	i = last > to ? last : to;
 	if (nw) {
 		k0 = mh_block_flush(a, t, &w, nw, m);
 		m += nw;

@@ -271,7 +271,24 @@ SH_AVX512 size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, siz
 	return j;
 }
 
+SH_AVX512 uint64_t sh_cls_masks_avx512(const uint8_t *cls, size_t avail, uint64_t *cjk)
+{
+	__mmask64 lm = avail >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << avail) - 1;
+	__m512i x = _mm512_mask_loadu_epi8(_mm512_set1_epi8(SH_C_SPACE), lm, cls);
+
+	*cjk = _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(SH_C_CJK));
+	return _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(SH_C_WORD));
+}
+
 #else
+
+uint64_t sh_cls_masks_avx512(const uint8_t *cls, size_t avail, uint64_t *cjk)
+{
+	SH_UNUSED(cls);
+	SH_UNUSED(avail);
+	*cjk = 0;
+	return 0;
+}
 
 size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, size_t n, uint64_t *out)
 {
