@@ -34,6 +34,7 @@ enum {
 	SH_CPU_AVX512DQ = 1u << 3,
 	SH_CPU_AVX512BW = 1u << 4,
 	SH_CPU_AVX512VPOPCNTDQ = 1u << 5,
+	SH_CPU_AVX512VBMI2 = 1u << 6,
 };
 int sh_cpu_has(unsigned features);
 

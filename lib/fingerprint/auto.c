@@ -259,8 +259,10 @@ uint64_t sh_auto_shingle_key(const uint64_t k[3])
  * 8 bytes on either side of a shorter word lie inside the text, both short
  * paths are computed (each reads only bytes there) and the one for len kept
  * without a branch (computing the 9-to-16-byte path as well for every word
- * made the English default about 12% slower on an AMD EPYC). */
-static inline uint64_t word_key(const sh_text *t, size_t b, size_t len)
+ * made the English default about 12% slower on an AMD EPYC). Always inlined:
+ * with two scans calling it, the compiler made it a call per word. */
+static inline __attribute__((always_inline)) uint64_t word_key(const sh_text *t, size_t b,
+							       size_t len)
 {
 	const uint8_t *p = t->s + b;
 
@@ -278,7 +280,8 @@ static inline uint64_t word_key(const sh_text *t, size_t b, size_t len)
  * 1-to-3-byte path alone, which is what XXH3-64 of 3 bytes computes. The
  * branch on the class is predictable in Chinese and Japanese text, where
  * word_key()'s three paths would be computed for every character. */
-static inline uint64_t cjk_or_word_key(const sh_text *t, size_t i, size_t end)
+static inline __attribute__((always_inline)) uint64_t cjk_or_word_key(const sh_text *t, size_t i,
+								      size_t end)
 {
 	size_t b = t->off[i], len = t->off[end] - b;
 
@@ -323,6 +326,130 @@ static inline size_t word_end(const sh_text *t, size_t i, size_t *next)
 	return j;
 }
 
+/* Lowers the bins of the shingles of word keys w[0 .. n + 2) (shingle j of
+ * w[j], w[j + 1], w[j + 2]): eight at a time in the vector kernel, the rest
+ * one by one. */
+static void mh_shingles(sh_auto *a, const uint64_t *w, size_t n)
+{
+	size_t j = sh_minhash_shingles_avx512(a->mh_mins, a->mh_shift, w, n, SH_SHINGLE_MH);
+
+	for (; j < n; j++)
+		sh_mh_add(a->mh_mins, a->mh_shift, minhash_key(shingle_key(w[j], w[j + 1], w[j + 2])));
+}
+
+/* The words of a block of scan_mh(): word j's first 8 bytes (its bytes when
+ * it has 8 or fewer, zeros above), its length, and its offset in the text;
+ * k[2 + j] gets its key, k[0] and k[1] holding the two words before. */
+struct mh_block {
+	uint64_t v[SH_AUTO_BLOCK], len[SH_AUTO_BLOCK], k[SH_AUTO_BLOCK + 2];
+	uint32_t b[SH_AUTO_BLOCK];
+	uint32_t longer[SH_AUTO_BLOCK]; /* the words of more than 8 bytes */
+	size_t n_longer;
+};
+
+/* The keys of the nw words of block w, then the MinHash of the shingles
+ * ending at them (from the third word of the text on: m words came before
+ * the block); the last two keys move to k[0], k[1] for the next block, and
+ * the one before them is returned. */
+static uint64_t mh_block_flush(sh_auto *a, const sh_text *t, struct mh_block *w, size_t nw,
+			       size_t m)
+{
+	size_t j = sh_word_keys_avx512(w->v, w->len, nw, w->k + 2), first;
+	uint64_t k0;
+
+	for (; j < nw; j++)
+		w->k[2 + j] = word_key(t, w->b[j], w->len[j]);
+	for (j = 0; j < w->n_longer; j++) {
+		uint32_t x = w->longer[j];
+		w->k[2 + x] = sh_key_inline(t->s + w->b[x], w->len[x]);
+	}
+	w->n_longer = 0;
+	first = m >= 2 ? 0 : 2 - m < nw ? 2 - m : nw;
+	if (first < nw)
+		mh_shingles(a, w->k + first, nw - first);
+	k0 = w->k[nw - 1];
+	w->k[0] = w->k[nw];
+	w->k[1] = w->k[nw + 1];
+	return k0;
+}
+
+/* scan() when only the MinHash is wanted and the vector kernels may run: the
+ * loop only finds the words, a block at a time; their keys are made eight
+ * per vector (sh_word_keys_avx512(), both short paths of XXH3 per lane, the
+ * longer words one by one), and the shingle keys of the block eight at a
+ * time too (sh_minhash_shingles_avx512(): three 64 x 64-bit products each),
+ * then mixed into the bins. The same bins: a minimum depends on no order. */
+static simhash_err scan_mh(sh_auto *a, const sh_text *t, size_t from, size_t to, sh_auto_run *r)
+{
+	struct mh_block w;
+	uint64_t k0 = r->k[0];
+	size_t i, last, m = r->m, nw = 0, step = sh_intr_step(a->intr), reported = from;
+
+	w.k[0] = r->k[1];
+	w.k[1] = r->k[2];
+	w.n_longer = 0;
+	/* 64 characters at a time: the words' starts and ends from bit masks
+	 * of their classes (a word character after another continues a word; a
+	 * CJK character is one), a word reaching past the 64 ended by
+	 * word_run_end() and the next 64 taken from its end */
+	for (i = from, last = from; i < to;) {
+		uint64_t cjk, word = sh_cls_masks_avx512(t->cls + i, t->n_chars - i, &cjk);
+		uint64_t starts = (word & ~(word << 1)) | cjk;
+		size_t base = i;
+		if (to - i < 64)
+			starts &= ((uint64_t)1 << (to - i)) - 1;
+		i = base + 64;
+		for (; starts; starts &= starts - 1) {
+			unsigned p = (unsigned)__builtin_ctzll(starts);
+			size_t at = base + p, end, b, len;
+			uint64_t v = 0, rest = ~(word >> p);
+			if (cjk >> p & 1)
+				end = at + 1;
+			else if (rest && p + (unsigned)__builtin_ctzll(rest) < 64)
+				end = at + (unsigned)__builtin_ctzll(rest);
+			else
+				end = i = word_run_end(t->cls, base + 64, t->n_chars);
+			last = end;
+			b = t->off[at];
+			len = t->off[end] - b;
+			if (SH_LIKELY(b + 8 <= t->len))
+				memcpy(&v, t->s + b, 8);
+			else
+				memcpy(&v, t->s + b, len < 8 ? len : 8);
+			w.v[nw] = v;
+			w.len[nw] = len;
+			w.longer[w.n_longer] = (uint32_t)nw; /* kept if longer: no branch */
+			w.n_longer += len > 8;
+			w.b[nw++] = (uint32_t)b;
+			if (nw == SH_AUTO_BLOCK) {
+				k0 = mh_block_flush(a, t, &w, nw, m);
+				m += nw;
+				nw = 0;
+				/* characters, reported a block of words at a time */
+				if (SH_UNLIKELY(at - reported >= step)) {
+					if (sh_intr_poll(a->intr, at - reported))
+						return SIMHASH_EINTR;
+					reported = at;
+				}
+			}
+		}
+	}
+	/* where the word-by-word loop ends: at `to`, or past it at the end of
+	 * a word that started before it */
+	i = last > to ? last : to;
+	if (nw) {
+		k0 = mh_block_flush(a, t, &w, nw, m);
+		m += nw;
+	}
+	if (sh_intr_poll(a->intr, i - reported))
+		return SIMHASH_EINTR;
+	r->k[0] = k0;
+	r->k[1] = w.k[0];
+	r->k[2] = w.k[1];
+	r->m = m;
+	return SIMHASH_OK;
+}
+
 /* Counts the shingles ending at the words that start at characters
  * [from, to) of t into a's table; r carries the last word keys and the word
  * count from the words before. */
@@ -332,6 +459,8 @@ static simhash_err scan(sh_auto *a, const sh_text *t, size_t from, size_t to, sh
 	size_t i, next, m = r->m, nk = 0, step = sh_intr_step(a->intr), reported = from;
 	simhash_err err;
 
+	if (a->mh_mins && a->simd)
+		return scan_mh(a, t, from, to, r);
 	/* The shingle keys are computed a block at a time, then counted: the
 	 * hashing of one block has no dependence on the table, so it runs at
 	 * full width instead of waiting on each probe. */

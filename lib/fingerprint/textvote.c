@@ -250,7 +250,12 @@ static simhash_err auto_votes(simhash_ctx *ctx, size_t n, simhash_fp *out)
 	sh_auto_char c = {counts, 0, 0, sh_auto_centered(cfg), !cfg->auto_char_votes, {0, 0}};
 
 	if (share < SH_AUTO_SPAN) {
-		simhash_err err = sh_auto_shingles(ctx->autov, cfg->bits, &ctx->text, share > 0, vs, &ws, mh);
+		/* The shingles' votes count only against char votes: next to the
+		 * char MinHash (the default) the bits between take c.mh, so the
+		 * shingles' MinHash and whether there are any (ws != 0) are all
+		 * sh_auto_combine() reads, and they come without a table. */
+		int votes = share > 0 && !c.minhash;
+		simhash_err err = sh_auto_shingles(ctx->autov, cfg->bits, &ctx->text, votes, vs, &ws, mh);
 		if (err)
 			return err;
 	}

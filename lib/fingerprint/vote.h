@@ -103,6 +103,23 @@ size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text
  * rounded down to a multiple of eight. */
 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t *keys, size_t n,
 			      uint64_t c);
+/* And of word 3-shingles from their word keys w[0 .. n + 2): shingle j is
+ * that of w[j], w[j + 1], w[j + 2], its key auto.c's shingle_key() (XXH3-64
+ * of the 24 bytes, the 64x64 -> 128-bit products made of 32-bit ones),
+ * lowering its bin as above; returns how many were taken, n rounded down to
+ * a multiple of eight. */
+size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, const uint64_t *w, size_t n,
+				  uint64_t c);
+/* The word keys of n words of 1 to 8 bytes (XXH3-64 of the bytes: its
+ * 1-to-3 and 4-to-8-byte paths, both computed, one kept per lane): word j's
+ * bytes are the low len[j] bytes of v[j] (little-endian; the bytes above are
+ * ignored), its key goes to out[j]. Returns how many were done, n rounded
+ * down to a multiple of eight; lanes of other lengths get no meaningful key. */
+size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, size_t n, uint64_t *out);
+/* The classes of characters cls[0 .. 64) (of which avail >= 1 exist; the
+ * others count as spaces) as bit masks: bit p of the result is set when
+ * character p is a word character, of *cjk when it is a CJK character. */
+uint64_t sh_cls_masks_avx512(const uint8_t *cls, size_t avail, uint64_t *cjk);
 
 typedef struct sh_wvote {
 	double acc[128];

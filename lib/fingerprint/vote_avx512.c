@@ -163,7 +163,141 @@ SH_AVX512 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, cons
 	return i;
 }
 
+/* XXH3_mul128_fold64(a, b) in each lane: the low and the high half of the
+ * 128-bit product, xored. The product is assembled from the four 32 x 32-bit
+ * ones: lo + (m1 + m2) << 32 + hi << 64, the middle column's carry (t fits
+ * in 34 bits) going into the high half. */
+SH_AVX512 static inline __m512i mul128_fold8(__m512i a, __m512i b)
+{
+	const __m512i m32 = _mm512_set1_epi64(0xffffffffll);
+	__m512i ah = _mm512_srli_epi64(a, 32), bh = _mm512_srli_epi64(b, 32);
+	__m512i lo = _mm512_mul_epu32(a, b), hi = _mm512_mul_epu32(ah, bh);
+	__m512i m1 = _mm512_mul_epu32(ah, b), m2 = _mm512_mul_epu32(a, bh);
+	__m512i t = _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(lo, 32),
+						      _mm512_and_si512(m1, m32)),
+				     _mm512_and_si512(m2, m32));
+	__m512i low = _mm512_or_si512(_mm512_and_si512(lo, m32), _mm512_slli_epi64(t, 32));
+	__m512i high = _mm512_add_epi64(_mm512_add_epi64(hi, _mm512_srli_epi64(m1, 32)),
+					_mm512_add_epi64(_mm512_srli_epi64(m2, 32),
+							 _mm512_srli_epi64(t, 32)));
+	return _mm512_xor_si512(low, high);
+}
+
+SH_AVX512 size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, const uint64_t *w,
+					    size_t n, uint64_t c)
+{
+	const uint8_t *sec = XXH3_kSecret;
+	const __m512i s0 = _mm512_set1_epi64((long long)XXH_readLE64(sec));
+	const __m512i s1 = _mm512_set1_epi64((long long)XXH_readLE64(sec + 8));
+	const __m512i s2 = _mm512_set1_epi64((long long)XXH_readLE64(sec + 16));
+	const __m512i s3 = _mm512_set1_epi64((long long)XXH_readLE64(sec + 24));
+	const __m512i acc0 = _mm512_set1_epi64((long long)(24 * XXH_PRIME64_1));
+	const __m512i pa = _mm512_set1_epi64((long long)0x165667919E3779F9ull);
+	const __m512i mk = _mm512_set1_epi64((long long)c);
+	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
+	uint64_t z[8];
+	size_t j = 0;
+
+	for (; j + 8 <= n; j += 8) {
+		__m512i k0 = _mm512_loadu_si512(w + j), k1 = _mm512_loadu_si512(w + j + 1);
+		__m512i k2 = _mm512_loadu_si512(w + j + 2);
+		__m512i h = _mm512_add_epi64(
+			acc0, _mm512_add_epi64(mul128_fold8(_mm512_xor_si512(k0, s0),
+							     _mm512_xor_si512(k1, s1)),
+					       mul128_fold8(_mm512_xor_si512(k1, s2),
+							     _mm512_xor_si512(k2, s3))));
+		/* XXH3_avalanche() */
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 37)), pa);
+		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+		/* the MinHash mix, as sh_minhash_keys_avx512() */
+		h = _mm512_xor_si512(h, mk);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
+		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
+		for (unsigned k = 0; k < 8; k++)
+			sh_mh_add(mins, shift, z[k]);
+	}
+	return j;
+}
+
+SH_AVX512 size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, size_t n,
+				     uint64_t *out)
+{
+	const __m512i bf13 = _mm512_set1_epi64(
+		(long long)(uint64_t)(XXH_readLE32(XXH3_kSecret) ^ XXH_readLE32(XXH3_kSecret + 4)));
+	const __m512i bf48 = _mm512_set1_epi64(
+		(long long)(XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16)));
+	const __m512i p2 = _mm512_set1_epi64((long long)XXH_PRIME64_2);
+	const __m512i p3 = _mm512_set1_epi64((long long)XXH_PRIME64_3);
+	const __m512i rm = _mm512_set1_epi64((long long)0x9FB21C651E98DF25ull);
+	const __m512i b8 = _mm512_set1_epi64(0xff), b32 = _mm512_set1_epi64(0xffffffffll);
+	const __m512i one = _mm512_set1_epi64(1), four = _mm512_set1_epi64(4);
+	size_t j = 0;
+
+	for (; j + 8 <= n; j += 8) {
+		__m512i x = _mm512_loadu_si512(v + j), l = _mm512_loadu_si512(len + j);
+		/* 1 to 3 bytes: c1 = byte 0, c2 = byte len / 2, c3 = byte len - 1 */
+		__m512i c1 = _mm512_and_si512(x, b8);
+		__m512i c2 = _mm512_and_si512(
+			_mm512_srlv_epi64(x, _mm512_slli_epi64(_mm512_srli_epi64(l, 1), 3)), b8);
+		__m512i c3 = _mm512_and_si512(
+			_mm512_srlv_epi64(x, _mm512_slli_epi64(_mm512_sub_epi64(l, one), 3)), b8);
+		__m512i h = _mm512_or_si512(
+			_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
+			_mm512_or_si512(c3, _mm512_slli_epi64(l, 8)));
+		/* 4 to 8 bytes: input1 = bytes 0..3, input2 = bytes len - 4 .. len - 1 */
+		__m512i in2 = _mm512_and_si512(
+			_mm512_srlv_epi64(x, _mm512_slli_epi64(_mm512_sub_epi64(l, four), 3)), b32);
+		__m512i g = _mm512_xor_si512(
+			_mm512_add_epi64(in2, _mm512_slli_epi64(_mm512_and_si512(x, b32), 32)), bf48);
+
+		/* XXH64_avalanche(combined ^ bitflip) */
+		h = _mm512_xor_si512(h, bf13);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 33)), p2);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 29)), p3);
+		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+		/* XXH3_rrmxmx(keyed, len) */
+		g = _mm512_ternarylogic_epi64(g, _mm512_rol_epi64(g, 49), _mm512_rol_epi64(g, 24),
+					      0x96);
+		g = _mm512_mullo_epi64(g, rm);
+		g = _mm512_xor_si512(g, _mm512_add_epi64(_mm512_srli_epi64(g, 35), l));
+		g = _mm512_mullo_epi64(g, rm);
+		g = _mm512_xor_si512(g, _mm512_srli_epi64(g, 28));
+		_mm512_storeu_si512(out + j,
+				    _mm512_mask_blend_epi64(_mm512_cmple_epu64_mask(l, _mm512_set1_epi64(3)),
+							    g, h));
+	}
+	return j;
+}
+
+SH_AVX512 uint64_t sh_cls_masks_avx512(const uint8_t *cls, size_t avail, uint64_t *cjk)
+{
+	__mmask64 lm = avail >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << avail) - 1;
+	__m512i x = _mm512_mask_loadu_epi8(_mm512_set1_epi8(SH_C_SPACE), lm, cls);
+
+	*cjk = _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(SH_C_CJK));
+	return _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(SH_C_WORD));
+}
+
 #else
+
+uint64_t sh_cls_masks_avx512(const uint8_t *cls, size_t avail, uint64_t *cjk)
+{
+	SH_UNUSED(cls);
+	SH_UNUSED(avail);
+	*cjk = 0;
+	return 0;
+}
+
+size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, size_t n, uint64_t *out)
+{
+	SH_UNUSED(v);
+	SH_UNUSED(len);
+	SH_UNUSED(n);
+	SH_UNUSED(out);
+	return 0;
+}
 
 int sh_cpu_has_avx512(void)
 {
@@ -196,6 +330,17 @@ size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t
 	SH_UNUSED(mins);
 	SH_UNUSED(shift);
 	SH_UNUSED(keys);
+	SH_UNUSED(n);
+	SH_UNUSED(c);
+	return 0;
+}
+
+size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, const uint64_t *w, size_t n,
+				  uint64_t c)
+{
+	SH_UNUSED(mins);
+	SH_UNUSED(shift);
+	SH_UNUSED(w);
 	SH_UNUSED(n);
 	SH_UNUSED(c);
 	return 0;

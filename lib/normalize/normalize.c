@@ -40,9 +40,12 @@ struct sh_norm {
 	sh_buf cps;   /* decoded code points, for the compat mode */
 	sh_reorder_bufs reorder; /* a segment with long combining runs, reordered */
 	uint32_t *bmp;     /* BMP code point -> SH_INERT | class << 24 | output */
+	uint64_t bmp_built[4]; /* pages of 256 entries of bmp filled (bmp_get()) */
+	uint16_t *han;     /* U+4E00..U+9FFF -> output of a plain Han character, or 0 */
 	uint8_t amap[128]; /* ASCII byte -> output byte (' ' for a separator) */
 	uint8_t pack[256][8]; /* ascii_bulk(): mask -> shuffle packing its bytes */
 	int simd;          /* ascii_bulk() may run */
+	int simd512;       /* ascii_bulk512() may run */
 	size_t slice;      /* bytes of a non-ASCII run handled at once */
 	int no_reorder;    /* tests only: leave long combining runs to ICU */
 	int no_mapped;     /* tests only: leave SH_LAZY characters to ICU */
@@ -85,8 +88,9 @@ static uint32_t fold_ascii(uint32_t c)
 	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
 }
 
-static simhash_err build_bmp(sh_norm *n);
+static simhash_err alloc_bmp(sh_norm *n);
 static int cpu_has_avx2(void);
+static int cpu_has_vbmi2(void);
 
 simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 {
@@ -113,6 +117,7 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 			n->pack[m][k++] = 0x80;
 	}
 	n->simd = cpu_has_avx2();
+	n->simd512 = cpu_has_vbmi2();
 	n->slice = NORM_SLICE;
 	n->nfkc_cf = unorm2_getNFKCCasefoldInstance(&st);
 	if (U_FAILURE(st)) {
@@ -125,7 +130,7 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 			goto out_free;
 	}
 	if (cfg->compat == SIMHASH_COMPAT_NONE) {
-		err = build_bmp(n);
+		err = alloc_bmp(n);
 		if (err)
 			goto out_free;
 	}
@@ -142,6 +147,7 @@ void sh_norm_free(sh_norm *n)
 		return;
 	sh_t2s_free(n->t2s);
 	free(n->bmp);
+	free(n->han);
 	sh_buf_free(&n->html);
 	sh_buf_free(&n->u16in);
 	sh_buf_free(&n->u16out);
@@ -211,16 +217,36 @@ static int classify(uint32_t c)
 #define SH_LAZY (1u << 31)
 
 
-/* Fills n->bmp: for every BMP code point its class and output (after t2s),
- * and whether it is inert; the class serves the characters ICU outputs too.
- * About 10 ms per context. */
-static simhash_err build_bmp(sh_norm *n)
-{
-	uint32_t *t = malloc(0x10000 * sizeof *t);
+/* The block of CJK Unified Ideographs, nearly every character of Chinese
+ * text, has a second table of 2-byte entries: the output of a character whose
+ * entry is inert, of class CJK and 3 bytes of UTF-8 out, else 0 (a page not
+ * filled yet, or another entry: bmp_get() then). It holds what n->bmp holds
+ * for them in half the cache lines (42 KB instead of 84 KB), where the
+ * lookup of the Chinese loop waited on the cache. */
+#define SH_HAN_FIRST 0x4E00u
+#define SH_HAN_N (0xA000u - SH_HAN_FIRST)
 
-	if (!t)
-		return SIMHASH_ENOMEM;
-	for (uint32_t c = 0; c < 0x10000; c++) {
+/* n->bmp holds, for every BMP code point, its class and output (after t2s),
+ * and whether it is inert; the class serves the characters ICU outputs too.
+ * Filling all of it takes about 1 ms of ICU calls per context, most of a
+ * short run's start-up, while a text touches few of its 256 pages (English
+ * one or two, Chinese the CJK block): so a page is filled the first time one
+ * of its entries is read (bmp_get()). A filled entry is never 0 (SH_KNOWN)
+ * but for the surrogates, so 0 is "maybe not filled yet": one predictable
+ * branch per lookup. calloc()'s zero pages cost nothing until touched. */
+static simhash_err alloc_bmp(sh_norm *n)
+{
+	n->bmp = calloc(0x10000, sizeof *n->bmp);
+	n->han = calloc(SH_HAN_N, sizeof *n->han);
+	return n->bmp && n->han ? SIMHASH_OK : SIMHASH_ENOMEM;
+}
+
+/* Fills page `page` of n->bmp (code points page * 256 and the 255 after). */
+static void fill_bmp_page(sh_norm *n, uint32_t page)
+{
+	uint32_t *t = n->bmp;
+
+	for (uint32_t c = page << 8; c < (page + 1) << 8; c++) {
 		uint32_t inert;
 		int cls;
 		t[c] = 0;
@@ -237,9 +263,25 @@ static simhash_err build_bmp(sh_norm *n)
 		}
 		t[c] = SH_KNOWN | inert | (uint32_t)cls << 24 |
 		       (cls == SH_C_CJK && n->t2s ? sh_t2s_map(n->t2s, c) : c);
+		if (c - SH_HAN_FIRST < SH_HAN_N && inert == SH_INERT && cls == SH_C_CJK) {
+			uint32_t o = t[c] & 0x1FFFFF;
+			if (o >= 0x800 && o < 0x10000 && (o < 0xD800 || o > 0xDFFF))
+				n->han[c - SH_HAN_FIRST] = (uint16_t)o;
+		}
 	}
-	n->bmp = t;
-	return SIMHASH_OK;
+	n->bmp_built[page >> 6] |= 1ull << (page & 63);
+}
+
+/* The entry of n->bmp for c < 0x10000, its page filled first if need be. */
+static inline uint32_t bmp_get(sh_norm *n, uint32_t c)
+{
+	uint32_t e = n->bmp[c];
+
+	if (SH_UNLIKELY(e == 0) && !(n->bmp_built[c >> 14] >> (c >> 8 & 63) & 1)) {
+		fill_bmp_page(n, c >> 8);
+		e = n->bmp[c];
+	}
+	return e;
 }
 
 
@@ -254,13 +296,14 @@ static uint32_t resolve(sh_norm *n, uint32_t cp)
 {
 	UErrorCode st = U_ZERO_ERROR;
 	UChar src = (UChar)cp, dst[4];
-	uint32_t e = n->bmp[cp] & ~SH_LAZY;
+	uint32_t e = n->bmp[cp] & ~SH_LAZY; /* filled: cp was looked up */
 	int32_t k;
 
 	if (n->no_mapped)
 		return e;
 	k = unorm2_normalize(n->nfkc_cf, &src, 1, dst, 4, &st);
-	if (U_SUCCESS(st) && k == 1 && !U16_IS_SURROGATE(dst[0]) && (n->bmp[dst[0]] & SH_KNOWN))
+	if (U_SUCCESS(st) && k == 1 && !U16_IS_SURROGATE(dst[0]) &&
+	    (bmp_get(n, dst[0]) & SH_KNOWN))
 		e = (n->bmp[dst[0]] & (SH_DROP | 3u << 24 | 0x1FFFFF)) | SH_KNOWN | SH_INERT;
 	n->bmp[cp] = e;
 	return e;
@@ -393,7 +436,7 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 		UChar32 c;
 		int cls;
 		U16_NEXT(src, k, len, c);
-		if (c < 0x10000 && n->bmp && (n->bmp[c] & SH_KNOWN)) {
+		if (c < 0x10000 && n->bmp && (bmp_get(n, (uint32_t)c) & SH_KNOWN)) {
 			uint32_t e = n->bmp[c];
 			if (!(e & SH_DROP))
 				emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
@@ -496,11 +539,71 @@ SH_AVX2 static size_t ascii_bulk(sh_norm *n, const uint8_t *in, size_t i, size_t
 	return i;
 }
 
+#define SH_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi2,popcnt")))
+
+/* ascii_bulk() 64 bytes per step with AVX-512: the same masks as bit masks,
+ * and the kept bytes and classes packed by one compress each (VBMI2) instead
+ * of a shuffle per eight bytes. Writes up to 64 bytes and 64 offsets past the
+ * end, within what room() reserved for the run: a step starts only with 64
+ * input bytes left, and the output never runs ahead of the input. */
+SH_AVX512 static size_t ascii_bulk512(sh_norm *n, const uint8_t *in, size_t i, size_t stop,
+				      size_t *plen, size_t *pnc, uint8_t *pprev)
+{
+	const __m512i sp = _mm512_set1_epi8(' ');
+	const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	const int drop = n->cfg.punct == SIMHASH_PUNCT_DROP, fold = n->cfg.casefold;
+	const uint64_t keep_spaces = n->cfg.space != SIMHASH_SPACE_DROP ? ~0ull : 0;
+	uint8_t *o = n->o, *oc = n->oc;
+	uint32_t *oo = n->oo;
+	size_t len = *plen, nc = *pnc;
+	uint64_t prev_sep = *pprev == ' ';
+
+	for (; i + 64 <= stop; i += 64) {
+		__m512i x = _mm512_loadu_si512((const void *)(in + i));
+		/* in is ASCII here: unsigned x - lo < width is lo <= x < lo + width */
+		__mmask64 is_up = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(x, _mm512_set1_epi8('A')),
+							 _mm512_set1_epi8(26));
+		__mmask64 is_lo = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(x, _mm512_set1_epi8('a')),
+							 _mm512_set1_epi8(26));
+		__mmask64 is_dg = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(x, _mm512_set1_epi8('0')),
+							 _mm512_set1_epi8(10));
+		__mmask64 alnum = is_up | is_lo | is_dg;
+		__mmask64 spacey = _mm512_cmplt_epu8_mask(x, _mm512_set1_epi8(0x21)) |
+				   _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(0x7F));
+		uint64_t sepm = drop ? ~(uint64_t)alnum : (uint64_t)spacey;
+		uint64_t keepm = ~sepm | (keep_spaces & ~((sepm << 1) | prev_sep));
+		__m512i c = fold ? _mm512_mask_add_epi8(x, is_up, x, sp) : x;
+		__m512i cls = _mm512_mask_blend_epi8(alnum, _mm512_set1_epi8(SH_C_PUNCT),
+						     _mm512_set1_epi8(SH_C_WORD));
+		unsigned k = (unsigned)__builtin_popcountll(keepm);
+
+		prev_sep = sepm >> 63;
+		c = _mm512_mask_blend_epi8(sepm, c, sp);
+		cls = _mm512_mask_blend_epi8(sepm, cls, _mm512_set1_epi8(SH_C_SPACE));
+		_mm512_storeu_si512((void *)(o + len), _mm512_maskz_compress_epi8(keepm, c));
+		_mm512_storeu_si512((void *)(oc + nc), _mm512_maskz_compress_epi8(keepm, cls));
+		for (unsigned g = 0; g < 64; g += 16)
+			_mm512_storeu_si512((void *)(oo + nc + g),
+					    _mm512_add_epi32(_mm512_set1_epi32((int)(len + g)), iota));
+		len += k;
+		nc += k;
+	}
+	*plen = len;
+	*pnc = nc;
+	*pprev = prev_sep ? ' ' : 'x';
+	return i;
+}
+
 /* The CPU model is read by a constructor of the compiler's runtime before
  * main, so this only reads it: safe from any thread. */
 static int cpu_has_avx2(void)
 {
 	return sh_cpu_has(SH_CPU_AVX2 | SH_CPU_POPCNT);
+}
+
+static int cpu_has_vbmi2(void)
+{
+	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512VBMI2 | SH_CPU_POPCNT);
 }
 #else
 #define SH_HAVE_AVX2 0
@@ -510,7 +613,18 @@ static size_t ascii_bulk(sh_norm *n, const uint8_t *in, size_t i, size_t stop, s
 	return i;
 }
 
+static size_t ascii_bulk512(sh_norm *n, const uint8_t *in, size_t i, size_t stop,
+			    size_t *plen, size_t *pnc, uint8_t *pprev)
+{
+	return i;
+}
+
 static int cpu_has_avx2(void)
+{
+	return 0;
+}
+
+static int cpu_has_vbmi2(void)
 {
 	return 0;
 }
@@ -541,6 +655,8 @@ static void ascii_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
 		oc[nc++] = SH_C_SPACE;
 		prev = ' ';
 	}
+	if (n->simd512 && stop - i >= 64)
+		i = ascii_bulk512(n, in, i, stop, &len, &nc, &prev);
 	if (n->simd && stop - i >= 32)
 		i = ascii_bulk(n, in, i, stop, &len, &nc, &prev);
 	for (; i < stop; i++) {
@@ -583,6 +699,40 @@ static inline size_t decode(const uint8_t *in, size_t j, size_t i, uint32_t *cp)
 		}
 	}
 	return sh_utf8_next(in, j, i, cp, &bad);
+}
+
+/* The common case of Chinese text: a run of plain Han characters (3 bytes
+ * each, an entry in n->han), no segment open, no space pending and no repeat
+ * rule. Each is emitted as emit_inert() would, with the output's state in
+ * registers instead of the normalizer's fields. Returns where the run ends
+ * (at stop at most); the caller has made room for it. */
+static size_t han_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
+{
+	const uint16_t *han = n->han;
+	uint8_t *o = n->o, *oc = n->oc;
+	uint32_t *oo = n->oo, last = n->last_cp;
+	size_t len = n->len, nc = n->n_chars;
+
+	while (i + 3 <= stop) {
+		uint32_t b0 = in[i], b1 = in[i + 1], b2 = in[i + 2], cp, c;
+		if ((b0 & 0xF0) != 0xE0 || (b1 & 0xC0) != 0x80 || (b2 & 0xC0) != 0x80)
+			break;
+		cp = (b0 & 0x0F) << 12 | (b1 & 0x3F) << 6 | (b2 & 0x3F);
+		if (cp - SH_HAN_FIRST >= SH_HAN_N || !(c = han[cp - SH_HAN_FIRST]))
+			break;
+		o[len] = (uint8_t)(0xE0 | c >> 12);
+		o[len + 1] = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+		o[len + 2] = (uint8_t)(0x80 | (c & 0x3F));
+		oo[nc] = (uint32_t)len;
+		oc[nc++] = SH_C_CJK;
+		len += 3;
+		last = c;
+		i += 3;
+	}
+	n->len = len;
+	n->n_chars = nc;
+	n->last_cp = last;
+	return i;
 }
 
 /* Normalizes and emits the UTF-16 segment collected so far, if any. */
@@ -672,8 +822,17 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 			}
 			while (i < stop) {
 				uint32_t cp, e;
+				if (!m && !n->pending_space && !n->cfg.max_repeat) {
+					i = han_run(n, in, i, stop);
+					if (i >= stop)
+						break;
+				}
 				i += decode(in, j, i, &cp);
-				e = cp < 0x10000 ? n->bmp[cp] : 0;
+				if (cp - SH_HAN_FIRST < SH_HAN_N && n->han[cp - SH_HAN_FIRST])
+					e = SH_KNOWN | SH_INERT | (uint32_t)SH_C_CJK << 24 |
+					    n->han[cp - SH_HAN_FIRST];
+				else
+					e = cp < 0x10000 ? bmp_get(n, cp) : 0;
 				if (SH_UNLIKELY(e & SH_LAZY))
 					e = resolve(n, cp);
 				if (e & SH_INERT) {
@@ -907,6 +1066,7 @@ void sh_norm_consume(sh_norm *n, size_t k)
 void sh_norm_set_simd(sh_norm *n, int on)
 {
 	n->simd = on && cpu_has_avx2();
+	n->simd512 = on && cpu_has_vbmi2();
 }
 
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
