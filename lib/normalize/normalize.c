@@ -26,6 +26,7 @@
 #include <unicode/uscript.h>
 #include <unicode/utf16.h>
 #include "../common/internal.h"
+#include "ascii.h"
 #include "reorder.h"
 
 #define NORM_SLICE ((size_t)1 << 20)
@@ -43,9 +44,9 @@ struct sh_norm {
 	uint64_t bmp_built[4]; /* pages of 256 entries of bmp filled (bmp_get()) */
 	uint16_t *han;     /* U+4E00..U+9FFF -> output of a plain Han character, or 0 */
 	uint8_t amap[128]; /* ASCII byte -> output byte (' ' for a separator) */
-	uint8_t pack[256][8]; /* ascii_bulk(): mask -> shuffle packing its bytes */
-	int simd;          /* ascii_bulk() may run */
-	int simd512;       /* ascii_bulk512() may run */
+	uint8_t pack[256][8]; /* sh_ascii_bulk(): mask -> shuffle packing its bytes */
+	int simd;          /* sh_ascii_bulk() may run (ascii.c) */
+	int simd512;       /* sh_ascii_bulk512() may run */
 	size_t slice;      /* bytes of a non-ASCII run handled at once */
 	int no_reorder;    /* tests only: leave long combining runs to ICU */
 	int no_mapped;     /* tests only: leave SH_LAZY characters to ICU */
@@ -89,8 +90,6 @@ static uint32_t fold_ascii(uint32_t c)
 }
 
 static simhash_err alloc_bmp(sh_norm *n);
-static int cpu_has_avx2(void);
-static int cpu_has_vbmi2(void);
 
 simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 {
@@ -116,8 +115,8 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 		while (k < 8)
 			n->pack[m][k++] = 0x80;
 	}
-	n->simd = cpu_has_avx2();
-	n->simd512 = cpu_has_vbmi2();
+	n->simd = sh_ascii_have_avx2();
+	n->simd512 = sh_ascii_have_vbmi2();
 	n->slice = NORM_SLICE;
 	n->nfkc_cf = unorm2_getNFKCCasefoldInstance(&st);
 	if (U_FAILURE(st)) {
@@ -472,164 +471,6 @@ static size_t ascii_end(const uint8_t *in, size_t i, size_t end)
 	return i;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define SH_HAVE_AVX2 1
-#define SH_AVX2 __attribute__((target("avx2,popcnt")))
-
-/* The body of ascii_run(), 32 bytes per step with AVX2: the same mapping as
- * n->amap and n->acls computed with comparisons, the keep rule on bit masks,
- * and the kept bytes packed eight at a time by a shuffle from n->pack. Every
- * kept character is one byte, so offsets are consecutive. Writes up to 8
- * bytes and 8 offsets past the end (room() reserves the slack). */
-SH_AVX2 static size_t ascii_bulk(sh_norm *n, const uint8_t *in, size_t i, size_t stop,
-				 size_t *plen, size_t *pnc, uint8_t *pprev)
-{
-	const __m256i sp = _mm256_set1_epi8(' '), c26 = _mm256_set1_epi8(26);
-	const __m256i m1 = _mm256_set1_epi8(-1), c10 = _mm256_set1_epi8(10);
-	const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-	const int drop = n->cfg.punct == SIMHASH_PUNCT_DROP, fold = n->cfg.casefold;
-	const uint32_t keep_spaces = n->cfg.space != SIMHASH_SPACE_DROP ? ~0u : 0;
-	uint8_t *o = n->o, *oc = n->oc;
-	uint32_t *oo = n->oo;
-	size_t len = *plen, nc = *pnc;
-	uint32_t prev_sep = *pprev == ' ';
-	uint8_t cb[32] __attribute__((aligned(32))), kb[32] __attribute__((aligned(32)));
-
-	for (; i + 32 <= stop; i += 32) {
-		__m256i x = _mm256_loadu_si256((const __m256i *)(in + i));
-		__m256i up = _mm256_sub_epi8(x, _mm256_set1_epi8('A'));
-		__m256i lo = _mm256_sub_epi8(x, _mm256_set1_epi8('a'));
-		__m256i dg = _mm256_sub_epi8(x, _mm256_set1_epi8('0'));
-		__m256i is_up = _mm256_and_si256(_mm256_cmpgt_epi8(up, m1), _mm256_cmpgt_epi8(c26, up));
-		__m256i is_lo = _mm256_and_si256(_mm256_cmpgt_epi8(lo, m1), _mm256_cmpgt_epi8(c26, lo));
-		__m256i is_dg = _mm256_and_si256(_mm256_cmpgt_epi8(dg, m1), _mm256_cmpgt_epi8(c10, dg));
-		__m256i alnum = _mm256_or_si256(_mm256_or_si256(is_up, is_lo), is_dg);
-		__m256i spacey = _mm256_or_si256(_mm256_cmpgt_epi8(_mm256_set1_epi8(0x21), x),
-						 _mm256_cmpeq_epi8(x, _mm256_set1_epi8(0x7F)));
-		__m256i sep = drop ? _mm256_xor_si256(alnum, m1) : spacey;
-		__m256i c = fold ? _mm256_add_epi8(x, _mm256_and_si256(is_up, sp)) : x;
-		__m256i cls = _mm256_blendv_epi8(_mm256_set1_epi8(SH_C_PUNCT),
-						 _mm256_set1_epi8(SH_C_WORD), alnum);
-		uint32_t sepm, keepm;
-
-		c = _mm256_blendv_epi8(c, sp, sep);
-		cls = _mm256_blendv_epi8(cls, _mm256_set1_epi8(SH_C_SPACE), sep);
-		sepm = (uint32_t)_mm256_movemask_epi8(sep);
-		keepm = ~sepm | (keep_spaces & ~((sepm << 1) | prev_sep));
-		prev_sep = sepm >> 31;
-		_mm256_store_si256((__m256i *)cb, c);
-		_mm256_store_si256((__m256i *)kb, cls);
-		for (unsigned g = 0; g < 4; g++) {
-			unsigned m = keepm >> (8 * g) & 0xFF;
-			__m128i shuf = _mm_loadl_epi64((const __m128i *)n->pack[m]);
-			__m128i vc = _mm_loadl_epi64((const __m128i *)(cb + 8 * g));
-			__m128i vk = _mm_loadl_epi64((const __m128i *)(kb + 8 * g));
-			_mm_storel_epi64((__m128i *)(o + len), _mm_shuffle_epi8(vc, shuf));
-			_mm_storel_epi64((__m128i *)(oc + nc), _mm_shuffle_epi8(vk, shuf));
-			_mm256_storeu_si256((__m256i *)(oo + nc),
-					    _mm256_add_epi32(_mm256_set1_epi32((int)len), iota));
-			len += (size_t)__builtin_popcount(m);
-			nc += (size_t)__builtin_popcount(m);
-		}
-	}
-	*plen = len;
-	*pnc = nc;
-	*pprev = prev_sep ? ' ' : 'x';
-	return i;
-}
-
-#define SH_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi2,popcnt")))
-
-/* ascii_bulk() 64 bytes per step with AVX-512: the same masks as bit masks,
- * and the kept bytes and classes packed by one compress each (VBMI2) instead
- * of a shuffle per eight bytes. Writes up to 64 bytes and 64 offsets past the
- * end, within what room() reserved for the run: a step starts only with 64
- * input bytes left, and the output never runs ahead of the input. */
-SH_AVX512 static size_t ascii_bulk512(sh_norm *n, const uint8_t *in, size_t i, size_t stop,
-				      size_t *plen, size_t *pnc, uint8_t *pprev)
-{
-	const __m512i sp = _mm512_set1_epi8(' ');
-	const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-	const int drop = n->cfg.punct == SIMHASH_PUNCT_DROP, fold = n->cfg.casefold;
-	const uint64_t keep_spaces = n->cfg.space != SIMHASH_SPACE_DROP ? ~0ull : 0;
-	uint8_t *o = n->o, *oc = n->oc;
-	uint32_t *oo = n->oo;
-	size_t len = *plen, nc = *pnc;
-	uint64_t prev_sep = *pprev == ' ';
-
-	for (; i + 64 <= stop; i += 64) {
-		__m512i x = _mm512_loadu_si512((const void *)(in + i));
-		/* in is ASCII here: unsigned x - lo < width is lo <= x < lo + width */
-		__mmask64 is_up = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(x, _mm512_set1_epi8('A')),
-							 _mm512_set1_epi8(26));
-		__mmask64 is_lo = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(x, _mm512_set1_epi8('a')),
-							 _mm512_set1_epi8(26));
-		__mmask64 is_dg = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(x, _mm512_set1_epi8('0')),
-							 _mm512_set1_epi8(10));
-		__mmask64 alnum = is_up | is_lo | is_dg;
-		__mmask64 spacey = _mm512_cmplt_epu8_mask(x, _mm512_set1_epi8(0x21)) |
-				   _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8(0x7F));
-		uint64_t sepm = drop ? ~(uint64_t)alnum : (uint64_t)spacey;
-		uint64_t keepm = ~sepm | (keep_spaces & ~((sepm << 1) | prev_sep));
-		__m512i c = fold ? _mm512_mask_add_epi8(x, is_up, x, sp) : x;
-		__m512i cls = _mm512_mask_blend_epi8(alnum, _mm512_set1_epi8(SH_C_PUNCT),
-						     _mm512_set1_epi8(SH_C_WORD));
-		unsigned k = (unsigned)__builtin_popcountll(keepm);
-
-		prev_sep = sepm >> 63;
-		c = _mm512_mask_blend_epi8(sepm, c, sp);
-		cls = _mm512_mask_blend_epi8(sepm, cls, _mm512_set1_epi8(SH_C_SPACE));
-		_mm512_storeu_si512((void *)(o + len), _mm512_maskz_compress_epi8(keepm, c));
-		_mm512_storeu_si512((void *)(oc + nc), _mm512_maskz_compress_epi8(keepm, cls));
-		for (unsigned g = 0; g < 64; g += 16)
-			_mm512_storeu_si512((void *)(oo + nc + g),
-					    _mm512_add_epi32(_mm512_set1_epi32((int)(len + g)), iota));
-		len += k;
-		nc += k;
-	}
-	*plen = len;
-	*pnc = nc;
-	*pprev = prev_sep ? ' ' : 'x';
-	return i;
-}
-
-/* The CPU model is read by a constructor of the compiler's runtime before
- * main, so this only reads it: safe from any thread. */
-static int cpu_has_avx2(void)
-{
-	return sh_cpu_has(SH_CPU_AVX2 | SH_CPU_POPCNT);
-}
-
-static int cpu_has_vbmi2(void)
-{
-	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512VBMI2 | SH_CPU_POPCNT);
-}
-#else
-#define SH_HAVE_AVX2 0
-static size_t ascii_bulk(sh_norm *n, const uint8_t *in, size_t i, size_t stop, size_t *plen,
-			 size_t *pnc, uint8_t *pprev)
-{
-	return i;
-}
-
-static size_t ascii_bulk512(sh_norm *n, const uint8_t *in, size_t i, size_t stop,
-			    size_t *plen, size_t *pnc, uint8_t *pprev)
-{
-	return i;
-}
-
-static int cpu_has_avx2(void)
-{
-	return 0;
-}
-
-static int cpu_has_vbmi2(void)
-{
-	return 0;
-}
-#endif
-
 /* The common case, a run of ASCII bytes: each maps through a table to one
  * output byte (folded letter, digit, kept punctuation, or space), and a space
  * is kept only after a non-space, without a branch per byte. It gives what
@@ -655,10 +496,15 @@ static void ascii_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
 		oc[nc++] = SH_C_SPACE;
 		prev = ' ';
 	}
-	if (n->simd512 && stop - i >= 64)
-		i = ascii_bulk512(n, in, i, stop, &len, &nc, &prev);
-	if (n->simd && stop - i >= 32)
-		i = ascii_bulk(n, in, i, stop, &len, &nc, &prev);
+	if ((n->simd512 && stop - i >= 64) || (n->simd && stop - i >= 32)) {
+		const sh_ascii_out a = { o, oo, oc, (const uint8_t (*)[8])n->pack,
+					 n->cfg.punct == SIMHASH_PUNCT_DROP, n->cfg.casefold,
+					 n->cfg.space != SIMHASH_SPACE_DROP };
+		if (n->simd512 && stop - i >= 64)
+			i = sh_ascii_bulk512(&a, in, i, stop, &len, &nc, &prev);
+		if (n->simd && stop - i >= 32)
+			i = sh_ascii_bulk(&a, in, i, stop, &len, &nc, &prev);
+	}
 	for (; i < stop; i++) {
 		uint8_t c = n->amap[in[i]];
 		size_t keep = (c != ' ') | (keep_spaces & (prev != ' '));
@@ -928,7 +774,7 @@ static simhash_err run(sh_norm *n, const uint8_t *in, size_t len)
 		size_t stop = ascii_end(in, i, end);
 		if (stop < len && stop > i)
 			stop--;
-		/* + 16: slack for the eight-byte stores of ascii_bulk() */
+		/* + 16: slack for the eight-byte stores of sh_ascii_bulk() */
 		err = room(n, 2 * (stop - i) + 16, 2 * (stop - i) + 16);
 		if (err)
 			break;
@@ -1065,8 +911,8 @@ void sh_norm_consume(sh_norm *n, size_t k)
 
 void sh_norm_set_simd(sh_norm *n, int on)
 {
-	n->simd = on && cpu_has_avx2();
-	n->simd512 = on && cpu_has_vbmi2();
+	n->simd = on && sh_ascii_have_avx2();
+	n->simd512 = on && sh_ascii_have_vbmi2();
 }
 
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
