@@ -31,16 +31,19 @@
  *     found in several bands is listed once, whatever the order of the
  *     buckets, and the result is a pure function of the sketches (a cluster
  *     job grouping the same band keys finds the same pairs).
- * Buckets are found by sorting (key, member) entries: a counting pass on
- * the keys' top bits, then each small partition by insertion.
+ * Buckets are found band by band, by sorting that band's (key, member)
+ * entries (sort_entries(): scatters on the keys' top bits, then insertion
+ * within the small runs left), so a band's entries stay in cache and pairs
+ * joined in one band are skipped in the next.
  *
  * Clusters need no pair list: a pair whose sides are already connected is
  * not checked, and a large bucket is taken group by group (its members
  * grouped by component; two groups are checked until one pair joins them),
  * so a bucket of one cluster costs its size, not its size squared.
  *
- * Memory: 16 bytes per band per first member (the entries; 128 bytes of
- * band keys per first member), the union-find, and the result.
+ * Memory, per first member: its 24 band keys (192 bytes), its summary
+ * (88 bytes), one band's entry (16 bytes, twice while sorting) and its
+ * union-find slot; and the result.
  */
 #include <stdlib.h>
 #include <string.h>
