@@ -918,7 +918,7 @@ SIMHASH_API simhash_err simhash_near_clusters(const simhash_sketch *docs, size_t
 SIMHASH_API void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS]);
 
 /* As simhash_near_join(), with the candidates of the bands: same[] and *out
- * as there. Memory: about 16 bytes per band per distinct sketch, plus the
+ * as there. Memory: about 300 bytes per distinct sketch, plus the
  * result. Thread safety: safe. */
 SIMHASH_API simhash_err simhash_near_band_join(const simhash_sketch *docs, size_t n,
 					       uint64_t *same, simhash_near_pair **out,
