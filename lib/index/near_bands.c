@@ -55,13 +55,6 @@
 #define SH_NB_BINS (SIMHASH_NEAR_BANDS * SH_NB_ROWS)
 #define SH_NB_SEED 0x5be0cd19137e2179ull
 
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS])
 {
 	uint64_t mins[SH_NB_BINS], val[SH_NB_BINS];
@@ -70,7 +63,7 @@ void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BAND
 
 	if (!sk->n_keys) {
 		for (i = 0; i < SIMHASH_NEAR_BANDS; i++)
-			out[i] = mix(((uint64_t)sk->kind << 32 | i) ^ SH_NB_SEED);
+			out[i] = sh_mix64(((uint64_t)sk->kind << 32 | i) ^ SH_NB_SEED);
 		return;
 	}
 	for (i = 0; i < SH_NB_BINS; i++)
@@ -91,7 +84,7 @@ void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BAND
 	for (i = 0; i < SIMHASH_NEAR_BANDS; i++) {
 		const uint64_t *v = val + i * SH_NB_ROWS;
 		/* the bins are mixed keys already: one mix of their rotations */
-		out[i] = mix(((uint64_t)sk->kind << 40 | i << 32) ^ SH_NB_SEED ^ v[0] ^
+		out[i] = sh_mix64(((uint64_t)sk->kind << 40 | i << 32) ^ SH_NB_SEED ^ v[0] ^
 			     (v[1] << 21 | v[1] >> 43) ^ (v[2] << 42 | v[2] >> 22));
 	}
 }

@@ -52,16 +52,9 @@ struct table {
 	size_t mask, used;
 };
 
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static struct slot *find(struct table *t, uint64_t key)
 {
-	size_t j = (size_t)mix(key) & t->mask;
+	size_t j = (size_t)sh_mix64(key) & t->mask;
 
 	while (t->s[j].df && t->s[j].key != key)
 		j = (j + 1) & t->mask;
