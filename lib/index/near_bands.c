@@ -207,14 +207,6 @@ static int owned(const struct bandjoin *bj, uint32_t x, uint32_t y, uint32_t ban
 	return 1;
 }
 
-static unsigned popcount(uint64_t x)
-{
-	x -= (x >> 1) & 0x5555555555555555ull;
-	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-	return (unsigned)((x * 0x0101010101010101ull) >> 56);
-}
-
 /* The exact test of simhash_near_decide() on two first members; *jac gets
  * the Jaccard index of a near pair. The merge stops once the rest cannot
  * reach the overlap J >= T needs. */
@@ -233,7 +225,7 @@ static int near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y,
 	want = (tenths * (na + nb) + 10 + tenths - 1) / (10 + tenths);
 	ub = sa->lost < sb->lost ? sa->lost : sb->lost;
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
-		ub += popcount(sa->bits[w] & sb->bits[w]);
+		ub += (uint64_t)__builtin_popcountll(sa->bits[w] & sb->bits[w]);
 	if (ub < want)
 		return 0;
 	a = &bj->d[bj->rep[x]];
