@@ -17,7 +17,16 @@ import numpy as np
 from . import _core
 from ._native import ffi, lib
 
-__all__ = ["fingerprint_blob", "block_keys", "block_pairs", "parse_text_form", "n_blocks"]
+__all__ = ["fingerprint_blob", "block_keys", "block_pairs", "parse_text_form", "n_blocks",
+           "splitmix"]
+
+
+def splitmix(x):
+    """splitmix64 of each uint64 of x (numpy): the jobs' hash of keys and ids."""
+    x = (x + np.uint64(0x9E3779B97F4A7C15))
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
 def n_blocks(k):

@@ -21,17 +21,10 @@ exact duplicates collapsed, the components are the same.
 """
 import numpy as np
 
-from . import _core
+from . import _blocks, _core
 from ._native import ffi, lib
 
 BANDS = lib.SIMHASH_NEAR_BANDS
-
-
-def _splitmix(x):
-    x = (x + np.uint64(0x9E3779B97F4A7C15))
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
 
 
 def sketch_texts(texts):
@@ -77,14 +70,14 @@ def _sketch_hashes(part):
     """A hash of each sketch (kind, size and keys), for grouping only."""
     n = part["n"]
     koff = part["koff"].astype(np.int64)
-    mixed = _splitmix(part["keys"])
+    mixed = _blocks.splitmix(part["keys"])
     sums = np.zeros(n, dtype=np.uint64)
     nonempty = koff[1:] > koff[:-1]
     if len(mixed):
         red = np.add.reduceat(mixed, koff[:-1][nonempty]) if nonempty.any() else []
         sums[nonempty] = red
-    return _splitmix(sums ^ _splitmix(np.diff(koff).astype(np.uint64) ^
-                                      (part["kinds"].astype(np.uint64) << np.uint64(56))))
+    head = np.diff(koff).astype(np.uint64) ^ (part["kinds"].astype(np.uint64) << np.uint64(56))
+    return _blocks.splitmix(sums ^ _blocks.splitmix(head))
 
 
 def route_dups(part, base, n_buckets):

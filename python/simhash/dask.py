@@ -187,13 +187,6 @@ def _format_real(v):
     return "%.17g" % v
 
 
-def _splitmix(x):
-    x = (x + np.uint64(0x9E3779B97F4A7C15))
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
 def _write_atomic(path, chunks):
     """Writes byte chunks to path through a temporary file in its folder."""
     d = os.path.dirname(path)
@@ -614,7 +607,7 @@ def route(part, base, job, table, heavy, n_buckets):
     n = part["n"]
     gids = np.arange(base, base + n, dtype=np.uint64)
     lo, hi = _blocks.block_keys(fps, job["bits"], job["k"], table)
-    h = _splitmix(lo ^ _splitmix(hi ^ np.uint64(table)))
+    h = _blocks.splitmix(lo ^ _blocks.splitmix(hi ^ np.uint64(table)))
     # bucket numbers as uint16 where they fit: numpy sorts those by radix
     small = np.uint16 if n_buckets <= 65535 else np.int64
     bucket = (h % np.uint64(n_buckets)).astype(small)
@@ -627,13 +620,14 @@ def route(part, base, job, table, heavy, n_buckets):
         if not len(idx):
             continue
         normal[idx] = False
-        sub = (_splitmix(gids[idx]) % np.uint64(r)).astype(np.int64)
+        sub = (_blocks.splitmix(gids[idx]) % np.uint64(r)).astype(np.int64)
         for j in range(r):
             a = np.minimum(sub, j)
             b = np.maximum(sub, j)
             cell = ((a * r + b + 1).astype(np.uint64) << np.uint64(1)) | (a != b).astype(np.uint64)
             side = (sub != a).astype(np.uint8)
-            hb = (_splitmix(h[idx] ^ _splitmix(cell)) % np.uint64(n_buckets)).astype(np.int64)
+            hb = (_blocks.splitmix(h[idx] ^ _blocks.splitmix(cell)) %
+                  np.uint64(n_buckets)).astype(np.int64)
             extra.append((hb, fp2[idx], gids[idx], cell, side))
     pieces = []
     order = np.argsort(bucket[normal], kind="stable")
