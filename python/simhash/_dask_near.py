@@ -21,7 +21,7 @@ exact duplicates collapsed, the components are the same.
 """
 import numpy as np
 
-from . import _blocks, _core
+from . import _blocks, _core, _near
 from ._native import ffi, lib
 
 BANDS = lib.SIMHASH_NEAR_BANDS
@@ -31,8 +31,7 @@ def sketch_texts(texts):
     """(kinds, koff, keys, bands) of texts (bytes): kinds uint8[n], koff
     uint64[n + 1] offsets into keys (each sketch's keys ascending), bands
     uint64[n, BANDS]. Raises _core.Error with .index on a failed text."""
-    from ._near import _handle
-    nd = _handle()
+    nd = _near._handle()
     n = len(texts)
     sk = ffi.new("simhash_sketch *")
     out = ffi.new("uint64_t[]", BANDS)
@@ -202,24 +201,11 @@ def attach_sketches(part, base, field, chunk):
     return chunk
 
 
-def _c_sketch(kind, keys, keep):
-    keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    keep.append(keys)
-    s = ffi.new("simhash_sketch *")
-    s.keys = ffi.cast("const uint64_t *", ffi.from_buffer(keys)) if len(keys) else ffi.NULL
-    s.n_keys = len(keys)
-    s.kind = kind
-    keep.append(s)
-    return s
-
-
 def decide(kind_a, keys_a, kind_b, keys_b):
-    """simhash_near_decide() on two sketches: (near, similarity)."""
-    keep = []
-    v = ffi.new("simhash_near_verdict *")
-    lib.simhash_near_decide(_c_sketch(kind_a, keys_a, keep), _c_sketch(kind_b, keys_b, keep), v)
-    sim = lib.simhash_near_similarity(v.kind, v.jaccard) if v.kind else 0.0
-    return bool(v.near), sim
+    """simhash.decide() on two sketches given as a kind code and a uint64
+    array of keys: (near, similarity)."""
+    v = _near.decide((_near._KINDS[kind_a], keys_a), (_near._KINDS[kind_b], keys_b))
+    return v.near, v.similarity
 
 
 def line(id_a, id_b, sim):

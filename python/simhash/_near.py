@@ -57,7 +57,10 @@ def sketch(text):
 
 def _c_sketch(sk, keep):
     kind, keys = sk
-    arr = ffi.new("uint64_t[]", list(keys) or [0])
+    try:  # an array of uint64 (numpy, array('Q')): its memory as it is
+        arr = ffi.from_buffer("uint64_t[]", keys)
+    except TypeError:  # a tuple of ints, as sketch() gives
+        arr = ffi.new("uint64_t[]", list(keys) or [0])
     keep.append(arr)
     c = ffi.new("simhash_sketch *")
     c.keys = arr
