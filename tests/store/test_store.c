@@ -45,24 +45,8 @@ static simhash_fp mkfp(unsigned bits, uint64_t lo, uint64_t hi)
 	return fp;
 }
 
-static char dir[64];
-static char path[128];
-
-static void fresh_path(const char *name)
-{
-	if (!dir[0]) {
-		snprintf(dir, sizeof dir, "/tmp/test_store.XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-	}
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	unlink(path);
-	char lock[160];
-	snprintf(lock, sizeof lock, "%s-lock", path);
-	unlink(lock);
-	snprintf(lock, sizeof lock, "%s-index", path);
-	unlink(lock);
-}
+#define STORE_PATH_PREFIX "test_store"
+#include "store_path.h"
 
 static simhash_store *create_bits(const char *name, unsigned bits)
 {
@@ -953,17 +937,6 @@ static void test_tampered_tables_are_refused(void)
 	CHECK(strstr(err, "'stopwords' missing") != NULL);
 	simhash_idf_free(idf);
 	simhash_stopwords_free(sw);
-}
-
-static void cleanup(void)
-{
-	char cmd[128];
-
-	if (dir[0]) {
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "cannot remove %s\n", dir);
-	}
 }
 
 static const struct test_case cases[] = {

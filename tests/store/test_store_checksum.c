@@ -37,25 +37,8 @@
 #define N_DOCS 30
 #define SEED 0xc4ec5u
 
-static char dir[64];
-static char path[160];
-
-static void fresh_path(const char *name)
-{
-	char p[200];
-
-	if (!dir[0]) {
-		snprintf(dir, sizeof dir, "/tmp/test_store_ck.XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-	}
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	unlink(path);
-	snprintf(p, sizeof p, "%s-lock", path);
-	unlink(p);
-	snprintf(p, sizeof p, "%s-index", path);
-	unlink(p);
-}
+#define STORE_PATH_PREFIX "test_store_ck"
+#include "store_path.h"
 
 static uint8_t *slurp(const char *p, size_t *len)
 {
@@ -715,17 +698,6 @@ static void test_v2_store_is_refused_read_only_and_upgraded(void)
 		fclose(f);
 	simhash_store_results_free(r);
 	simhash_store_close(st);
-}
-
-static void cleanup(void)
-{
-	char cmd[128];
-
-	if (dir[0]) {
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "cannot remove %s\n", dir);
-	}
 }
 
 static const struct test_case cases[] = {
