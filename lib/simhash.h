@@ -818,9 +818,10 @@ SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, si
  * ones (measured on the public sets, docs/quality.md). The budget: an edit
  * (a typo, a word, a prefix) changes about the same number of n-grams
  * whatever the text's length, so a near pair of short texts differs by a
- * bounded count of them (at most about 50 on the public sets, at every
- * length), while J >= 0.4 alone lets two texts of 176 characters differ by
- * about 100: templated mails that share their header lines and no sentence.
+ * bounded count of them (about 50 at the 99th percentile on the public
+ * sets, at every length), while J >= 0.4 alone lets two texts of 176
+ * characters differ by up to about 150: templated mails that share their
+ * header lines and no sentence.
  * The threshold thus rises from 0.4 (up to 106 n-grams in all) to about 0.64
  * at 176 characters, on the way to the long texts' 0.8. A short and a long
  * text are never near-duplicates. Feature keys are 64-bit XXH3, as
