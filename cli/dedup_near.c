@@ -129,13 +129,14 @@ static int by_partner(const void *x, const void *y)
 }
 
 /* One pair line: ID_A, ID_B, DIST = round(100 (1 - SIM)), SIM, and with
- * --explain why: the kind's features, shared of all, Jaccard and threshold. */
+ * --explain why: the kind's features, shared of all, Jaccard and the kind's
+ * threshold, and for short texts the features not shared and their budget. */
 static int near_line(struct sbuf *b, const struct dedup_docs *d, const struct near *nr,
 		     size_t x, size_t y, double jaccard, int explain)
 {
 	simhash_near_kind kind = doc_kind(d, x);
 	double sim = simhash_near_similarity(kind, jaccard);
-	char num[160];
+	char num[200];
 	int m;
 
 	if (dedup_add_id(b, d, x) || sbuf_addc(b, '\t') || dedup_add_id(b, d, y) ||
@@ -147,10 +148,18 @@ static int near_line(struct sbuf *b, const struct dedup_docs *d, const struct ne
 	if (explain) {
 		simhash_near_verdict v;
 		simhash_near_decide(&nr->sk[x], &nr->sk[y], &v);
-		m = snprintf(num, sizeof(num), "\t%s: %zu of %zu shared, jaccard %.6f >= %.1f%s",
-			     kind == SIMHASH_NEAR_CHARS ? "short, char n-grams" : "long, word 3-shingles",
-			     v.shared, v.n_a + v.n_b - v.shared, v.jaccard, v.threshold,
-			     nr->same[x] == nr->same[y] ? ", exact duplicate" : "");
+		size_t all = v.n_a + v.n_b - v.shared;
+		if (kind == SIMHASH_NEAR_CHARS)
+			m = snprintf(num, sizeof(num),
+				     "\tshort, char n-grams: %zu of %zu shared, jaccard %.6f >= %.1f, "
+				     "%zu not shared <= %d%s", v.shared, all, v.jaccard,
+				     SIMHASH_NEAR_T_SHORT, all - v.shared, SIMHASH_NEAR_DIFF_SHORT,
+				     nr->same[x] == nr->same[y] ? ", exact duplicate" : "");
+		else
+			m = snprintf(num, sizeof(num),
+				     "\tlong, word 3-shingles: %zu of %zu shared, jaccard %.6f >= %.1f%s",
+				     v.shared, all, v.jaccard, SIMHASH_NEAR_T_LONG,
+				     nr->same[x] == nr->same[y] ? ", exact duplicate" : "");
 		if (sbuf_add(b, num, (size_t)m))
 			return -1;
 	}

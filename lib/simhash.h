@@ -803,23 +803,34 @@ SIMHASH_API simhash_err simhash_clusters(size_t n, const simhash_pair *pairs, si
  *    character 3-grams (2-grams from a Han or Kana character, which carries a
  *    syllable), normalized as the default config does (NFKC and case folding,
  *    traditional Chinese folded to simplified, punctuation dropped); a text
- *    shorter than n is one feature; threshold J >= SIMHASH_NEAR_T_SHORT;
+ *    shorter than n is one feature; threshold J >= SIMHASH_NEAR_T_SHORT,
+ *    and at most SIMHASH_NEAR_DIFF_SHORT of the pair's features not shared
+ *    (|A xor B| <= 64: so J >= max(0.4, 1 - 64 / |A or B|));
  *  - long: the set of its word 3-shingles (simple tokenizer, NFKC and case
  *    folding); threshold J >= SIMHASH_NEAR_T_LONG, the shingle Jaccard of the
  *    `natural` set's definition of a near-duplicate.
  * One threshold on one scale: the similarity S = simhash_near_similarity()
  * is J for long texts and 1 - (1 - J) / 3 for short ones, and a pair is near
- * iff S >= 0.8. The factor 3: on a short text an edit (a typo, a changed
+ * iff S >= 0.8 (and, for short texts, the budget holds). The factor 3: on a short text an edit (a typo, a changed
  * word, a prefix or suffix) removes about three times the share of n-grams
  * that it removes of a long text's shingles relative to its length, so the
  * same reader's judgment sits at 1 - J = 0.6 for short texts and 0.2 for long
- * ones (measured on the public sets, docs/quality.md). A short and a long text
- * are never near-duplicates. Feature keys are 64-bit XXH3, as everywhere in
- * the library.
+ * ones (measured on the public sets, docs/quality.md). The budget: an edit
+ * (a typo, a word, a prefix) changes about the same number of n-grams
+ * whatever the text's length, so a near pair of short texts differs by a
+ * bounded count of them (about 50 at the 99th percentile on the public
+ * sets, at every length), while J >= 0.4 alone lets two texts of 176
+ * characters differ by up to about 150: templated mails that share their
+ * header lines and no sentence.
+ * The threshold thus rises from 0.4 (up to 106 n-grams in all) to about 0.64
+ * at 176 characters, on the way to the long texts' 0.8. A short and a long
+ * text are never near-duplicates. Feature keys are 64-bit XXH3, as
+ * everywhere in the library.
  */
 #define SIMHASH_NEAR_SHORT 176
 #define SIMHASH_NEAR_T_SHORT 0.4
 #define SIMHASH_NEAR_T_LONG 0.8
+#define SIMHASH_NEAR_DIFF_SHORT 64
 
 typedef enum simhash_near_kind {
 	SIMHASH_NEAR_CHARS = 1,    /* a short text: char 3-grams (CJK: 2-grams) */
@@ -843,7 +854,9 @@ typedef struct simhash_near_verdict {
 	int near;                /* 1: near-duplicates */
 	simhash_near_kind kind;  /* of the pair; 0 when the kinds differ */
 	double jaccard;          /* |shared| / (n_a + n_b - shared); 0 when kinds differ */
-	double threshold;        /* of the kind */
+	double threshold;        /* of the pair: near iff jaccard reaches it (the
+				  * kind's, or for short texts 1 - 64 / union
+				  * when that is higher) */
 	size_t shared, n_a, n_b; /* distinct features in common, of a, of b */
 } simhash_near_verdict;
 
@@ -862,7 +875,9 @@ SIMHASH_API simhash_err simhash_near_sketch(simhash_near *nd, const char *text, 
 					    simhash_sketch *out);
 
 /* The decision on two sketches: near iff both have the same kind and
- * jaccard >= the kind's threshold (two sketches without keys: jaccard 1).
+ * jaccard >= the kind's threshold, and for short texts at most
+ * SIMHASH_NEAR_DIFF_SHORT keys not shared (two sketches without keys:
+ * jaccard 1), decided in integers.
  * Symmetric. Thread safety: safe. */
 SIMHASH_API void simhash_near_decide(const simhash_sketch *a, const simhash_sketch *b,
 				     simhash_near_verdict *out);

@@ -399,10 +399,24 @@ void sh_outfile_unmap(simhash_outfile *f, void *p, uint64_t off, size_t len);
 
 /* ---- fingerprint/near.c: the threshold of a kind of sketch in tenths
  * (SIMHASH_NEAR_T_SHORT, SIMHASH_NEAR_T_LONG), for exact integer tests:
- * near iff 10 * shared >= tenths * union. */
+ * J >= T iff 10 * shared >= tenths * union. A filter that drops pairs below
+ * J >= T drops no near pair (sh_near_accept() asks J >= T and more). */
 static inline uint64_t sh_near_tenths(simhash_near_kind kind)
 {
 	return kind == SIMHASH_NEAR_CHARS ? 4 : 8;
+}
+
+/* The decision in integers, for simhash_near_decide() and the joins alike:
+ * two sketches of one kind sharing `shared` of `union_` distinct keys are
+ * near iff J >= T and, for short texts, at most SIMHASH_NEAR_DIFF_SHORT keys
+ * are not shared; two empty sketches are near. */
+static inline int sh_near_accept(simhash_near_kind kind, uint64_t shared, uint64_t union_)
+{
+	if (union_ == 0)
+		return 1;
+	if (10 * shared < sh_near_tenths(kind) * union_)
+		return 0;
+	return kind != SIMHASH_NEAR_CHARS || union_ - shared <= SIMHASH_NEAR_DIFF_SHORT;
 }
 
 /* ---- index/near_join.c: exact duplicates among n sketches: same[i] gets

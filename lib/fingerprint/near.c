@@ -160,6 +160,20 @@ double simhash_near_similarity(simhash_near_kind kind, double jaccard)
 	return kind == SIMHASH_NEAR_CHARS ? 1 - (1 - jaccard) / 3 : jaccard;
 }
 
+/* The Jaccard threshold of a pair of a kind with union_ distinct keys:
+ * the kind's T, and for short texts with more than DIFF / (1 - T) keys in
+ * all, 1 - DIFF / union_ (J >= 1 - DIFF / union iff at most DIFF keys are
+ * not shared). */
+static double near_threshold(simhash_near_kind kind, size_t union_)
+{
+	double t = kind == SIMHASH_NEAR_CHARS ? SIMHASH_NEAR_T_SHORT : SIMHASH_NEAR_T_LONG;
+
+	if (kind == SIMHASH_NEAR_CHARS && union_ > SIMHASH_NEAR_DIFF_SHORT &&
+	    1.0 - (double)SIMHASH_NEAR_DIFF_SHORT / (double)union_ > t)
+		t = 1.0 - (double)SIMHASH_NEAR_DIFF_SHORT / (double)union_;
+	return t;
+}
+
 void simhash_near_decide(const simhash_sketch *a, const simhash_sketch *b,
 			 simhash_near_verdict *out)
 {
@@ -182,11 +196,11 @@ void simhash_near_decide(const simhash_sketch *a, const simhash_sketch *b,
 	}
 	out->kind = a->kind;
 	out->shared = shared;
-	out->threshold = a->kind == SIMHASH_NEAR_CHARS ? SIMHASH_NEAR_T_SHORT : SIMHASH_NEAR_T_LONG;
 	union_ = a->n_keys + b->n_keys - shared;
+	out->threshold = near_threshold(a->kind, union_);
 	out->jaccard = union_ == 0 ? 1.0 : (double)shared / (double)union_;
-	/* in integers: the thresholds are tenths */
-	out->near = union_ == 0 || 10 * (uint64_t)shared >= sh_near_tenths(a->kind) * (uint64_t)union_;
+	/* in integers: the thresholds are tenths, the budget a count */
+	out->near = sh_near_accept(a->kind, shared, union_);
 }
 
 simhash_err simhash_near_texts(simhash_near *nd, const char *a, size_t a_len, const char *b,

@@ -237,7 +237,7 @@ static int near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y,
 		k += bk <= ai;
 	}
 	uni = na + nb - shared;
-	if (uni && 10 * (uint64_t)shared < tenths * (uint64_t)uni)
+	if (!sh_near_accept((simhash_near_kind)sa->kind, shared, uni))
 		return 0;
 	*jac = uni ? (double)shared / (double)uni : 1.0;
 	return 1;

@@ -29,7 +29,8 @@
  *     rules out (probe()).
  *  4. A met y is verified at most once per x (stamp[y] = x), by merging the two rank
  *     lists; ranks and keys correspond one to one, so the shared count is
- *     that of simhash_near_decide(), and so is the integer test.
+ *     that of simhash_near_decide(), and so is the test (sh_near_accept():
+ *     J >= T, which the filters above assume, and the short texts' budget).
  * The order of step 1's ties changes only the work, never the pairs.
  *
  * Memory: 8 bytes per key of the first members (their ranks, and the
@@ -372,7 +373,7 @@ static simhash_err verify(struct join *j, size_t px, size_t py)
 		k += bk <= ai;
 	}
 	uni = na + nb - shared;
-	if (10 * (uint64_t)shared < tenths * (uint64_t)uni)
+	if (!sh_near_accept(j->d[j->rep[px]].kind, shared, uni))
 		return SIMHASH_OK;
 	if (j->uf) {
 		uint32_t rx = sh_near_find(j->uf, (uint32_t)px), ry = sh_near_find(j->uf, (uint32_t)py);

@@ -17,17 +17,20 @@ from . import _core
 from ._native import ffi, lib
 
 __all__ = ["sketch", "decide", "near_similarity", "near_pairs", "near_clusters", "near_bands",
-           "Verdict", "THRESHOLD", "SHORT", "BANDS"]
+           "Verdict", "THRESHOLD", "SHORT", "DIFF", "BANDS"]
 
 THRESHOLD = 0.8   # on the one similarity scale (simhash_near_similarity)
 SHORT = 176       # code points: at most this is a short text (SIMHASH_NEAR_SHORT)
+DIFF = 64         # short texts: at most this many n-grams not shared (SIMHASH_NEAR_DIFF_SHORT)
 BANDS = 24        # band keys of a sketch (SIMHASH_NEAR_BANDS)
 _KINDS = {1: "chars", 2: "shingles"}
 
 Verdict = namedtuple("Verdict", "near kind similarity jaccard threshold shared n_a n_b")
 Verdict.__doc__ = ("near: bool; kind: 'chars' (short texts), 'shingles' (long) or None "
                    "(one of each: never near); similarity: on the 0.8 scale; jaccard of the "
-                   "feature sets and the kind's threshold; shared, n_a, n_b: distinct features")
+                   "feature sets and the pair's threshold (the kind's, or for short texts "
+                   "1 - DIFF / union when higher: at most DIFF n-grams not shared); shared, "
+                   "n_a, n_b: distinct features")
 
 _tls = threading.local()
 

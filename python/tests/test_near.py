@@ -5,11 +5,12 @@ assertion message): ASCII words, CJK, emoji, combining marks.
 The reference takes a text's features from the library's own char and
 shingle configs (their normalization is tested elsewhere) and does the rest
 itself: the kind by code points, sets, Jaccard, the thresholds in integers,
-the one similarity scale, and the pairs and clusters by brute force."""
+the short texts' budget of n-grams not shared, the one similarity scale, and
+the pairs and clusters by brute force."""
 import random
 
 import simhash
-from simhash._near import SHORT
+from simhash._near import DIFF, SHORT
 
 CHARS = simhash.Config(features="char", ngram=3, ngram_cjk=2)
 SHINGLES = simhash.Config(features="shingle", ngram=3, tokenizer="simple", t2s=False)
@@ -30,6 +31,8 @@ def ref_decide(a, b):
     shared, union = len(sa & sb), len(sa | sb)
     tenths = 4 if ka == "chars" else 8
     near = union == 0 or 10 * shared >= tenths * union
+    if ka == "chars":
+        near = near and union - shared <= DIFF
     jac = 1.0 if union == 0 else shared / union
     return near, (1 - (1 - jac) / 3) if ka == "chars" else jac
 
@@ -71,6 +74,29 @@ def test_decision_matches_reference():
                 assert v.near == want_near, (seed, texts[i], texts[j], v)
                 assert abs(v.similarity - want_sim) < 1e-12, (seed, texts[i], texts[j], v)
                 assert simhash.decide(simhash.sketch(texts[i]), simhash.sketch(texts[j])) == v
+
+
+def test_budget_decides_longer_short_texts():
+    """Short texts of 100 to 176 code points, edited a little or a lot: the
+    budget of DIFF n-grams not shared decides some pairs that J >= 0.4
+    alone would call near, and the library agrees with the reference."""
+    rng = random.Random(17)
+    words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta", "zeta"]
+    budget_only = 0
+    for _ in range(300):
+        base = " ".join(rng.choice(words) + str(rng.randrange(100)) for _ in range(20))[:170]
+        other = list(base)
+        for _ in range(rng.randint(0, 40)):
+            i = rng.randrange(len(other))
+            other[i] = rng.choice("abcdefghijklmnopqrstuvwxyz0123456789 ")
+        other = "".join(other)
+        want_near, want_sim = ref_decide(base, other)
+        v = simhash.near_similarity(base, other)
+        assert v.kind == "chars" and v.near == want_near, (base, other, v)
+        assert abs(v.similarity - want_sim) < 1e-12
+        budget_only += not v.near and v.jaccard >= 0.4
+    assert DIFF == 64
+    assert budget_only > 10, budget_only
 
 
 def test_kind_follows_code_points():

@@ -2,14 +2,17 @@
  * brute force: every pair of random sketches decided by
  * simhash_near_decide(), on sets of many shapes (keys from a small universe
  * so that near pairs are common, exact duplicates, empty sketches, both
- * kinds, sizes across the thresholds' boundaries), seeded; the seed is
- * printed on a failure. Also the decision's edge cases. */
+ * kinds, sizes across the thresholds' boundaries and the short texts'
+ * budget of features not shared), seeded; the seed is printed on a failure.
+ * simhash_near_decide() itself against a plain reference of the rule, and
+ * the decision's edge cases. */
+#include <math.h>
 #include <stdint.h>
 #include "../test.h"
 #include "simhash.h"
 
 #define MAX_DOCS 120
-#define MAX_KEYS 60
+#define MAX_KEYS 160
 
 static uint64_t keys[MAX_DOCS][MAX_KEYS];
 static simhash_sketch sk[MAX_DOCS];
@@ -220,6 +223,62 @@ static void test_band_join_equals_its_definition(void)
 	}
 }
 
+/* The rule as simhash.h states it, on counts: J = shared / union >= T of
+ * the kind, and for short texts at most 64 features not shared. */
+static int reference_near(simhash_near_kind kind, size_t shared, size_t union_)
+{
+	if (union_ == 0)
+		return 1;
+	if (kind == SIMHASH_NEAR_CHARS)
+		return 10 * shared >= 4 * union_ && union_ - shared <= 64;
+	return 10 * shared >= 8 * union_;
+}
+
+/* simhash_near_decide() against reference_near() on random pairs of sizes
+ * up to 400 keys (the budget binds from about 107 keys in all), sharing a
+ * random part: the counts, the verdict and the pair's threshold. */
+static void test_decide_equals_reference(void)
+{
+	static uint64_t ka[400], kb[800];
+	uint64_t seed = 0xdec1de00ull;
+
+	test_rnd_seed(seed);
+	for (int round = 0; round < 20000; round++) {
+		size_t na = (size_t)(test_rnd() % 400), nb = 0, shared = 0, i;
+		size_t extra = (size_t)(test_rnd() % (round % 2 ? 80 : 400));
+		simhash_sketch a = {ka, na, SIMHASH_NEAR_CHARS}, b = {kb, 0, SIMHASH_NEAR_CHARS};
+		simhash_near_verdict v;
+		int want;
+
+		/* a: the even numbers 2 .. 2 na; b: some of them, then odd ones */
+		unsigned keep = (unsigned)(test_rnd() % 11);
+		for (i = 0; i < na; i++) {
+			ka[i] = 2 * (i + 1);
+			if (test_rnd() % 10 < keep) {
+				kb[nb++] = ka[i];
+				shared++;
+			}
+		}
+		for (i = 0; i < extra; i++)
+			kb[nb++] = 2 * (na + i) + 1001;
+		b.n_keys = nb;
+		if (round % 3 == 0)
+			a.kind = b.kind = SIMHASH_NEAR_SHINGLES;
+		want = reference_near(a.kind, shared, na + nb - shared);
+		simhash_near_decide(&a, &b, &v);
+		if (v.near != want || v.shared != shared || v.kind != a.kind ||
+		    (v.near && v.jaccard < v.threshold - 1e-12) ||
+		    (!v.near && v.jaccard >= v.threshold + 1e-12)) {
+			fprintf(stderr, "seed %llx round %d: %zu of %zu+%zu shared, near %d, want %d\n",
+				(unsigned long long)seed, round, shared, na, nb, v.near, want);
+			CHECK(0);
+			return;
+		}
+		simhash_near_decide(&b, &a, &v); /* symmetric */
+		CHECK(v.near == want);
+	}
+}
+
 static void test_decision_edges(void)
 {
 	static const uint64_t k1[] = {1, 2, 3, 4, 5}, k2[] = {1, 2, 3, 4, 6}, k3[] = {1, 2};
@@ -238,6 +297,31 @@ static void test_decision_edges(void)
 	simhash_near_decide(&c, &d, &v); /* 2 of 5: J exactly 0.4, near */
 	CHECK(v.near && v.shared == 2);
 	CHECK(simhash_near_similarity(SIMHASH_NEAR_CHARS, 0.4) > 0.8 - 1e-12);
+	{ /* the short texts' budget: 64 not shared is near, 66 is not (J 0.5 both) */
+		static uint64_t x[140], y[140];
+		for (uint64_t i = 0; i < 140; i++) {
+			x[i] = i + 1;
+			y[i] = i + 33;
+		}
+		simhash_sketch sx = {x, 100, SIMHASH_NEAR_CHARS}, sy = {y, 100, SIMHASH_NEAR_CHARS};
+		simhash_near_decide(&sx, &sy, &v); /* 68 of 132 */
+		CHECK(v.near && v.shared == 68 && fabs(v.threshold - (1 - 64.0 / 132)) < 1e-12);
+		sy.keys = y + 1; /* 34 .. 133: 67 of 133, 66 not shared */
+		simhash_near_decide(&sx, &sy, &v);
+		CHECK(!v.near && v.shared == 67 && v.jaccard > 0.5);
+		sx.kind = sy.kind = SIMHASH_NEAR_SHINGLES; /* no budget, J < 0.8 */
+		simhash_near_decide(&sx, &sy, &v);
+		CHECK(!v.near && v.threshold == 0.8);
+		sx.n_keys = sy.n_keys = 140; /* 1 .. 140 and 34 .. 173: 107 of 173 */
+		simhash_near_decide(&sx, &sy, &v);
+		CHECK(!v.near);
+		sx.kind = sy.kind = SIMHASH_NEAR_CHARS; /* 66 not shared, J 0.62 */
+		simhash_near_decide(&sx, &sy, &v);
+		CHECK(!v.near && v.jaccard > 0.6);
+		sy.keys = y; /* 33 .. 172: 108 of 172, 64 not shared */
+		simhash_near_decide(&sx, &sy, &v);
+		CHECK(v.near && v.shared == 108);
+	}
 	CHECK(simhash_near_similarity(SIMHASH_NEAR_SHINGLES, 0.8) == 0.8);
 	CHECK(simhash_near_join(NULL, 1, NULL, NULL, NULL) == SIMHASH_EINVAL);
 }
@@ -273,5 +357,6 @@ static void test_texts(void)
 TEST_MAIN("near_join",
 	  TEST(test_join_equals_brute_force),
 	  TEST(test_band_join_equals_its_definition),
+	  TEST(test_decide_equals_reference),
 	  TEST(test_decision_edges),
 	  TEST(test_texts))
