@@ -394,14 +394,14 @@ static int read_bin(const char *path, unsigned *bits, const char **scheme, char 
 		    line_fn fn, void *arg)
 {
 	simhash_fpfile *f;
-	const char *why = NULL;
+	simhash_error why;
 	struct sbuf id = {0};
 	simhash_err err = simhash_fpfile_open(path, &f, &why);
 	uint64_t n;
 	int ret = 0;
 
 	if (err) {
-		cli_err("%s: %s", path, why ? why : simhash_strerror(err));
+		cli_err("%s: %s", path, why.msg);
 		return -1;
 	}
 	if (simhash_fpfile_bits(f) == 32) {

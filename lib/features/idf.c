@@ -621,14 +621,15 @@ static simhash_err load_lines(simhash_idf *idf, sh_textfile *tf, locale_t c_loca
 	return err;
 }
 
-simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_line)
+simhash_err simhash_idf_load(const char *path, simhash_idf **out, simhash_error *e)
 {
 	simhash_idf *idf = NULL;
 	sh_textfile tf;
 	locale_t c_locale;
 	simhash_err err;
+	size_t line = 0;
 
-	err = sh_textfile_load(&tf, path, out, err_line);
+	err = sh_textfile_load(&tf, path, out, e);
 	if (err)
 		return err;
 	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
@@ -640,7 +641,7 @@ simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_li
 	if (!err) /* one allocation for the table and the terms, not 20 regrowths */
 		err = idf_reserve(idf, sh_textfile_count_lines(&tf), tf.len);
 	if (!err)
-		err = load_lines(idf, &tf, c_locale, err_line);
+		err = load_lines(idf, &tf, c_locale, &line);
 	if (err)
 		goto out_free_idf;
 	idf_refresh_median(idf);
@@ -651,7 +652,7 @@ out_free_idf:
 	freelocale(c_locale);
 out_free_file:
 	sh_textfile_free(&tf);
-	return err;
+	return sh_textfile_fail(err, line, "expected term<TAB>idf with a finite idf >= 0", e);
 }
 
 /* ---------------------------------------------------------------- save */

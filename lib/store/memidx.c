@@ -200,7 +200,7 @@ simhash_err sh_memidx_open(const char *path, unsigned bits, const char *scheme,
 	if (!(m = calloc(1, sizeof *m)))
 		return SIMHASH_ENOMEM;
 	m->bits = bits;
-	if (simhash_index_open(path, &m->ix) != SIMHASH_OK) {
+	if (simhash_index_open(path, &m->ix, NULL) != SIMHASH_OK) {
 		free(m); /* missing or unreadable: rebuild */
 		return SIMHASH_OK;
 	}
@@ -218,7 +218,7 @@ simhash_err sh_memidx_open(const char *path, unsigned bits, const char *scheme,
 	return SIMHASH_OK;
 }
 
-simhash_err sh_memidx_verify(const sh_memidx *m, char *why, size_t cap)
+simhash_err sh_memidx_verify(const sh_memidx *m, simhash_error *err)
 {
-	return simhash_index_verify(m->ix, why, cap);
+	return simhash_index_verify(m->ix, err);
 }

@@ -4,7 +4,9 @@
 #include <dirent.h>
 #include <locale.h>
 #include <math.h>
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,9 +279,9 @@ static void test_add_document_then_finish(void)
 	const double two_of_three = log(4.0 / 3.0) + 1.0, one_of_three = log(4.0 / 2.0) + 1.0;
 
 	simhash_idf_new(&idf);
-	CHECK(simhash_idf_add_document(idf, ctx, S("Apple banana apple")) == SIMHASH_OK);
-	CHECK(simhash_idf_add_document(idf, ctx, S("banana, CHERRY!")) == SIMHASH_OK);
-	CHECK(simhash_idf_add_document(idf, ctx, S("apple")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("Apple banana apple"), NULL) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("banana, CHERRY!"), NULL) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("apple"), NULL) == SIMHASH_OK);
 	/* counted, not yet valued: the table still reads as empty */
 	CHECK(simhash_idf_size(idf) == 0);
 	CHECK(simhash_idf_get(idf, S("apple")) == 1.0);
@@ -302,13 +304,13 @@ static void test_set_values_survive_finish(void)
 	simhash_idf *idf = NULL;
 
 	simhash_idf_new(&idf);
-	CHECK(simhash_idf_add_document(idf, ctx, S("a b")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("a b"), NULL) == SIMHASH_OK);
 	CHECK(simhash_idf_set(idf, S("a"), 9.0) == SIMHASH_OK);
 	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
 	CHECK(simhash_idf_get(idf, S("a")) == 9.0);
 	CHECK(simhash_idf_get(idf, S("b")) == log(2.0 / 2.0) + 1.0);
-	CHECK(simhash_idf_add_document(idf, ctx, S("c")) == SIMHASH_OK);
-	CHECK(simhash_idf_add_document(idf, ctx, S("c a")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("c"), NULL) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("c a"), NULL) == SIMHASH_OK);
 	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
 	CHECK(simhash_idf_size(idf) == 3);
 	CHECK(simhash_idf_get(idf, S("a")) == 9.0);
@@ -328,11 +330,11 @@ static void test_rejected_document_counts_nothing(void)
 	simhash_idf *idf = NULL;
 
 	simhash_idf_new(&idf);
-	CHECK(simhash_idf_add_document(idf, ctx, S("x y")) == SIMHASH_OK);
-	CHECK(simhash_idf_add_document(idf, ctx, S("x y z \xff w")) == SIMHASH_EUTF8);
-	CHECK(simhash_idf_add_document(idf, NULL, S("x")) == SIMHASH_EINVAL);
-	CHECK(simhash_idf_add_document(idf, ctx, NULL, 3) == SIMHASH_EINVAL);
-	CHECK(simhash_idf_add_document(NULL, ctx, S("x")) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_add_document(idf, ctx, S("x y"), NULL) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("x y z \xff w"), NULL) == SIMHASH_EUTF8);
+	CHECK(simhash_idf_add_document(idf, NULL, S("x"), NULL) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_add_document(idf, ctx, NULL, 3, NULL) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_add_document(NULL, ctx, S("x"), NULL) == SIMHASH_EINVAL);
 	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
 	CHECK(simhash_idf_size(idf) == 2); /* x and y; no z, no w */
 	CHECK(simhash_idf_get(idf, S("x")) == 1.0); /* ln(2/2) + 1: N is still 1 */
@@ -433,7 +435,7 @@ static void test_save_load_round_trip_is_exact(void)
 	const char *path = tmp_path("round.idf");
 	simhash_idf *a = NULL, *b = NULL;
 	char term[64];
-	size_t line = 99;
+	simhash_error e = { .line = 99 };
 	int bad = 0;
 
 	rng_state = SEED + 2;
@@ -447,8 +449,8 @@ static void test_save_load_round_trip_is_exact(void)
 	simhash_idf_set(a, "", 0, 0.25);
 	simhash_idf_set(a, "nul\0byte", 8, 0.75);
 	CHECK(simhash_idf_save(a, path) == SIMHASH_OK);
-	CHECK(simhash_idf_load(path, &b, &line) == SIMHASH_OK);
-	CHECK(line == 0);
+	CHECK(simhash_idf_load(path, &b, &e) == SIMHASH_OK);
+	CHECK(e.line == 99); /* the detail is left as it was on success */
 	CHECK(b != NULL);
 	if (!b)
 		goto out;
@@ -504,11 +506,11 @@ static void test_load_jieba_and_tab_formats(void)
 		"last\t0x1p-2";          /* no final newline; C99 hex float */
 	const char *path = tmp_path("both.idf");
 	simhash_idf *idf = NULL;
-	size_t line = 77;
+	simhash_error e = { .line = 77 };
 
 	write_file(path, text, sizeof text - 1);
-	CHECK(simhash_idf_load(path, &idf, &line) == SIMHASH_OK);
-	CHECK(line == 0);
+	CHECK(simhash_idf_load(path, &idf, &e) == SIMHASH_OK);
+	CHECK(e.line == 77);
 	if (!idf)
 		return;
 	CHECK(simhash_idf_size(idf) == 7);
@@ -551,13 +553,15 @@ static void test_load_errors_give_the_line(void)
 
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		simhash_idf *idf = (simhash_idf *)&bad; /* must stay untouched */
-		size_t line = 0;
+		simhash_error e = { 0 };
 
 		write_file(path, bad[i].text, strlen(bad[i].text));
-		CHECK(simhash_idf_load(path, &idf, &line) == SIMHASH_ECORRUPT);
-		if (line != bad[i].line)
-			fprintf(stderr, "case %zu: line %zu, expected %zu\n", i, line, bad[i].line);
-		CHECK(line == bad[i].line);
+		CHECK(simhash_idf_load(path, &idf, &e) == SIMHASH_ECORRUPT);
+		if (e.line != bad[i].line)
+			fprintf(stderr, "case %zu: line %llu, expected %zu\n", i,
+				(unsigned long long)e.line, bad[i].line);
+		CHECK(e.line == bad[i].line);
+		CHECK(e.code == SIMHASH_ECORRUPT && e.os_err == 0 && e.msg[0]);
 		CHECK(idf == (simhash_idf *)&bad);
 		CHECK(simhash_idf_load(path, &idf, NULL) == SIMHASH_ECORRUPT);
 	}
@@ -567,11 +571,13 @@ static void test_load_errors_give_the_line(void)
 static void test_load_missing_or_unreadable_is_eio(void)
 {
 	simhash_idf *idf = NULL;
-	size_t line = 5;
+	simhash_error e = { .line = 5 };
 
-	CHECK(simhash_idf_load(tmp_path("does-not-exist"), &idf, &line) == SIMHASH_EIO);
+	CHECK(simhash_idf_load(tmp_path("does-not-exist"), &idf, &e) == SIMHASH_EIO);
+	CHECK(e.code == SIMHASH_EIO && e.os_err == ENOENT && e.line == 0);
 	CHECK(idf == NULL);
-	CHECK(simhash_idf_load(tmpdir, &idf, &line) == SIMHASH_EIO); /* a directory */
+	CHECK(simhash_idf_load(tmpdir, &idf, &e) == SIMHASH_EIO); /* a directory */
+	CHECK(e.os_err == EISDIR);
 	CHECK(idf == NULL);
 }
 

@@ -257,7 +257,7 @@ static void check_config(unsigned bits, enum dist d, unsigned max_dist, int layo
 		close(fd);
 		CHECK(simhash_index_set_scheme(ix, "v1/test") == SIMHASH_OK);
 		CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
-		CHECK(simhash_index_open(path, &ix2) == SIMHASH_OK);
+		CHECK(simhash_index_open(path, &ix2, NULL) == SIMHASH_OK);
 		if (ix2) {
 			CHECK_EQ_U64(simhash_index_count(ix2), r.n);
 			CHECK_STR(simhash_index_scheme(ix2), "v1/test");
@@ -377,8 +377,11 @@ static void test_bad_arguments_are_refused(void)
 	CHECK(simhash_index_new(128, 33, &ix) == SIMHASH_EINVAL);
 	CHECK(simhash_index_new(64, 3, &ix) == SIMHASH_OK);
 	CHECK(simhash_index_query(ix, &q, 4, &m) == SIMHASH_EINVAL);
-	CHECK(simhash_index_query(ix, &q128, 3, &m) == SIMHASH_EINVAL);
-	CHECK(simhash_index_insert(ix, &q128, 1) == SIMHASH_EINVAL);
+	/* a width mismatch is SIMHASH_ESCHEME everywhere (simhash.h, convention 4) */
+	CHECK(simhash_index_query(ix, &q128, 3, &m) == SIMHASH_ESCHEME);
+	CHECK(simhash_index_query_batch(ix, &q128, 1, 3, 1, &m) == SIMHASH_ESCHEME);
+	CHECK(simhash_index_insert(ix, &q128, 1) == SIMHASH_ESCHEME);
+	CHECK(simhash_index_delete(ix, &q128, 1, NULL) == SIMHASH_ESCHEME);
 	CHECK(simhash_index_query(ix, &q, 3, &m) == SIMHASH_OK && m.n == 0);
 	CHECK_STR(simhash_index_scheme(ix), "");
 	simhash_index_free(ix);
@@ -392,7 +395,7 @@ static void test_bad_files_are_refused(void)
 	int fd = mkstemp(path);
 	simhash_index *ix = NULL, *ix2 = NULL;
 	uint64_t fps[100], ids[100];
-	char why[200];
+	simhash_error why;
 	FILE *f;
 	long size;
 	unsigned char *buf;
@@ -415,15 +418,15 @@ static void test_bad_files_are_refused(void)
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size - 8, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
-	CHECK(strstr(why, "truncated") != NULL);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why.msg, "truncated") != NULL);
 	/* a flipped bit in the body: open (header only) maps it, verify
 	 * refuses it; the intact file verifies */
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_OK);
-	CHECK(ix2 && simhash_index_verify(ix2, why, sizeof why) == SIMHASH_OK);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_OK);
+	CHECK(ix2 && simhash_index_verify(ix2, &why) == SIMHASH_OK);
 	simhash_index_free(ix2);
 	for (long off = size - 1; off >= size / 2; off -= size / 7) {
 		buf[off] ^= 0x10;
@@ -431,9 +434,9 @@ static void test_bad_files_are_refused(void)
 		fwrite(buf, 1, (size_t)size, f);
 		fclose(f);
 		ix2 = NULL;
-		CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_OK);
-		CHECK(ix2 && simhash_index_verify(ix2, why, sizeof why) == SIMHASH_ECORRUPT);
-		CHECK(strstr(why, "body checksum") != NULL);
+		CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_OK);
+		CHECK(ix2 && simhash_index_verify(ix2, &why) == SIMHASH_ECORRUPT);
+		CHECK(strstr(why.msg, "body checksum") != NULL);
 		simhash_index_free(ix2);
 		buf[off] ^= 0x10;
 	}
@@ -443,28 +446,28 @@ static void test_bad_files_are_refused(void)
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_EVERSION);
-	CHECK(strstr(why, "newer") != NULL);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_EVERSION);
+	CHECK(strstr(why.msg, "newer") != NULL);
 	buf[8] = 2;
 	/* a damaged header */
 	buf[24] ^= 1;
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
-	CHECK(strstr(why, "checksum") != NULL);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why.msg, "checksum") != NULL);
 	/* wrong magic */
 	buf[24] ^= 1;
 	buf[0] = 'X';
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
-	CHECK(strstr(why, "magic") != NULL);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why.msg, "magic") != NULL);
 	CHECK(ix2 == NULL);
 	free(buf);
 	unlink(path);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_EIO);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_EIO);
 }
 
 static void test_batch_equals_single_queries(void)
