@@ -718,6 +718,44 @@ static void test_sort_unique_equals_qsort(void)
 	free(fps), free(ids), free(pairs), free(f2), free(i2);
 }
 
+/* Structs that grow (simhash.h, convention 3): the stats and the plan are
+ * written only as far as the caller's size says, never past it, and a size
+ * below the first release's struct is refused. */
+static void test_stats_and_plan_follow_the_callers_size(void)
+{
+	struct {
+		simhash_index_plan p;
+		unsigned char tail[8];
+	} big;
+	simhash_index_stats st;
+	simhash_index_plan p;
+	simhash_index *ix = NULL;
+	uint64_t fps[3] = { 1, 2, 3 }, ids[3] = { 1, 2, 3 };
+
+	CHECK(simhash_index_new(64, 3, &ix) == SIMHASH_OK);
+	if (!ix)
+		return;
+	CHECK(simhash_index_build(ix, fps, ids, 3, 1) == SIMHASH_OK);
+	simhash_index_stats_init(&st);
+	CHECK(st.size == sizeof st && st.count == 0);
+	CHECK(simhash_index_get_stats(ix, &st) == SIMHASH_OK);
+	CHECK(st.size == sizeof st && st.count == 3 && st.segments >= 1);
+	simhash_index_plan_init(&p);
+	CHECK(simhash_index_get_plan(ix, &p) == SIMHASH_OK);
+	CHECK(p.size == sizeof p && p.bits == 64 && p.k == 3 && p.n == 3);
+	memset(&big, 0xab, sizeof big);
+	big.p.size = sizeof big;
+	CHECK(simhash_index_plan_make(64, 3, 1000, 0.5, 0, &big.p) == SIMHASH_OK);
+	CHECK(big.p.size == sizeof big && big.p.n == 1000 && big.tail[0] == 0xab &&
+	      big.tail[7] == 0xab);
+	p.size = sizeof p - 1;
+	CHECK(simhash_index_get_plan(ix, &p) == SIMHASH_EINVAL);
+	CHECK(simhash_index_plan_make(64, 3, 1000, 0.5, 0, &p) == SIMHASH_EINVAL);
+	st.size = 0;
+	CHECK(simhash_index_get_stats(ix, &st) == SIMHASH_EINVAL);
+	simhash_index_free(ix);
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -729,6 +767,7 @@ int main(void)
 		TEST(test_every_k_every_layout_matches_brute_force),
 		TEST(test_thread_count_never_changes_the_file),
 		TEST(test_sort_unique_equals_qsort),
+		TEST(test_stats_and_plan_follow_the_callers_size),
 	};
 	seed = 0x5eed1d3e;
 	rng_state = seed;
