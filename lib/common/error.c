@@ -66,16 +66,23 @@ const char *sh_errno_text(int err, char *buf, size_t cap)
 	return buf;
 }
 
-simhash_err sh_error_os(simhash_error *e, int os_err)
+simhash_err sh_error_errno(simhash_error *e, simhash_err code, int os_err, int lower)
 {
-	simhash_err code = os_err == ENOMEM ? SIMHASH_ENOMEM : SIMHASH_EIO;
 	char buf[256];
 
 	if (!e)
 		return code;
-	sh_error_set(e, code, "%s", sh_errno_text(os_err, buf, sizeof buf));
+	if (lower)
+		sh_error_set(e, code, "%s", sh_errno_text(os_err, buf, sizeof buf));
+	else /* the GNU strerror_r: its text, in buf or static */
+		sh_error_set(e, code, "%s", strerror_r(os_err, buf, sizeof buf));
 	e->os_err = os_err;
 	return code;
+}
+
+simhash_err sh_error_os(simhash_error *e, int os_err)
+{
+	return sh_error_errno(e, os_err == ENOMEM ? SIMHASH_ENOMEM : SIMHASH_EIO, os_err, 1);
 }
 
 simhash_err sh_results_copy(void *dst, const void *src, size_t own_size, size_t min_size)

@@ -47,6 +47,9 @@ simhash_err sh_error_set(simhash_error *e, simhash_err code, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 simhash_err sh_error_code(simhash_error *e, simhash_err code);
 simhash_err sh_error_os(simhash_error *e, int os_err);
+/* code with a failed system call's errno and its text (lowercased if lower,
+ * else as the system words it). */
+simhash_err sh_error_errno(simhash_error *e, simhash_err code, int os_err, int lower);
 /* A lowercase strerror(err) in buf (thread-safe); returns buf. */
 const char *sh_errno_text(int err, char *buf, size_t cap);
 

@@ -106,17 +106,6 @@ void sh_ctx_set_intr_every(simhash_ctx *ctx, size_t every, size_t step)
 	ctx->intr.due = ctx->intr.every;
 }
 
-simhash_err sh_ctx_fail(const simhash_ctx *ctx, simhash_err code, simhash_error *err)
-{
-	if (code == SIMHASH_OK || !err)
-		return code;
-	if (code == SIMHASH_EUTF8 && ctx) {
-		sh_error_set(err, code, "invalid UTF-8 at byte %zu", ctx->bad_offset);
-		err->offset = ctx->bad_offset;
-		return code;
-	}
-	return sh_error_code(err, code);
-}
 
 simhash_err sh_ctx_distinct(simhash_ctx *ctx, const char *text, size_t len, const sh_uniq **u,
 			    size_t *n_uniq)

@@ -411,13 +411,7 @@ simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uin
 /* A failed system call: its errno's text as the system words it. */
 static simhash_err os_fail(simhash_error *e, int os_err)
 {
-	char buf[256];
-
-	if (!e)
-		return SIMHASH_EIO;
-	sh_error_set(e, SIMHASH_EIO, "%s", strerror_r(os_err, buf, sizeof buf));
-	e->os_err = os_err;
-	return SIMHASH_EIO;
+	return sh_error_errno(e, SIMHASH_EIO, os_err, 0);
 }
 
 /* What the fixed header of a file says, once check_header has checked it. */
