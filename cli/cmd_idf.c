@@ -200,7 +200,7 @@ static int build(int argc, char **argv)
 			goto out;
 	err = simhash_idf_finish(bd.idf);
 	if (!err)
-		err = simhash_idf_save(bd.idf, output);
+		err = simhash_idf_save(bd.idf, output, NULL);
 	if (err) {
 		cli_err("%s: %s", output, simhash_strerror(err));
 		goto out;

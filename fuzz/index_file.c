@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	}
 	snprintf(copy, sizeof copy, "%s.copy", path);
-	if (simhash_index_save(ix, copy) != SIMHASH_OK || simhash_index_open(copy, &ix2, NULL) != SIMHASH_OK)
+	if (simhash_index_save(ix, copy, NULL) != SIMHASH_OK || simhash_index_open(copy, &ix2, NULL) != SIMHASH_OK)
 		FAIL("cannot save and reopen an opened index");
 	for (unsigned k = 0; k <= simhash_index_max_dist(ix); k++) {
 		simhash_fp q = {{0, 0}, simhash_index_bits(ix)};

@@ -491,8 +491,10 @@ SIMHASH_API simhash_err simhash_idf_load(const char *path, simhash_idf **out, si
 
 /* Writes `term<TAB>idf` lines sorted by term, atomically (temp file, fsync,
  * rename). Terms that load could not read back (holding a tab or newline, or
- * starting with '#' or a byte-order mark) are skipped. Thread safety: many readers. */
-SIMHASH_API simhash_err simhash_idf_save(const simhash_idf *idf, const char *path);
+ * starting with '#' or a byte-order mark) are skipped. SIMHASH_EIO with
+ * err->os_err. Thread safety: many readers. */
+SIMHASH_API simhash_err simhash_idf_save(const simhash_idf *idf, const char *path,
+					 simhash_error *err);
 
 /* A 64-bit digest of the table's contents, part of the scheme string. */
 SIMHASH_API uint64_t simhash_idf_digest(const simhash_idf *idf);
@@ -719,8 +721,11 @@ SIMHASH_API simhash_err simhash_index_get_plan(const simhash_index *ix, simhash_
 /* Writes the index to path atomically (temp file, fsync, rename), compacted
  * into one segment with its tables, so that open needs no rebuild. The file
  * is little-endian with a magic, format version, width, scheme, count and a
- * header checksum (docs/format.md). Thread safety: many readers, one writer. */
-SIMHASH_API simhash_err simhash_index_save(const simhash_index *ix, const char *path);
+ * header checksum (docs/format.md). SIMHASH_EIO with err->os_err; SIMHASH_EINVAL
+ * for a path that cannot be replaced (err->msg says why).
+ * Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_save(const simhash_index *ix, const char *path,
+					   simhash_error *err);
 /* Builds the index of n fingerprints straight into the file at path: the same
  * bytes as simhash_index_build into the empty ix, then simhash_index_save,
  * but each table is built (on `threads` threads, 0 = 1), written and freed
@@ -728,9 +733,11 @@ SIMHASH_API simhash_err simhash_index_save(const simhash_index *ix, const char *
  * fps and ids are the caller's and serve as scratch: they are left sorted by
  * (fp, id) with repeated pairs removed. ix gives the width, max_dist,
  * layout, scheme and user bytes and must be empty (else SIMHASH_EINVAL); it
- * is not changed. Thread safety: many readers, one writer. */
+ * is not changed. Errors as simhash_index_save's. Thread safety: many
+ * readers, one writer. */
 SIMHASH_API simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uint64_t *ids,
-						 size_t n, unsigned threads, const char *path);
+						 size_t n, unsigned threads, const char *path,
+						 simhash_error *err);
 /* Opens a saved index by memory map, in time independent of its size; the
  * header is checked before use. SIMHASH_EIO if unreadable (err->os_err),
  * SIMHASH_EVERSION if written by a newer format version, SIMHASH_ECORRUPT if

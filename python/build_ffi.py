@@ -149,7 +149,7 @@ unsigned simhash_index_bits(const simhash_index *ix);
 unsigned simhash_index_max_dist(const simhash_index *ix);
 simhash_err simhash_index_get_stats(const simhash_index *ix, simhash_index_stats *st);
 simhash_err simhash_index_get_plan(const simhash_index *ix, simhash_index_plan *plan);
-simhash_err simhash_index_save(const simhash_index *ix, const char *path);
+simhash_err simhash_index_save(const simhash_index *ix, const char *path, simhash_error *err);
 simhash_err simhash_index_open(const char *path, simhash_index **out, simhash_error *err);
 
 typedef struct simhash_pair { uint64_t a; uint64_t b; unsigned dist; } simhash_pair;

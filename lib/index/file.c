@@ -331,39 +331,44 @@ static simhash_err save_file(const simhash_index *ix, sh_ix_seg *s, simhash_outf
 /* The library's one atomic writer: temp file, fsync, rename, fsync of the
  * directory; an existing file keeps its mode. */
 static simhash_err write_atomic(const simhash_index *ix, sh_ix_seg *s, const char *path, int build,
-				unsigned threads, void *scratch)
+				unsigned threads, void *scratch, simhash_error *e)
 {
 	simhash_outfile *f;
-	simhash_err err = simhash_outfile_open(path, &f, NULL);
+	simhash_err err = simhash_outfile_open(path, &f, e);
+	int os_err;
 
 	if (err)
 		return err;
 	err = build ? build_file(ix, s, f, threads, scratch) : save_file(ix, s, f);
-	if (err)
-		simhash_outfile_abort(f);
-	else
-		err = simhash_outfile_commit(f, NULL);
-	return err;
+	os_err = errno; /* of the write, mapping or sync that failed (SIMHASH_EIO) */
+	if (!err)
+		return simhash_outfile_commit(f, e);
+	simhash_outfile_abort(f);
+	if (err == SIMHASH_EIO && os_err)
+		return sh_error_errno(e, err, os_err, 1);
+	return sh_error_code(e, err);
 }
 
-simhash_err simhash_index_save(const simhash_index *ix, const char *path)
+simhash_err simhash_index_save(const simhash_index *ix, const char *path, simhash_error *e)
 {
 	sh_ix_seg *tmp_seg = NULL;
 	const sh_ix_seg *s;
 	simhash_err err;
 
 	if (!ix || !path || !*path)
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	pthread_rwlock_rdlock((pthread_rwlock_t *)&ix->lock);
 	if (ix->n_seg == 1 && ix->seg[0]->n_dead == 0) {
 		s = ix->seg[0];
 	} else {
 		err = sh_ix_compact_copy(ix, &tmp_seg);
-		if (err)
+		if (err) {
+			sh_error_code(e, err);
 			goto out_unlock;
+		}
 		s = tmp_seg;
 	}
-	err = write_atomic(ix, (sh_ix_seg *)s, path, 0, 1, NULL);
+	err = write_atomic(ix, (sh_ix_seg *)s, path, 0, 1, NULL, e);
 out_unlock:
 	pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
 	sh_ix_seg_free(tmp_seg);
@@ -371,7 +376,7 @@ out_unlock:
 }
 
 simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uint64_t *ids, size_t n,
-				     unsigned threads, const char *path)
+				     unsigned threads, const char *path, simhash_error *e)
 {
 	sh_ix_seg *s;
 	simhash_index_plan plan;
@@ -379,7 +384,7 @@ simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uin
 	void *scratch;
 
 	if (!ix || !path || !*path || (n && (!fps || !ids)) || n > UINT32_MAX || ix->n_seg)
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	/* one scratch for the sort (16 bytes a row) and then the tables'
 	 * scatter (8 * words + 4): fresh pages cost their zeroing once.
 	 * Without it, the sort makes its own and the tables go in one pass. */
@@ -387,12 +392,12 @@ simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uin
 	n = sh_ix_sort_unique_buf(fps, ids, n, ix->words, threads, scratch);
 	if (n == SIZE_MAX || n == 0) {
 		free(scratch);
-		return n ? SIMHASH_ENOMEM : simhash_index_save(ix, path);
+		return n ? sh_error_code(e, SIMHASH_ENOMEM) : simhash_index_save(ix, path, e);
 	}
 	s = calloc(1, sizeof *s);
 	if (!s) {
 		free(scratch);
-		return SIMHASH_ENOMEM;
+		return sh_error_code(e, SIMHASH_ENOMEM);
 	}
 	/* the segment simhash_index_build would make, its tables still to come */
 	s->n = n, s->fps = fps, s->ids = ids;
@@ -400,8 +405,10 @@ simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uin
 	if (!err) {
 		sh_ix_seg_geometry(s, ix->bits, &plan);
 		pthread_rwlock_rdlock((pthread_rwlock_t *)&ix->lock);
-		err = write_atomic(ix, s, path, 1, threads, scratch);
+		err = write_atomic(ix, s, path, 1, threads, scratch, e);
 		pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
+	} else {
+		sh_error_code(e, err);
 	}
 	free(s);
 	free(scratch);

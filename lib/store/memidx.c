@@ -185,7 +185,7 @@ simhash_err sh_memidx_save(const sh_memidx *m, const char *path, const sh_idx_st
 	sh_idx_stamp_encode(stamp, p);
 	if ((e = simhash_index_set_user(m->ix, p, sizeof p)) != SIMHASH_OK)
 		return e;
-	return simhash_index_save(m->ix, path);
+	return simhash_index_save(m->ix, path, NULL);
 }
 
 simhash_err sh_memidx_open(const char *path, unsigned bits, const char *scheme,

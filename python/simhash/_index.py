@@ -66,7 +66,7 @@ def _open_index(path):
 
 
 def _save_index(ix, path):
-    err = lib.simhash_index_save(ix, os.fsencode(path))
+    err = lib.simhash_index_save(ix, os.fsencode(path), ffi.NULL)
     if err:
         _core._raise(err, os.fsdecode(path))
 

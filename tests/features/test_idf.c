@@ -136,8 +136,8 @@ static void test_bad_arguments(void)
 	CHECK(simhash_idf_size(idf) == 0);
 	CHECK(simhash_idf_size(NULL) == 0);
 	CHECK(simhash_idf_finish(NULL) == SIMHASH_EINVAL);
-	CHECK(simhash_idf_save(NULL, tmp_path("x")) == SIMHASH_EINVAL);
-	CHECK(simhash_idf_save(idf, NULL) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_save(NULL, tmp_path("x"), NULL) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_save(idf, NULL, NULL) == SIMHASH_EINVAL);
 	CHECK(simhash_idf_load(NULL, &idf, NULL) == SIMHASH_EINVAL);
 	simhash_idf_free(idf);
 	simhash_idf_free(NULL);
@@ -415,7 +415,7 @@ static void test_save_writes_sorted_exact_lines(void)
 	const char *path = tmp_path("sorted.idf");
 	struct stat st;
 
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_OK);
+	CHECK(simhash_idf_save(idf, path, NULL) == SIMHASH_OK);
 	CHECK_STR(read_text(path), "\t7\n"
 				   "a b\t3.5\n"
 				   "alpha\t2\n"
@@ -448,7 +448,7 @@ static void test_save_load_round_trip_is_exact(void)
 	}
 	simhash_idf_set(a, "", 0, 0.25);
 	simhash_idf_set(a, "nul\0byte", 8, 0.75);
-	CHECK(simhash_idf_save(a, path) == SIMHASH_OK);
+	CHECK(simhash_idf_save(a, path, NULL) == SIMHASH_OK);
 	CHECK(simhash_idf_load(path, &b, &e) == SIMHASH_OK);
 	CHECK(e.line == 99); /* the detail is left as it was on success */
 	CHECK(b != NULL);
@@ -480,7 +480,7 @@ static void test_save_skips_terms_that_cannot_round_trip(void)
 	simhash_idf *idf = table_of(t, v, 6), *back = NULL;
 	const char *path = tmp_path("skip.idf");
 
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_OK);
+	CHECK(simhash_idf_save(idf, path, NULL) == SIMHASH_OK);
 	CHECK_STR(read_text(path), "in#side\t6\nok\t4\n");
 	CHECK(simhash_idf_load(path, &back, NULL) == SIMHASH_OK);
 	CHECK(simhash_idf_size(back) == 2);
@@ -601,9 +601,11 @@ static void test_save_into_missing_dir_fails_and_leaves_nothing(void)
 	simhash_idf *idf = table_of(t, v, 1);
 	char path[300];
 	struct stat st;
+	simhash_error e;
 
 	snprintf(path, sizeof path, "%s/no-such-dir/out.idf", tmpdir);
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_EIO);
+	CHECK(simhash_idf_save(idf, path, &e) == SIMHASH_EIO);
+	CHECK(e.code == SIMHASH_EIO && e.os_err == ENOENT);
 	CHECK(stat(tmp_path("no-such-dir"), &st) != 0);
 	CHECK(count_dir_entries(tmpdir) == 0);
 	simhash_idf_free(idf);
@@ -618,13 +620,13 @@ static void test_save_replaces_atomically_and_cleans_up_on_error(void)
 	const char *dir = tmp_path("a-dir");
 
 	write_file(path, "old 1\nold2 3\n", 13);
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_OK);
+	CHECK(simhash_idf_save(idf, path, NULL) == SIMHASH_OK);
 	CHECK_STR(read_text(path), "new\t2\n");
 	CHECK(count_dir_entries(tmpdir) == 1);
 	/* rename onto a non-empty directory fails: the temp file must go */
 	CHECK(mkdir(dir, 0755) == 0);
 	write_file(tmp_path("a-dir/keep"), "x", 1);
-	CHECK(simhash_idf_save(idf, dir) == SIMHASH_EIO);
+	CHECK(simhash_idf_save(idf, dir, NULL) == SIMHASH_EIO);
 	CHECK(count_dir_entries(tmpdir) == 2); /* old.idf and a-dir */
 	unlink(tmp_path("a-dir/keep"));
 	rmdir(dir);
@@ -709,7 +711,7 @@ static void test_files_ignore_the_process_locale(void)
 		simhash_idf_free(idf);
 		return;
 	}
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_OK);
+	CHECK(simhash_idf_save(idf, path, NULL) == SIMHASH_OK);
 	CHECK_STR(read_text(path), "a\t2.5\nb\t0.10000000000000001\n");
 	CHECK(simhash_idf_load(path, &back, NULL) == SIMHASH_OK);
 	CHECK(simhash_idf_get(back, S("a")) == 2.5);

@@ -256,7 +256,7 @@ static void check_config(unsigned bits, enum dist d, unsigned max_dist, int layo
 		simhash_index *ix2 = NULL;
 		close(fd);
 		CHECK(simhash_index_set_scheme(ix, "v1/test") == SIMHASH_OK);
-		CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
+		CHECK(simhash_index_save(ix, path, NULL) == SIMHASH_OK);
 		CHECK(simhash_index_open(path, &ix2, NULL) == SIMHASH_OK);
 		if (ix2) {
 			CHECK_EQ_U64(simhash_index_count(ix2), r.n);
@@ -405,7 +405,7 @@ static void test_bad_files_are_refused(void)
 		fps[i] = rnd(), ids[i] = (uint64_t)i;
 	CHECK(simhash_index_new(64, 3, &ix) == SIMHASH_OK);
 	CHECK(simhash_index_build(ix, fps, ids, 100, 1) == SIMHASH_OK);
-	CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
+	CHECK(simhash_index_save(ix, path, NULL) == SIMHASH_OK);
 	simhash_index_free(ix);
 	f = fopen(path, "rb");
 	fseek(f, 0, SEEK_END);
@@ -604,7 +604,7 @@ static void test_thread_count_never_changes_the_file(void)
 				CHECK(simhash_index_new(cf[c].bits, cf[c].k, &ix) == SIMHASH_OK);
 				CHECK(simhash_index_set_layout(ix, SIMHASH_LAYOUT_MIH, cf[c].m) == SIMHASH_OK);
 				CHECK(simhash_index_build(ix, fps, ids, n, threads[t]) == SIMHASH_OK);
-				CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
+				CHECK(simhash_index_save(ix, path, NULL) == SIMHASH_OK);
 				simhash_index_free(ix);
 				bytes = slurp(path, &len);
 				CHECK(bytes != NULL);
@@ -628,7 +628,7 @@ static void test_thread_count_never_changes_the_file(void)
 				what = buf;
 				CHECK(simhash_index_new(cf[c].bits, cf[c].k, &ix) == SIMHASH_OK);
 				CHECK(simhash_index_set_layout(ix, SIMHASH_LAYOUT_MIH, cf[c].m) == SIMHASH_OK);
-				CHECK(simhash_index_build_file(ix, f2, i2, n, threads[t], path) == SIMHASH_OK);
+				CHECK(simhash_index_build_file(ix, f2, i2, n, threads[t], path, NULL) == SIMHASH_OK);
 				CHECK(simhash_index_count(ix) == 0);
 				simhash_index_free(ix);
 				bytes = slurp(path, &len);
