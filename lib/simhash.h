@@ -93,7 +93,8 @@ SIMHASH_API const char *simhash_strerror(simhash_err err);
  */
 
 /* The detail of a failure (convention 2): a value the caller owns, usually
- * on its stack. */
+ * on its stack, and one per thread like any output. Its layout never
+ * changes; new kinds of detail go into msg. */
 #define SIMHASH_ERROR_MSG_MAX 512
 typedef struct simhash_error {
 	simhash_err code;  /* what the function returned */
@@ -101,7 +102,7 @@ typedef struct simhash_error {
 	uint64_t line;     /* 1-based line of a text file at fault; 0: none */
 	uint64_t offset;   /* SIMHASH_EUTF8: byte offset of the first invalid sequence */
 	uint64_t index;    /* a batch: the number of the item at fault */
-	char msg[SIMHASH_ERROR_MSG_MAX]; /* lowercase, no final period, NUL-terminated */
+	char msg[SIMHASH_ERROR_MSG_MAX]; /* one line, no final period, NUL-terminated */
 } simhash_error;
 
 /* Writes "ICU 72.1, Unicode 15.0" (the versions normalization runs with; a
