@@ -371,8 +371,9 @@ int sh_store_stats(struct api *api, json_t *j, struct api_reply *r)
 
 int sh_store_commits(struct api *api, struct sh_store_figures *f)
 {
-	simhash_store_stats s = { .size = sizeof(s) };
+	simhash_store_stats s;
 
+	simhash_store_stats_init(&s);
 	if (!api->store || simhash_store_stats_get(api->store->st, &s, NULL))
 		return -1;
 	f->commits = s.n_commits;
