@@ -132,6 +132,7 @@ int main(int argc, char **argv)
 	uint64_t plant[200000];
 	simhash_index *ix, *scan;
 	simhash_index_stats st;
+	simhash_index_plan plan;
 
 	if (argc < 4) {
 		fprintf(stderr, "usage: index_query N P_ONE|clustered K [K...]\n");
@@ -177,10 +178,13 @@ int main(int argc, char **argv)
 		if (simhash_index_build(ix, fps, ids, n, 1))
 			return 1;
 		printf("index build n=%zu %s k=%u: %.2f s (1 thread)\n", n, dist, k, now() - t0);
+		simhash_index_stats_init(&st);
+		simhash_index_plan_init(&plan);
 		simhash_index_get_stats(ix, &st);
+		simhash_index_get_plan(ix, &plan);
 		printf("index memory n=%zu k=%u: %.1f bytes per fingerprint (%s, %u chunks, %u tables)\n", n, k,
-		       (double)st.memory / (double)n, st.plan.layout == SIMHASH_LAYOUT_MIH ? "mih" : "scan",
-		       st.plan.n_chunks, st.plan.n_tables);
+		       (double)st.memory / (double)n, plan.layout == SIMHASH_LAYOUT_MIH ? "mih" : "scan",
+		       plan.n_chunks, plan.n_tables);
 		state = 0xabcdef + k;
 		for (size_t i = 0; i < nq; i++) {
 			simhash_fp q = {{draw(p), 0}, 64};

@@ -94,7 +94,7 @@ static double all_texts(simhash_ctx *ctx, unsigned char **texts, size_t *lens, i
 
 	*digest = 0;
 	for (int i = 0; i < n; i++) {
-		if (simhash_fingerprint(ctx, (const char *)texts[i], lens[i], &fp)) {
+		if (simhash_fingerprint(ctx, (const char *)texts[i], lens[i], &fp, NULL)) {
 			fprintf(stderr, "interrupt: fingerprint failed\n");
 			exit(1);
 		}
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	flag = 0;
 	for (int k = 0; k < 2; k++) {
 		whole = seconds(CLOCK_MONOTONIC);
-		simhash_fingerprint(hooked, joined, total, &fp);
+		simhash_fingerprint(hooked, joined, total, &fp, NULL);
 		whole = seconds(CLOCK_MONOTONIC) - whole;
 	}
 	for (int p = 0; p < 9; p++) {
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 		flag = 0;
 		flag_after = whole * (p + 1) / 10;
 		pthread_create(&th, NULL, raise_flag, NULL);
-		err = simhash_fingerprint(hooked, joined, total, &fp);
+		err = simhash_fingerprint(hooked, joined, total, &fp, NULL);
 		end = seconds(caller_clock);
 		pthread_join(th, NULL);
 		/* a call that ended before the flag had nothing to wait for */

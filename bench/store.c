@@ -49,21 +49,19 @@ static uint64_t mix(uint64_t z)
 
 static void die(const char *what, simhash_store *st, simhash_err e)
 {
-	char err[SIMHASH_STORE_ERR_MAX] = "";
-
-	simhash_store_errmsg(st, err, sizeof err);
-	fprintf(stderr, "store bench: %s: %s %s\n", what, simhash_strerror(e), err);
+	(void)st; /* the detail of a failed call is the call's: the code says enough here */
+	fprintf(stderr, "store bench: %s: %s\n", what, simhash_strerror(e));
 	exit(1);
 }
 
 static simhash_store *open_rw(const char *path)
 {
-	char err[SIMHASH_STORE_ERR_MAX];
+	simhash_error err;
 	simhash_store *st;
-	simhash_err e = simhash_store_open(path, 0, &st, err, sizeof err);
+	simhash_err e = simhash_store_open(path, 0, &st, &err);
 
 	if (e) {
-		fprintf(stderr, "store bench: %s\n", err);
+		fprintf(stderr, "store bench: %s\n", err.msg);
 		exit(1);
 	}
 	return st;
@@ -92,7 +90,7 @@ static void add_range(simhash_store *st, uint64_t first, uint64_t n)
 			snprintf(ids[j], 16, "d%011llu", (unsigned long long)(i + j));
 			docs[j] = (simhash_store_doc){ ids[j], 12, { { mix(i + j), 0 }, 64 }, NULL, 0, 0 };
 		}
-		if ((e = simhash_store_put_many(st, docs, m)))
+		if ((e = simhash_store_put_many(st, docs, m, NULL)))
 			die("put", st, e);
 	}
 	free(docs);
@@ -115,7 +113,7 @@ static void crash_after_changes(const char *path, uint64_t n, uint64_t n_del, ui
 			simhash_err e;
 
 			snprintf(id, sizeof id, "d%011llu", (unsigned long long)(i * 7));
-			if ((e = simhash_store_delete(st, id, 12, NULL)))
+			if ((e = simhash_store_delete(st, id, 12, NULL, NULL)))
 				die("delete", st, e);
 		}
 		add_range(st, n, n_add);
@@ -142,7 +140,7 @@ static void time_open(const char *path, const char *what)
 	getrusage(RUSAGE_SELF, &r1);
 	cpu = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) + (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) * 1e-6 +
 	      (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) + (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) * 1e-6;
-	simhash_store_stats_get(st, &s);
+	simhash_store_stats_get(st, &s, NULL);
 	printf("store open: %s: %.3f s (cpu %.3f s) for %llu documents, ", what, t1 - t0, cpu,
 	       (unsigned long long)s.n_docs);
 	if (s.open_replayed == UINT64_MAX)
@@ -168,7 +166,7 @@ static int bench_open(uint64_t n, const char *path)
 	simhash_err e;
 
 	simhash_config_init(&cfg);
-	if ((e = simhash_store_create(path, &cfg, &st, NULL, 0)))
+	if ((e = simhash_store_create(path, &cfg, &st, NULL)))
 		die("create", NULL, e);
 	t0 = now();
 	add_range(st, 0, n);
@@ -177,7 +175,7 @@ static int bench_open(uint64_t n, const char *path)
 	       "checkpoints in the background)\n",
 	       (unsigned long long)n, t1 - t0, n / (t1 - t0));
 	t0 = now();
-	if ((e = simhash_store_checkpoint(st)))
+	if ((e = simhash_store_checkpoint(st, NULL)))
 		die("checkpoint", st, e);
 	printf("store open: checkpoint %.2f s\n", now() - t0);
 	t0 = now();
@@ -215,7 +213,7 @@ static void *cap_thread(void *p)
 	simhash_err e;
 
 	simhash_config_init(&cfg);
-	simhash_store_config(a->st, &cfg);
+	simhash_store_config(a->st, &cfg, NULL);
 	if (simhash_ctx_new(&cfg, &ctx) || simhash_store_results_new(&r))
 		exit(1);
 	while (!*a->stop) {
@@ -231,8 +229,8 @@ static void *cap_thread(void *p)
 			       (unsigned long long)x, (unsigned long long)(x >> 40),
 			       (unsigned long long)(x & 0xffff));
 		d.id_len = (size_t)snprintf(id, sizeof id, "c%d-%llu", a->t, (unsigned long long)a->n);
-		simhash_fingerprint(ctx, text, (size_t)len, &d.fp);
-		if ((e = simhash_store_check_and_put(a->st, &d, 3, 10, 0, r, &added)))
+		simhash_fingerprint(ctx, text, (size_t)len, &d.fp, NULL);
+		if ((e = simhash_store_check_and_put(a->st, &d, 3, 10, 0, r, &added, NULL)))
 			die("check_and_put", a->st, e);
 		a->dups += simhash_store_results_count(r) > 0;
 		a->n++;
@@ -251,7 +249,7 @@ static double run_cap(simhash_store *st, int threads, double seconds, uint64_t *
 	uint64_t n = 0;
 	double t0, t1;
 
-	simhash_store_stats_get(st, &s0);
+	simhash_store_stats_get(st, &s0, NULL);
 	t0 = now();
 	for (int t = 0; t < threads; t++) {
 		a[t] = (struct cap_arg){ st, t + threads * 1000, &stop, 0, 0 };
@@ -264,7 +262,7 @@ static double run_cap(simhash_store *st, int threads, double seconds, uint64_t *
 		n += a[t].n;
 	}
 	t1 = now();
-	simhash_store_stats_get(st, &s1);
+	simhash_store_stats_get(st, &s1, NULL);
 	*commits = s1.n_commits - s0.n_commits;
 	free(a);
 	free(th);
@@ -278,7 +276,7 @@ static int bench_cap(const char *path, int threads, double seconds)
 	uint64_t c1, cn;
 	double base, rate;
 
-	simhash_store_stats_get(st, &s);
+	simhash_store_stats_get(st, &s, NULL);
 	base = run_cap(st, 1, seconds, &c1);
 	rate = run_cap(st, threads, seconds, &cn);
 	printf("store check-and-put (durable, k 3, short texts, %llu stored): "
@@ -313,7 +311,7 @@ static void *q_thread(void *p)
 			simhash_index_query(a->ix, &fp, 3, &m);
 			a->hits += m.n;
 		} else {
-			simhash_store_query(a->st, &fp, 3, 0, r);
+			simhash_store_query(a->st, &fp, 3, 0, r, NULL);
 			a->hits += simhash_store_results_count(r);
 		}
 		a->n++;
@@ -356,7 +354,7 @@ static int bench_query(const char *path, int threads, double seconds)
 	simhash_index *ix;
 	double base, rate;
 
-	simhash_store_stats_get(st, &s);
+	simhash_store_stats_get(st, &s, NULL);
 	n = s.n_docs < 1000000 ? s.n_docs : 1000000;
 	fps = malloc(n * 8);
 	ids = malloc(n * 8);
@@ -408,7 +406,8 @@ static int bench_sum(const char *path, uint64_t n)
 	simhash_store *st;
 	simhash_config cfg;
 	simhash_store_doc *docs = calloc(1000, sizeof *docs);
-	char err[SIMHASH_STORE_ERR_MAX], (*ids)[24] = calloc(1000, 24), meta[201], tmp[4096];
+	char (*ids)[24] = calloc(1000, 24), meta[201], tmp[4096];
+	simhash_error err;
 	char fixed_id[24] = "d00000000000";
 	static uint8_t rec[32 + 16 + 201];
 	uint64_t acc = 0, n_docs;
@@ -416,11 +415,11 @@ static int bench_sum(const char *path, uint64_t n)
 	simhash_store_stats s = { .size = sizeof s };
 	simhash_err e;
 
-	if ((e = simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, err, sizeof err))) {
-		fprintf(stderr, "store bench: %s\n", err);
+	if ((e = simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, &err))) {
+		fprintf(stderr, "store bench: %s\n", err.msg);
 		return 1;
 	}
-	simhash_store_stats_get(st, &s);
+	simhash_store_stats_get(st, &s, NULL);
 	n_docs = s.n_docs ? s.n_docs : 1;
 	simhash_store_results_new(&r);
 	c0 = cpu_seconds();
@@ -428,7 +427,7 @@ static int bench_sum(const char *path, uint64_t n)
 		char id[24];
 
 		snprintf(id, sizeof id, "d%011llu", (unsigned long long)(mix(i) % n_docs));
-		if ((e = simhash_store_get(st, id, 12, r)))
+		if ((e = simhash_store_get(st, id, 12, r, NULL)))
 			die("get", st, e);
 		acc += simhash_store_results_count(r);
 	}
@@ -448,8 +447,8 @@ static int bench_sum(const char *path, uint64_t n)
 
 	snprintf(tmp, sizeof tmp, "%s.sum", path);
 	simhash_config_init(&cfg);
-	if ((e = simhash_store_create(tmp, &cfg, &st, err, sizeof err))) {
-		fprintf(stderr, "store bench: %s\n", err);
+	if ((e = simhash_store_create(tmp, &cfg, &st, &err))) {
+		fprintf(stderr, "store bench: %s\n", err.msg);
 		return 1;
 	}
 	for (int j = 0; j < 200; j++)
@@ -464,7 +463,7 @@ static int bench_sum(const char *path, uint64_t n)
 			snprintf(ids[j], 24, "p%011llu", (unsigned long long)(i + j));
 			docs[j] = (simhash_store_doc){ ids[j], 12, { { mix(i + j), 0 }, 64 }, meta, 200, 0 };
 		}
-		if ((e = simhash_store_put_many(st, docs, m)))
+		if ((e = simhash_store_put_many(st, docs, m, NULL)))
 			die("put", st, e);
 	}
 	put_cpu = cpu_seconds() - c0;

@@ -125,12 +125,12 @@ static int compare_fps(const char *a, const char *b, struct result *r)
 	return EXIT_OK;
 }
 
-static int text_error(simhash_ctx *ctx, simhash_err err, const char *what)
+static int text_error(const simhash_error *e, const char *what)
 {
-	if (err == SIMHASH_EUTF8)
-		cli_err("%s: invalid UTF-8 at byte %zu", what, simhash_ctx_error_offset(ctx));
+	if (e->code == SIMHASH_EUTF8)
+		cli_err("%s: invalid UTF-8 at byte %llu", what, (unsigned long long)e->offset);
 	else
-		cli_err("%s: %s", what, simhash_strerror(err));
+		cli_err("%s: %s", what, simhash_strerror(e->code));
 	return EXIT_FAIL;
 }
 
@@ -140,6 +140,7 @@ static int compare_texts(const simhash_config *cfg, const struct sbuf *a, const 
 {
 	simhash_fp fa, fb;
 	simhash_ctx *ctx;
+	simhash_error e;
 	simhash_err err;
 	int ret = EXIT_FAIL;
 
@@ -148,23 +149,23 @@ static int compare_texts(const simhash_config *cfg, const struct sbuf *a, const 
 		cli_err("compare: %s", simhash_strerror(err));
 		return err == SIMHASH_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
-	err = simhash_fingerprint(ctx, a->p, a->len, &fa);
+	err = simhash_fingerprint(ctx, a->p, a->len, &fa, &e);
 	if (err) {
-		ret = text_error(ctx, err, wa);
+		ret = text_error(&e, wa);
 		goto out_ctx;
 	}
-	err = simhash_fingerprint(ctx, b->p, b->len, &fb);
+	err = simhash_fingerprint(ctx, b->p, b->len, &fb, &e);
 	if (err) {
-		ret = text_error(ctx, err, wb);
+		ret = text_error(&e, wb);
 		goto out_ctx;
 	}
 	/* The library defines no exact similarity for the Python compatibility
 	 * mode (its features are not the configured ones): fingerprints only. */
 	if (cfg->compat == SIMHASH_COMPAT_NONE) {
 		err = simhash_text_similarity(ctx, a->p, a->len, b->p, b->len, &r->cosine,
-					      &r->jaccard);
+					      &r->jaccard, &e);
 		if (err) {
-			ret = text_error(ctx, err, "compare");
+			ret = text_error(&e, "compare");
 			goto out_ctx;
 		}
 		r->texts = 1;

@@ -246,7 +246,8 @@ static int against_index(const char *path, const struct dedup_docs *d, unsigned 
 			 const simhash_config *cfg, struct outfile *out, enum output mode,
 			 size_t *n_pairs, const struct dedup_input *ins, const struct dedup_run *run)
 {
-	char why[256] = "", scheme[SIMHASH_SCHEME_MAX];
+	char scheme[SIMHASH_SCHEME_MAX];
+	simhash_error why;
 	simhash_index *ix = NULL;
 	simhash_matches m = { 0 };
 	struct sbuf b = { 0 };
@@ -255,9 +256,9 @@ static int against_index(const char *path, const struct dedup_docs *d, unsigned 
 	size_t i, j;
 	int ret = EXIT_OK;
 
-	err = simhash_index_open_ex(path, &ix, why, sizeof(why));
+	err = simhash_index_open(path, &ix, &why);
 	if (err) {
-		cli_err("%s: %s", path, why[0] ? why : simhash_strerror(err));
+		cli_err("%s: %s", path, why.msg);
 		return EXIT_FAIL;
 	}
 	simhash_config_scheme(cfg, scheme, sizeof(scheme));

@@ -140,7 +140,7 @@ static void check_idf(struct run *run, simhash_ctx *ctx, const char *text, size_
 
 	if (!run->idf_check || __atomic_load_n(&run->idf_any_known, __ATOMIC_RELAXED))
 		return;
-	if (simhash_idf_coverage(run->cfg->idf, ctx, text, len, &n_features, &n_known))
+	if (simhash_idf_coverage(run->cfg->idf, ctx, text, len, &n_features, &n_known, NULL))
 		return;
 	if (n_features)
 		__atomic_store_n(&run->idf_any_feature, 1, __ATOMIC_RELAXED);

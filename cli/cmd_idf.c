@@ -66,11 +66,12 @@ static void help(void)
 static int add_text(struct build *bd, const char *text, size_t len, const char *path,
 		    uint64_t line)
 {
-	simhash_err err = simhash_idf_add_document(bd->idf, bd->ctx, text, len);
+	simhash_error e;
+	simhash_err err = simhash_idf_add_document(bd->idf, bd->ctx, text, len, &e);
 
 	if (err == SIMHASH_EUTF8) {
-		cli_err("%s:%llu: invalid UTF-8 at byte %zu", display_name(path),
-			(unsigned long long)line, simhash_ctx_error_offset(bd->ctx));
+		cli_err("%s:%llu: invalid UTF-8 at byte %llu", display_name(path),
+			(unsigned long long)line, (unsigned long long)e.offset);
 		return skip(bd);
 	}
 	if (err) {
@@ -199,7 +200,7 @@ static int build(int argc, char **argv)
 			goto out;
 	err = simhash_idf_finish(bd.idf);
 	if (!err)
-		err = simhash_idf_save(bd.idf, output);
+		err = simhash_idf_save(bd.idf, output, NULL);
 	if (err) {
 		cli_err("%s: %s", output, simhash_strerror(err));
 		goto out;

@@ -394,14 +394,14 @@ static int read_bin(const char *path, unsigned *bits, const char **scheme, char 
 		    line_fn fn, void *arg)
 {
 	simhash_fpfile *f;
-	const char *why = NULL;
+	simhash_error why;
 	struct sbuf id = {0};
 	simhash_err err = simhash_fpfile_open(path, &f, &why);
 	uint64_t n;
 	int ret = 0;
 
 	if (err) {
-		cli_err("%s: %s", path, why ? why : simhash_strerror(err));
+		cli_err("%s: %s", path, why.msg);
 		return -1;
 	}
 	if (simhash_fpfile_bits(f) == 32) {
@@ -694,10 +694,11 @@ static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t 
 
 static int save_index(simhash_index *ix, const char *path)
 {
-	simhash_err err = simhash_index_save(ix, path);
+	simhash_error e;
+	simhash_err err = simhash_index_save(ix, path, &e);
 	if (err) {
 		cli_err("%s: cannot write the index: %s", path,
-			err == SIMHASH_EINVAL ? "not a regular file" : strerror(errno ? errno : EIO));
+			err == SIMHASH_EINVAL ? "not a regular file" : strerror(e.os_err ? e.os_err : EIO));
 		return -1;
 	}
 	return 0;
@@ -728,6 +729,7 @@ int index_cmd_build(int argc, char **argv)
 	char scheme_buf[SIMHASH_SCHEME_MAX];
 	unsigned bits = 0;
 	int optind, ret;
+	simhash_error e;
 	simhash_err err;
 
 	ret = index_parse_args("index build", argc, argv, &a, NULL, &optind);
@@ -788,14 +790,14 @@ int index_cmd_build(int argc, char **argv)
 			 a.jobs > 1 ? "the tables in parallel" : "the tables");
 		progress_stage(&prog, stage); /* the build has no count to show */
 	}
-	err = simhash_index_build_file(ix, v.w, v.id, v.n, (unsigned)a.jobs, a.out);
+	err = simhash_index_build_file(ix, v.w, v.id, v.n, (unsigned)a.jobs, a.out, &e);
 	progress_end(&prog);
 	if (err == SIMHASH_ENOMEM) {
 		cli_err("index build: %s", simhash_strerror(err));
 		ret = EXIT_FAIL;
 	} else if (err) {
 		cli_err("%s: cannot write the index: %s", a.out,
-			err == SIMHASH_EINVAL ? "not a regular file" : strerror(errno ? errno : EIO));
+			err == SIMHASH_EINVAL ? "not a regular file" : strerror(e.os_err ? e.os_err : EIO));
 		ret = EXIT_FAIL;
 	} else {
 		ret = EXIT_OK;

@@ -17,13 +17,11 @@
 #include "store_cmd.h"
 #include "util.h"
 
-#define ERR_MAX SIMHASH_STORE_ERR_MAX
-
 /* ---- the subcommands on stored documents */
 
 static int st_create(int argc, char **argv)
 {
-	char err[ERR_MAX];
+	simhash_error err;
 	struct cli_config cc;
 	simhash_store *st;
 	struct opts o;
@@ -41,9 +39,9 @@ static int st_create(int argc, char **argv)
 	}
 	if ((ret = cli_config_finish(&cc, "store create")) != EXIT_OK)
 		goto out;
-	e = simhash_store_create(argv[i], &cc.cfg, &st, err, sizeof err);
+	e = simhash_store_create(argv[i], &cc.cfg, &st, &err);
 	if (e) {
-		cli_err("%s", err[0] ? err : simhash_strerror(e));
+		cli_err("%s", err.msg);
 		ret = e == SIMHASH_EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		goto out;
 	}
@@ -61,6 +59,7 @@ static int st_ids(int argc, char **argv, int del)
 	simhash_store_results *r = NULL;
 	struct sbuf out = { 0 };
 	simhash_store *st;
+	simhash_error se;
 	struct opts o;
 	int ret, i;
 
@@ -89,9 +88,9 @@ static int st_ids(int argc, char **argv, int del)
 			continue;
 		}
 		if (del) {
-			e = simhash_store_delete(st, argv[a], len, &found);
+			e = simhash_store_delete(st, argv[a], len, &found, &se);
 		} else {
-			e = simhash_store_get(st, argv[a], len, r);
+			e = simhash_store_get(st, argv[a], len, r, &se);
 			found = simhash_store_results_count(r) == 1;
 			if (!e && found && (store_add_json_doc(&out, simhash_store_results_get(r, 0), 0) ||
 					    sbuf_addc(&out, '\n')))
@@ -99,7 +98,7 @@ static int st_ids(int argc, char **argv, int del)
 			store_write_out(stdout, &out);
 		}
 		if (e) {
-			store_fail(st, cmd, e);
+			store_fail(cmd, &se);
 			ret = EXIT_FAIL;
 			break;
 		}
@@ -149,6 +148,7 @@ static int st_expire(int argc, char **argv)
 	struct opts o;
 	int64_t age;
 	size_t n;
+	simhash_error se;
 	simhash_err e;
 	int ret, i;
 
@@ -167,9 +167,9 @@ static int st_expire(int argc, char **argv)
 	}
 	if (!(st = store_open(argv[i], 0)))
 		return EXIT_FAIL;
-	e = simhash_store_expire(st, (int64_t)time(NULL) - age, &n);
+	e = simhash_store_expire(st, (int64_t)time(NULL) - age, &n, &se);
 	if (e)
-		store_fail(st, "store expire", e);
+		store_fail("store expire", &se);
 	else
 		printf("expired %zu documents\n", n);
 	simhash_store_close(st);
@@ -178,13 +178,16 @@ static int st_expire(int argc, char **argv)
 
 static int st_stats(int argc, char **argv)
 {
-	simhash_store_stats s = { .size = sizeof s };
+	simhash_store_stats s;
 	simhash_store *st;
+	simhash_error se;
 	struct opts o;
 	simhash_err e;
 	int ret, i;
 
 	int rebuilt;
+
+	simhash_store_stats_init(&s);
 
 	ret = store_parse("store stats", BIT(OPT_JSON), NULL, argc, argv, &o, &i);
 	free(o.fps);
@@ -196,8 +199,8 @@ static int st_stats(int argc, char **argv)
 	}
 	if (!(st = store_open(argv[i], SIMHASH_STORE_RDONLY)))
 		return EXIT_FAIL;
-	if ((e = simhash_store_stats_get(st, &s)) != SIMHASH_OK) {
-		store_fail(st, "store stats", e);
+	if ((e = simhash_store_stats_get(st, &s, &se)) != SIMHASH_OK) {
+		store_fail("store stats", &se);
 		simhash_store_close(st);
 		return EXIT_FAIL;
 	}
@@ -254,6 +257,7 @@ static int st_export(int argc, char **argv)
 {
 	struct export_run x = { stdout, { 0 }, NULL, 0 };
 	simhash_store *st;
+	simhash_error se;
 	struct opts o;
 	simhash_err e;
 	int ret, i;
@@ -274,9 +278,9 @@ static int st_export(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	x.scheme = simhash_store_scheme(st);
-	e = simhash_store_each(st, export_one, &x);
+	e = simhash_store_each(st, export_one, &x, &se);
 	if (e)
-		store_fail(st, "store export", e);
+		store_fail("store export", &se);
 	else if (x.failed || store_write_out(x.f, &x.out) || (o.output && fflush(x.f)))
 		cli_err("store export: %s", o.output ? o.output : "write failed");
 	ret = e || x.failed ? EXIT_FAIL : EXIT_OK;
@@ -294,8 +298,9 @@ static void verify_problem(const char *problem, void *arg)
 
 static int st_verify(int argc, char **argv)
 {
-	simhash_store_stats s = { .size = sizeof s };
+	simhash_store_stats s;
 	simhash_store *st;
+	simhash_error se;
 	uint64_t n = 0;
 	struct opts o;
 	simhash_err e;
@@ -311,12 +316,13 @@ static int st_verify(int argc, char **argv)
 	}
 	if (!(st = store_open(argv[i], SIMHASH_STORE_RDONLY)))
 		return EXIT_FAIL;
-	e = simhash_store_verify(st, verify_problem, argv[i], &n);
+	simhash_store_stats_init(&s);
+	e = simhash_store_verify(st, verify_problem, argv[i], &n, &se);
 	if (e)
-		store_fail(st, "store verify", e);
+		store_fail("store verify", &se);
 	else if (n)
 		cli_err("%s: %llu problems", argv[i], (unsigned long long)n);
-	else if (simhash_store_stats_get(st, &s) == SIMHASH_OK)
+	else if (simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK)
 		printf("%s: ok, %llu documents\n", argv[i], (unsigned long long)s.n_docs);
 	simhash_store_close(st);
 	return e || n ? EXIT_FAIL : EXIT_OK;
@@ -338,7 +344,7 @@ static int st_upgrade(int argc, char **argv)
 		cli_err("store upgrade: unexpected argument '%s'", argv[i + 1]);
 		return EXIT_USAGE;
 	}
-	if (simhash_store_open(argv[i], SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK) {
+	if (simhash_store_open(argv[i], SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK) {
 		simhash_store_close(st);
 		printf("%s: format version %d already\n", argv[i], SIMHASH_STORE_FORMAT_VERSION);
 		return EXIT_OK;

@@ -303,7 +303,7 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 {
 	simhash_config *cfg = &cc->cfg;
 	simhash_err err;
-	size_t line = 0;
+	simhash_error e;
 
 	if (cfg->compat == SIMHASH_COMPAT_PYTHON_SIMHASH && cfg->bits == 32) {
 		cli_err("%s: --compat python-simhash needs --bits 64 or 128", cmd);
@@ -316,17 +316,17 @@ int cli_config_finish(struct cli_config *cc, const char *cmd)
 	if (cc->stopwords_path) {
 		if (!can_open(cc->stopwords_path))
 			return EXIT_FAIL;
-		err = simhash_stopwords_load(cc->stopwords_path, &cc->stopwords, &line);
+		err = simhash_stopwords_load(cc->stopwords_path, &cc->stopwords, &e);
 		if (err)
-			return load_error(cc->stopwords_path, err, line, "stop word");
+			return load_error(cc->stopwords_path, err, (size_t)e.line, "stop word");
 		cfg->stopwords = cc->stopwords;
 	}
 	if (cc->idf_path) {
 		if (!can_open(cc->idf_path))
 			return EXIT_FAIL;
-		err = simhash_idf_load(cc->idf_path, &cc->idf, &line);
+		err = simhash_idf_load(cc->idf_path, &cc->idf, &e);
 		if (err)
-			return load_error(cc->idf_path, err, line, "IDF");
+			return load_error(cc->idf_path, err, (size_t)e.line, "IDF");
 		cfg->idf = cc->idf;
 	}
 	/* --weight, --tf-cap or --hash alone mean the char n-grams of scheme v1 */

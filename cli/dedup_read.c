@@ -102,6 +102,7 @@ static int fingerprint(struct dedup_worker *w, struct batch *b, const char *text
 		       simhash_fp *fp, const char *path, uint64_t line)
 {
 	simhash_sketch sk;
+	simhash_error e;
 	simhash_err err;
 
 	if (w->near_mode) {
@@ -114,12 +115,11 @@ static int fingerprint(struct dedup_worker *w, struct batch *b, const char *text
 				return fail(b, path, line, "out of memory");
 		}
 	} else {
-		err = simhash_fingerprint(w->ctx, text, len, fp);
+		err = simhash_fingerprint(w->ctx, text, len, fp, &e);
 	}
 
 	if (err == SIMHASH_EUTF8)
-		return fail(b, path, line, "invalid UTF-8 at byte %zu",
-			    simhash_ctx_error_offset(w->ctx));
+		return fail(b, path, line, "invalid UTF-8 at byte %zu", (size_t)e.offset);
 	if (err)
 		return fail(b, path, line, "%s", simhash_strerror(err));
 	return 0;

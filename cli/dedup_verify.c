@@ -100,7 +100,7 @@ static void *verify_thread(void *arg)
 			j->failed = 1;
 			break;
 		}
-		err = simhash_text_similarity(ctx, ta, la, tb, lb, &cos, &jac);
+		err = simhash_text_similarity(ctx, ta, la, tb, lb, &cos, &jac, NULL);
 		if (err) {
 			snprintf(j->err, sizeof(j->err), "dedup: verify: %s", simhash_strerror(err));
 			j->failed = 1;

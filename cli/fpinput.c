@@ -366,11 +366,11 @@ static const uint8_t fp_magic[8] = { 0x89, 'S', 'H', 'F', '\r', '\n', 0x1a, '\n'
 
 static int read_binary(struct fpinput *in)
 {
-	const char *why = "";
+	simhash_error why;
 	simhash_err err = simhash_fpfile_open(in->path, &in->file, &why);
 
 	if (err) {
-		cli_err("%s: %s", in->path, err == SIMHASH_EIO ? strerror(errno) : why);
+		cli_err("%s: %s", in->path, err == SIMHASH_EIO ? strerror(why.os_err) : why.msg);
 		return EXIT_FAIL;
 	}
 	in->bits = simhash_fpfile_bits(in->file);

@@ -35,6 +35,7 @@ int index_cmd_plan(int argc, char **argv)
 
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
+	simhash_index_plan_init(&p);
 	if (optind < argc) {
 		cli_err("index plan: unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
@@ -58,6 +59,7 @@ int index_cmd_stats(int argc, char **argv)
 {
 	struct args a;
 	simhash_index_stats st;
+	simhash_index_plan p;
 	simhash_index *ix;
 	int optind, ret = index_parse_args("index stats", argc, argv, &a, NULL, &optind);
 
@@ -70,11 +72,14 @@ int index_cmd_stats(int argc, char **argv)
 	ix = index_open(argv[optind]);
 	if (!ix)
 		return EXIT_FAIL;
+	simhash_index_stats_init(&st);
+	simhash_index_plan_init(&p);
 	simhash_index_get_stats(ix, &st);
+	simhash_index_get_plan(ix, &p);
 	printf("count\t%llu\nbits\t%u\nmax_dist\t%u\nscheme\t%s\n", (unsigned long long)st.count,
 	       simhash_index_bits(ix), simhash_index_max_dist(ix),
 	       simhash_index_scheme(ix)[0] ? simhash_index_scheme(ix) : "-");
-	print_plan(&st.plan);
+	print_plan(&p);
 	simhash_index_free(ix);
 	return EXIT_OK;
 }
@@ -84,7 +89,7 @@ int index_cmd_verify(int argc, char **argv)
 {
 	struct args a;
 	simhash_index *ix;
-	char why[256];
+	simhash_error why;
 	int optind, ret = index_parse_args("index verify", argc, argv, &a, NULL, &optind);
 
 	if (ret)
@@ -96,8 +101,8 @@ int index_cmd_verify(int argc, char **argv)
 	ix = index_open(argv[optind]);
 	if (!ix)
 		return EXIT_FAIL;
-	if (simhash_index_verify(ix, why, sizeof why) != SIMHASH_OK) {
-		cli_err("%s: %s", argv[optind], why);
+	if (simhash_index_verify(ix, &why) != SIMHASH_OK) {
+		cli_err("%s: %s", argv[optind], why.msg);
 		simhash_index_free(ix);
 		return EXIT_FAIL;
 	}

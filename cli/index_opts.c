@@ -156,10 +156,10 @@ int index_check_k(const char *cmd, unsigned long k, unsigned bits, unsigned max)
 simhash_index *index_open(const char *path)
 {
 	simhash_index *ix = NULL;
-	char why[256];
-	simhash_err err = simhash_index_open_ex(path, &ix, why, sizeof why);
+	simhash_error why;
+	simhash_err err = simhash_index_open(path, &ix, &why);
 	if (err) {
-		cli_err("%s: %s", path, why[0] ? why : simhash_strerror(err));
+		cli_err("%s: %s", path, why.msg);
 		return NULL;
 	}
 	return ix;

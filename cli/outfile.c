@@ -67,7 +67,7 @@ static void open_failed(const char *path, simhash_err err, int os_err)
 int outfile_open(struct outfile *o, const char *path)
 {
 	simhash_err err;
-	int os_err = 0;
+	simhash_error e;
 
 	memset(o, 0, sizeof(*o));
 	o->fd = STDOUT_FILENO;
@@ -75,9 +75,9 @@ int outfile_open(struct outfile *o, const char *path)
 		return EXIT_OK;
 	watch_exits();
 	o->path = path;
-	err = simhash_outfile_open(path, &o->file, &os_err);
+	err = simhash_outfile_open(path, &o->file, &e);
 	if (err) {
-		open_failed(path, err, os_err);
+		open_failed(path, err, e.os_err);
 		return EXIT_FAIL;
 	}
 	o->fd = -1;
@@ -88,12 +88,12 @@ int outfile_open(struct outfile *o, const char *path)
 int outfile_write(struct outfile *o, const void *data, size_t n)
 {
 	const char *p = data;
-	int os_err = 0;
+	simhash_error e;
 	ssize_t w;
 
 	if (o->file) {
-		if (simhash_outfile_write(o->file, data, n, &os_err)) {
-			cli_err("%s: %s", o->path, strerror(os_err));
+		if (simhash_outfile_write(o->file, data, n, &e)) {
+			cli_err("%s: %s", o->path, strerror(e.os_err));
 			return -1;
 		}
 		return 0;
@@ -115,14 +115,14 @@ int outfile_write(struct outfile *o, const void *data, size_t n)
 int outfile_commit(struct outfile *o)
 {
 	simhash_outfile *f = o->file;
-	int os_err = 0;
+	simhash_error e;
 
 	if (!f)
 		return EXIT_OK;
 	o->file = NULL;
 	pending_tmp = NULL;
-	if (simhash_outfile_commit(f, &os_err)) {
-		cli_err("%s: %s", o->path, strerror(os_err));
+	if (simhash_outfile_commit(f, &e)) {
+		cli_err("%s: %s", o->path, strerror(e.os_err));
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;

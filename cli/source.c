@@ -108,20 +108,19 @@ static int take_doc(const struct source *s, struct src_private *b, struct doc *d
 {
 	simhash_err err = SIMHASH_OK;
 	uint64_t n_bytes = 0;
-	int os_err = 0;
+	simhash_error e;
 
 	if (!s->o.raw && d->text)
-		err = simhash_fingerprint(d->ctx, d->text, d->text_len, &d->fp);
+		err = simhash_fingerprint(d->ctx, d->text, d->text_len, &d->fp, &e);
 	else if (!s->o.raw) {
-		err = simhash_fingerprint_fd(d->ctx, fd, &d->fp, &n_bytes, &os_err);
+		err = simhash_fingerprint_fd(d->ctx, fd, &d->fp, &n_bytes, &e);
 		b->pub.n_bytes += n_bytes;
 		d->rec_len = n_bytes;
 	}
 	if (err == SIMHASH_EIO)
-		return src_fail(&b->pub, d, "%s", strerror(os_err));
+		return src_fail(&b->pub, d, "%s", strerror(e.os_err));
 	if (err == SIMHASH_EUTF8)
-		return src_fail(&b->pub, d, "invalid UTF-8 at byte %zu",
-				simhash_ctx_error_offset(d->ctx));
+		return src_fail(&b->pub, d, "invalid UTF-8 at byte %zu", (size_t)e.offset);
 	if (err)
 		return src_fail(&b->pub, d, "%s", simhash_strerror(err));
 	b->pub.n_docs++;

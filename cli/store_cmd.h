@@ -46,8 +46,8 @@ void store_usage(FILE *f);
 /* Opens the store at path; NULL after printing why. */
 simhash_store *store_open(const char *path, unsigned flags);
 
-/* Prints "CMD: the store's message" for e. */
-void store_fail(simhash_store *st, const char *cmd, simhash_err e);
+/* Prints "CMD: the store's message" of a failed call. */
+void store_fail(const char *cmd, const simhash_error *err);
 
 /* Appends {"id":...,"fingerprint":"HEX"[,"distance":N],"time":T[,"meta":...]}. */
 int store_add_json_doc(struct sbuf *out, const simhash_store_match *m, int dist);

@@ -179,6 +179,7 @@ struct put {
 static int put_flush(struct put *w)
 {
 	const char *at = w->bytes.p;
+	simhash_error se;
 	simhash_err e;
 
 	for (size_t i = 0; i < w->n; i++) {
@@ -186,8 +187,8 @@ static int put_flush(struct put *w)
 		w->docs[i].meta = w->docs[i].meta_len ? at + w->docs[i].id_len : NULL;
 		at += w->docs[i].id_len + w->docs[i].meta_len;
 	}
-	if (w->n && (e = simhash_store_put_many(w->st, w->docs, w->n)) != SIMHASH_OK) {
-		store_fail(w->st, w->cmd, e);
+	if (w->n && (e = simhash_store_put_many(w->st, w->docs, w->n, &se)) != SIMHASH_OK) {
+		store_fail(w->cmd, &se);
 		return -1;
 	}
 	w->n_added += w->n;
@@ -251,7 +252,7 @@ static int put_all(const char *cmd, struct opts *o, int argc, char **argv, int f
 	so.doc = import ? import_doc : add_doc;
 	so.n_threads = o->jobs ? (unsigned)o->jobs : cli_online_cores(STORE_MAX_JOBS);
 	so.doc_arg = &rd;
-	if ((e = simhash_store_config(w->st, &cfg)) || (e = src_new(&so, &src))) {
+	if ((e = simhash_store_config(w->st, &cfg, NULL)) || (e = src_new(&so, &src))) {
 		cli_err("%s: %s", cmd, simhash_strerror(e));
 		goto out;
 	}
@@ -308,13 +309,14 @@ struct query_run {
  * tab or line feed in an id printed as a space), or one JSON object. */
 static int query_one(struct query_run *q, const char *qid, size_t qid_len, const simhash_fp *fp)
 {
-	simhash_err e = simhash_store_query(q->st, fp, (unsigned)q->o->k, q->o->limit, q->r);
+	simhash_error se;
+	simhash_err e = simhash_store_query(q->st, fp, (unsigned)q->o->k, q->o->limit, q->r, &se);
 	size_t n = simhash_store_results_count(q->r);
 	char hex[SIMHASH_HEX_MAX];
 	int bad = 0;
 
 	if (e) {
-		store_fail(q->st, "store query", e);
+		store_fail("store query", &se);
 		return -1;
 	}
 	if (q->o->json) {
@@ -415,7 +417,7 @@ static int query_texts(struct query_run *q, int argc, char **argv, int first)
 
 	simhash_config_init(&cfg);
 	so.cfg = &cfg;
-	if ((e = simhash_store_config(q->st, &cfg)) || (e = src_new(&so, &src))) {
+	if ((e = simhash_store_config(q->st, &cfg, NULL)) || (e = src_new(&so, &src))) {
 		cli_err("store query: %s", simhash_strerror(e));
 		return EXIT_FAIL;
 	}

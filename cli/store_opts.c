@@ -9,27 +9,22 @@
 #include <string.h>
 #include "store_cmd.h"
 
-#define ERR_MAX SIMHASH_STORE_ERR_MAX
-
 simhash_store *store_open(const char *path, unsigned flags)
 {
-	char err[ERR_MAX];
+	simhash_error err;
 	simhash_store *st;
-	simhash_err e = simhash_store_open(path, flags, &st, err, sizeof err);
+	simhash_err e = simhash_store_open(path, flags, &st, &err);
 
 	if (e) {
-		cli_err("%s", err[0] ? err : simhash_strerror(e));
+		cli_err("%s", err.msg);
 		return NULL;
 	}
 	return st;
 }
 
-void store_fail(simhash_store *st, const char *cmd, simhash_err e)
+void store_fail(const char *cmd, const simhash_error *err)
 {
-	char err[ERR_MAX];
-
-	simhash_store_errmsg(st, err, sizeof err);
-	cli_err("%s: %s", cmd, err[0] ? err : simhash_strerror(e));
+	cli_err("%s: %s", cmd, err->msg);
 }
 
 static const struct cli_opt input_opts[] = {

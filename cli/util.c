@@ -187,10 +187,10 @@ int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned lon
 
 int read_fd_all(int fd, struct sbuf *b)
 {
-	int os_err = 0;
+	simhash_error e;
 
-	if (simhash_read_fd(fd, &b->p, &b->len, &b->cap, &os_err)) {
-		errno = os_err;
+	if (simhash_read_fd(fd, &b->p, &b->len, &b->cap, &e)) {
+		errno = e.os_err;
 		return -1;
 	}
 	return 0;
@@ -198,13 +198,13 @@ int read_fd_all(int fd, struct sbuf *b)
 
 int read_path_all(const char *path, struct sbuf *b)
 {
-	int os_err = 0;
+	simhash_error e;
 
 	b->len = 0;
 	if (path[0] == '-' && path[1] == '\0')
 		return read_fd_all(STDIN_FILENO, b);
-	if (simhash_read_file(path, &b->p, &b->len, &b->cap, &os_err)) {
-		errno = os_err;
+	if (simhash_read_file(path, &b->p, &b->len, &b->cap, &e)) {
+		errno = e.os_err;
 		return -1;
 	}
 	return 0;

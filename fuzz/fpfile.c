@@ -49,14 +49,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	simhash_fpfile *f = NULL, *g = NULL;
 	simhash_fpfile_writer *w = NULL;
-	const char *why = NULL, *id, *id2;
+	simhash_error why = { 0 };
+	const char *id, *id2;
 	struct mem m = { 0 };
 	size_t len, len2;
 	uint64_t i, n;
 	simhash_fp fp, fp2;
 
 	if (simhash_fpfile_open_mem(data, size, &f, &why) != SIMHASH_OK) {
-		if (!why || !why[0])
+		if (!why.msg[0])
 			FAIL("refused without a reason");
 		return 0;
 	}
@@ -82,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (simhash_fpfile_writer_finish(w, mem_write, &m))
 		FAIL("write failed");
 	if (simhash_fpfile_open_mem(m.p, m.len, &g, &why))
-		FAIL("written file refused: %s", why);
+		FAIL("written file refused: %s", why.msg);
 	if (simhash_fpfile_count(g) != n || strcmp(simhash_fpfile_scheme(g), simhash_fpfile_scheme(f)))
 		FAIL("count or scheme changed");
 	for (i = 0; i < n; i++) {

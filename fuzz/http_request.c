@@ -75,7 +75,7 @@ static void check_fingerprint(simhash_ctx *ctx, const char *body, size_t len, js
 
 	if (!json_is_string(text))
 		FAIL("200 without a text");
-	if (simhash_fingerprint(ctx, json_string_value(text), json_string_length(text), &fp))
+	if (simhash_fingerprint(ctx, json_string_value(text), json_string_length(text), &fp, NULL))
 		FAIL("200 for a text the library refuses");
 	simhash_fp_format(&fp, hex);
 	if (strcmp(hex, json_string_value(json_object_get(out, "fingerprint")) ?: ""))

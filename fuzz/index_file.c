@@ -1,4 +1,4 @@
-/* index_file.c - fuzz target for simhash_index_open_ex on arbitrary bytes.
+/* index_file.c - fuzz target for simhash_index_open on arbitrary bytes.
  *
  * The input is written to a temporary file and opened. The target aborts
  * unless:
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char path[] = "/tmp/simhash-fuzz-index-XXXXXX", copy[64];
 	simhash_index *ix = NULL, *ix2 = NULL;
 	simhash_matches a = {0}, b = {0};
-	char why[256];
+	simhash_error why;
 	simhash_err err;
 	int fd = mkstemp(path);
 
@@ -54,14 +54,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	close(fd);
-	err = simhash_index_open_ex(path, &ix, why, sizeof why);
+	err = simhash_index_open(path, &ix, &why);
 	if (err) {
-		if ((err != SIMHASH_ECORRUPT && err != SIMHASH_EVERSION) || !why[0])
-			FAIL("open gave %d (%s)", (int)err, why);
+		if ((err != SIMHASH_ECORRUPT && err != SIMHASH_EVERSION) || !why.msg[0] ||
+		    why.code != err)
+			FAIL("open gave %d (%s)", (int)err, why.msg);
 		goto out;
 	}
 	snprintf(copy, sizeof copy, "%s.copy", path);
-	if (simhash_index_save(ix, copy) != SIMHASH_OK || simhash_index_open(copy, &ix2) != SIMHASH_OK)
+	if (simhash_index_save(ix, copy, NULL) != SIMHASH_OK || simhash_index_open(copy, &ix2, NULL) != SIMHASH_OK)
 		FAIL("cannot save and reopen an opened index");
 	for (unsigned k = 0; k <= simhash_index_max_dist(ix); k++) {
 		simhash_fp q = {{0, 0}, simhash_index_bits(ix)};

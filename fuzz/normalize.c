@@ -235,7 +235,7 @@ static void check_similarity(simhash_ctx *ctx, const simhash_config *cfg, const 
 	double cos_ab = -2, jac_ab = -2, cos_ba = -2, jac_ba = -2, cos_aa = -2, jac_aa = -2;
 	simhash_err err, err2;
 
-	err = simhash_text_similarity(ctx, a, a_len, b, b_len, &cos_ab, &jac_ab);
+	err = simhash_text_similarity(ctx, a, a_len, b, b_len, &cos_ab, &jac_ab, NULL);
 	if (cfg->compat != SIMHASH_COMPAT_NONE) {
 		if (err != SIMHASH_EINVAL)
 			FAIL("text_similarity under the compat mode: %s", simhash_strerror(err));
@@ -249,8 +249,8 @@ static void check_similarity(simhash_ctx *ctx, const simhash_config *cfg, const 
 		FAIL("text_similarity: %s", simhash_strerror(err));
 	if (!(cos_ab >= 0 && cos_ab <= 1) || !(jac_ab >= 0 && jac_ab <= 1))
 		FAIL("similarity out of [0, 1]: cosine %.17g, jaccard %.17g", cos_ab, jac_ab);
-	err = simhash_text_similarity(ctx, b, b_len, a, a_len, &cos_ba, &jac_ba);
-	err2 = simhash_text_similarity(ctx, a, a_len, a, a_len, &cos_aa, &jac_aa);
+	err = simhash_text_similarity(ctx, b, b_len, a, a_len, &cos_ba, &jac_ba, NULL);
+	err2 = simhash_text_similarity(ctx, a, a_len, a, a_len, &cos_aa, &jac_aa, NULL);
 	if (err == SIMHASH_ENOMEM || err2 == SIMHASH_ENOMEM)
 		return;
 	if (err != SIMHASH_OK || err2 != SIMHASH_OK)
@@ -262,7 +262,7 @@ static void check_similarity(simhash_ctx *ctx, const simhash_config *cfg, const 
 		FAIL("a text is not similar to itself: cosine %.17g, jaccard %.17g", cos_aa,
 		     jac_aa);
 	/* Either output may be NULL. */
-	if (simhash_text_similarity(ctx, a, a_len, b, b_len, NULL, NULL) != SIMHASH_OK)
+	if (simhash_text_similarity(ctx, a, a_len, b, b_len, NULL, NULL, NULL) != SIMHASH_OK)
 		FAIL("text_similarity with NULL outputs failed");
 }
 
@@ -274,10 +274,11 @@ static void check_text(simhash_ctx *ctx, const simhash_config *cfg, const char *
 	int compat = cfg->compat != SIMHASH_COMPAT_NONE;
 	simhash_fp fp1, fp2, from_feats;
 	struct feats fa = {0}, fb = {0};
+	simhash_error e = { 0 };
 	simhash_err err;
 
 	memset(&fp1, 0xA5, sizeof fp1);
-	err = simhash_fingerprint(ctx, text, len, &fp1);
+	err = simhash_fingerprint(ctx, text, len, &fp1, &e);
 	if (err == SIMHASH_ENOMEM)
 		return;
 	if (rejects) {
@@ -288,10 +289,10 @@ static void check_text(simhash_ctx *ctx, const simhash_config *cfg, const char *
 			     simhash_strerror(err));
 		if (memcmp(&fp1, &untouched, sizeof fp1) != 0)
 			FAIL("*out written on SIMHASH_EUTF8");
-		if (!cfg->html && simhash_ctx_error_offset(ctx) != bad)
-			FAIL("error offset %zu, first invalid byte at %zu",
-			     simhash_ctx_error_offset(ctx), bad);
-		err = simhash_features_each(ctx, text, len, collect, &fa);
+		if (!cfg->html && (e.code != SIMHASH_EUTF8 || e.offset != bad))
+			FAIL("error offset %llu, first invalid byte at %zu",
+			     (unsigned long long)e.offset, bad);
+		err = simhash_features_each(ctx, text, len, collect, &fa, NULL);
 		if (err != (compat ? SIMHASH_EINVAL : SIMHASH_EUTF8))
 			FAIL("features_each of invalid UTF-8 under reject: %s",
 			     simhash_strerror(err));
@@ -300,12 +301,12 @@ static void check_text(simhash_ctx *ctx, const simhash_config *cfg, const char *
 	if (err != SIMHASH_OK)
 		FAIL("fingerprint: %s", simhash_strerror(err));
 	check_fp(&fp1, cfg->bits);
-	if (simhash_fingerprint(ctx, text, len, &fp2) != SIMHASH_OK)
+	if (simhash_fingerprint(ctx, text, len, &fp2, NULL) != SIMHASH_OK)
 		FAIL("second fingerprint failed");
 	if (fp1.bits != fp2.bits || fp1.w[0] != fp2.w[0] || fp1.w[1] != fp2.w[1])
 		FAIL("fingerprint not deterministic");
 
-	err = simhash_features_each(ctx, text, len, collect, &fa);
+	err = simhash_features_each(ctx, text, len, collect, &fa, NULL);
 	if (compat) {
 		if (err != SIMHASH_EINVAL)
 			FAIL("features_each under the compat mode: %s", simhash_strerror(err));
@@ -315,7 +316,7 @@ static void check_text(simhash_ctx *ctx, const simhash_config *cfg, const char *
 		goto out_free;
 	if (err != SIMHASH_OK)
 		FAIL("features_each: %s", simhash_strerror(err));
-	err = simhash_features_each(ctx, text, len, collect, &fb);
+	err = simhash_features_each(ctx, text, len, collect, &fb, NULL);
 	if (err == SIMHASH_ENOMEM || fb.oom)
 		goto out_free;
 	if (err != SIMHASH_OK)

@@ -7,16 +7,17 @@
  * features whose hash has that bit set is strictly greater than half the total
  * weight (a tie gives 0).
  *
- * Conventions: every function that can fail returns simhash_err and writes its
- * results through out-parameters; every _free accepts NULL; nothing here prints,
- * exits or reads the environment. Fingerprints are a contract: the same text and
- * scheme give the same fingerprint in every version with the same scheme string.
+ * The conventions every function follows are stated once, below the error
+ * codes ("conventions"). Fingerprints are a contract: the same text and
+ * scheme give the same fingerprint in every version with the same scheme
+ * string.
  */
 #ifndef SIMHASH_H
 #define SIMHASH_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memset, for the init macros */
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,57 @@ typedef enum simhash_err {
 
 /* A static, lowercase description of err; never NULL. Thread safety: safe. */
 SIMHASH_API const char *simhash_strerror(simhash_err err);
+
+/* ---------------------------------------------------------------- conventions
+ *
+ * 1. Results. Every function that can fail returns simhash_err (SIMHASH_OK
+ *    is 0) and writes its results through out-parameters. Nothing here
+ *    prints, exits or reads the environment.
+ * 2. Error detail. A function that can tell more than its code (a file's
+ *    line, a system errno, an offset in a text, a store's or an index
+ *    file's message) takes `simhash_error *err` as its LAST parameter; NULL
+ *    means no detail is wanted. On failure it fills all of *err: code, msg
+ *    (never empty: at least simhash_strerror(code)), and os_err, line,
+ *    offset and index where its comment says they apply (else 0). On
+ *    success *err is left as it was. The detail belongs to the call, never
+ *    to a handle, so threads sharing a handle (a store, an index) never see
+ *    each other's errors. Functions without such a parameter tell their
+ *    code only.
+ * 3. Structs that grow: simhash_config, simhash_index_plan,
+ *    simhash_index_stats and simhash_store_stats. Each starts with `size_t
+ *    size`, set to the caller's sizeof by its init macro
+ *    (simhash_config_init(), simhash_index_plan_init(),
+ *    simhash_index_stats_init(), simhash_store_stats_init()) before the
+ *    struct is passed; the library reads and writes only the first `size`
+ *    bytes, so an older caller's struct is never overrun and a newer
+ *    caller's extra fields are left alone. New fields go at the end; a
+ *    struct that grows is never nested in another nor passed as an array
+ *    (SIMHASH_EINVAL if size is smaller than the first release's struct).
+ *    Every other public struct is a value whose layout never changes.
+ * 4. One code per kind of mistake. A fingerprint of another width than the
+ *    index, store, file or fingerprints it meets is SIMHASH_ESCHEME (the
+ *    width is part of the scheme), from every function; SIMHASH_EINVAL is a
+ *    bad argument of any other kind.
+ * 5. Ownership. The creator frees; every _free and _close accepts NULL.
+ *    Pointers into a handle are valid until the next call that writes it.
+ * 6. Thread safety ends every comment: "safe", "one handle per thread", or
+ *    "many readers, one writer".
+ * 7. Test knobs live in the experimental section, which may change in any
+ *    release; the caveats section at the end says what can surprise.
+ */
+
+/* The detail of a failure (convention 2): a value the caller owns, usually
+ * on its stack, and one per thread like any output. Its layout never
+ * changes; new kinds of detail go into msg. */
+#define SIMHASH_ERROR_MSG_MAX 512
+typedef struct simhash_error {
+	simhash_err code;  /* what the function returned */
+	int os_err;        /* the errno of the failed system call; 0: none */
+	uint64_t line;     /* 1-based line of a text file at fault; 0: none */
+	uint64_t offset;   /* SIMHASH_EUTF8: byte offset of the first invalid sequence */
+	uint64_t index;    /* a batch: the number of the item at fault */
+	char msg[SIMHASH_ERROR_MSG_MAX]; /* one line, no final period, NUL-terminated */
+} simhash_error;
 
 /* Writes "ICU 72.1, Unicode 15.0" (the versions normalization runs with; a
  * newer Unicode may normalize newly assigned characters differently) and a
@@ -146,7 +198,7 @@ typedef enum simhash_punct {
 
 typedef enum simhash_utf8 {
 	SIMHASH_UTF8_REPLACE = 0, /* each maximal invalid subsequence -> U+FFFD */
-	SIMHASH_UTF8_REJECT = 1,  /* SIMHASH_EUTF8, offset in simhash_ctx_error_offset() */
+	SIMHASH_UTF8_REJECT = 1,  /* SIMHASH_EUTF8, with the offset in err->offset */
 } simhash_utf8;
 
 typedef enum simhash_compat {
@@ -160,8 +212,8 @@ typedef enum simhash_compat {
 typedef struct simhash_idf simhash_idf;
 typedef struct simhash_stopwords simhash_stopwords;
 
-/* The one public struct that grows: fill with simhash_config_init(), then set
- * fields. New fields are appended; `size` tells the library which exist. */
+/* A struct that grows (convention 3): fill with simhash_config_init(), then
+ * set fields. New fields are appended; `size` tells the library which exist. */
 typedef struct simhash_config {
 	size_t size;
 	unsigned bits;              /* 32, 64 (default) or 128 */
@@ -304,19 +356,16 @@ typedef int (*simhash_interrupt_fn)(void *arg);
 SIMHASH_API simhash_err simhash_ctx_set_interrupt(simhash_ctx *ctx, simhash_interrupt_fn fn,
 						  void *arg);
 
-/* Byte offset of the first invalid UTF-8 sequence found by the last call that
- * returned SIMHASH_EUTF8. Thread safety: one ctx per thread. */
-SIMHASH_API size_t simhash_ctx_error_offset(const simhash_ctx *ctx);
-
 /* Fingerprints len bytes of UTF-8 text (a long one in windows, as
  * simhash_fingerprint_begin() does: memory beyond the text is bounded by its
  * distinct features). A text with no feature (empty, or only
  * spaces and punctuation) is fingerprinted as one empty feature; a text shorter
  * than one n-gram or shingle is one feature, the whole text. SIMHASH_EUTF8 if
- * the text is invalid UTF-8 and the config rejects it; *out is then untouched.
+ * the text is invalid UTF-8 and the config rejects it (err->offset: the byte
+ * offset of the first invalid sequence); *out is then untouched.
  * Thread safety: one ctx per thread. */
 SIMHASH_API simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len,
-					    simhash_fp *out);
+					    simhash_fp *out, simhash_error *err);
 
 /* The fingerprint of a text given in pieces, as simhash_fingerprint() gives
  * it for the pieces put together, bit for bit, for every config: begin, then
@@ -326,22 +375,23 @@ SIMHASH_API simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, 
  * input, whatever the text's size, except under HTML cleaning, the ICU
  * tokenizer's word or shingle features and the Python compatibility mode,
  * which need the whole text and keep it. The first error (SIMHASH_ENOMEM,
- * SIMHASH_EUTF8 with simhash_ctx_error_offset() counted from the first piece)
- * is returned by that update and again by final; SIMHASH_EINVAL for update or
- * final without begin. simhash_fingerprint() on the same ctx ends an
- * unfinished text. Thread safety: one ctx per thread. */
+ * SIMHASH_EUTF8 with err->offset counted from the first piece) is returned
+ * by that update and again, with the same detail, by final; SIMHASH_EINVAL
+ * for update or final without begin. simhash_fingerprint() on the same ctx
+ * ends an unfinished text. Thread safety: one ctx per thread. */
 SIMHASH_API simhash_err simhash_fingerprint_begin(simhash_ctx *ctx);
 SIMHASH_API simhash_err simhash_fingerprint_update(simhash_ctx *ctx, const char *text,
-						   size_t len);
-SIMHASH_API simhash_err simhash_fingerprint_final(simhash_ctx *ctx, simhash_fp *out);
+						   size_t len, simhash_error *err);
+SIMHASH_API simhash_err simhash_fingerprint_final(simhash_ctx *ctx, simhash_fp *out,
+						  simhash_error *err);
 
 /* Fingerprints the bytes read from fd up to its end, as simhash_fingerprint()
  * of them all, reading a slice at a time (simhash_fingerprint_begin(): memory
  * bounded whatever the size). *n_bytes (may be NULL) gets the bytes read.
- * SIMHASH_EIO with *os_err (may be NULL) set to errno if a read fails. fd is
- * left open. Thread safety: one ctx per thread. */
+ * SIMHASH_EIO with err->os_err set to errno if a read fails; SIMHASH_EUTF8
+ * with err->offset. fd is left open. Thread safety: one ctx per thread. */
 SIMHASH_API simhash_err simhash_fingerprint_fd(simhash_ctx *ctx, int fd, simhash_fp *out,
-					       uint64_t *n_bytes, int *os_err);
+					       uint64_t *n_bytes, simhash_error *err);
 
 /* A caller-supplied feature: len bytes (any bytes) and a finite weight. */
 typedef struct simhash_feature {
@@ -362,28 +412,30 @@ SIMHASH_API simhash_err simhash_fingerprint_features(simhash_ctx *ctx,
  * first occurrence, with its number of occurrences (after stop words and before
  * weighting). The bytes are valid during the call only. fn returns nonzero to
  * stop early. SIMHASH_EINVAL under the Python compatibility mode, whose
- * features are not this library's. Thread safety: one ctx per thread. */
+ * features are not this library's; SIMHASH_EUTF8 with err->offset.
+ * Thread safety: one ctx per thread. */
 typedef int (*simhash_feature_fn)(const char *data, size_t len, uint32_t count, void *arg);
 SIMHASH_API simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len,
-					      simhash_feature_fn fn, void *arg);
+					      simhash_feature_fn fn, void *arg,
+					      simhash_error *err);
 
 /* Exact similarity of two texts under the ctx's features: the cosine of their
  * weighted feature vectors (tf-idf when the config has an IDF table, else the
  * config's weights) and the Jaccard index of their feature sets. Either output
  * may be NULL. Two texts without features have cosine and Jaccard 1.
- * SIMHASH_EINVAL under the Python compatibility mode.
- * Thread safety: one ctx per thread. */
+ * SIMHASH_EINVAL under the Python compatibility mode; SIMHASH_EUTF8 with
+ * err->offset in the text at fault. Thread safety: one ctx per thread. */
 SIMHASH_API simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_len,
 						const char *b, size_t b_len, double *cosine,
-						double *jaccard);
+						double *jaccard, simhash_error *err);
 
 /* Fingerprints n texts, text i being lens[i] bytes at texts[i], into out[i],
  * on n_ctxs threads, thread t using ctxs[t]: the calling thread is thread 0,
  * so one context makes no thread. The contexts must share one config; out[i]
  * is then what simhash_fingerprint() gives text i, whatever n_ctxs. On
- * failure returns the error of the lowest-numbered failing text, *err_index
- * (may be NULL) gets its number, simhash_ctx_error_offset(ctxs[0]) its offset
- * for SIMHASH_EUTF8, and the outputs from that text on are unspecified.
+ * failure returns the error of the lowest-numbered failing text, err->index
+ * gets its number and, for SIMHASH_EUTF8, err->offset its offset in that
+ * text; the outputs from that text on are unspecified.
  * SIMHASH_EINVAL if ctxs is NULL, n_ctxs 0, a context NULL, or n > 0 with
  * texts, lens or out NULL; SIMHASH_ENOMEM if the threads' state cannot be
  * allocated.
@@ -391,7 +443,7 @@ SIMHASH_API simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a,
  * call. */
 SIMHASH_API simhash_err simhash_fingerprint_batch(simhash_ctx *const *ctxs, unsigned n_ctxs,
 						  const char *const *texts, const size_t *lens,
-						  size_t n, simhash_fp *out, size_t *err_index);
+						  size_t n, simhash_fp *out, simhash_error *err);
 
 /* ---------------------------------------------------------------- IDF tables */
 
@@ -401,19 +453,21 @@ SIMHASH_API simhash_err simhash_idf_new(simhash_idf **out);
 SIMHASH_API void simhash_idf_free(simhash_idf *idf);
 
 /* Counts the distinct features of one document (with ctx's features) towards
- * document frequencies. Thread safety: one idf and one ctx per thread. */
+ * document frequencies. SIMHASH_EUTF8 with err->offset.
+ * Thread safety: one idf and one ctx per thread. */
 SIMHASH_API simhash_err simhash_idf_add_document(simhash_idf *idf, simhash_ctx *ctx,
-						 const char *text, size_t len);
+						 const char *text, size_t len,
+						 simhash_error *err);
 
 /* Counts the distinct features of text (with ctx's features) into
  * *n_features, and those the table has a value for into *n_known: a table
  * made for other features (words against char n-grams, another language)
  * knows none, and every feature then gets the table's default. SIMHASH_EINVAL
- * under the Python compatibility mode. Thread safety: one ctx per thread,
- * many readers of the idf. */
+ * under the Python compatibility mode; SIMHASH_EUTF8 with err->offset.
+ * Thread safety: one ctx per thread, many readers of the idf. */
 SIMHASH_API simhash_err simhash_idf_coverage(const simhash_idf *idf, simhash_ctx *ctx,
 					     const char *text, size_t len, size_t *n_features,
-					     size_t *n_known);
+					     size_t *n_known, simhash_error *err);
 
 /* Turns counted document frequencies into idf = ln((1 + N) / (1 + df)) + 1
  * (smoothed, always > 0). Call after the last add_document, and after set():
@@ -432,15 +486,16 @@ SIMHASH_API size_t simhash_idf_size(const simhash_idf *idf);
 
 /* Loads `term<TAB>idf` lines, or jieba's idf.txt (`term idf`, split at the
  * last space). Blank lines and lines starting with '#' are skipped. A value
- * must be a finite number >= 0. On SIMHASH_ECORRUPT, *err_line (may be NULL)
- * gets the 1-based bad line.
- * Thread safety: safe. */
-SIMHASH_API simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_line);
+ * must be a finite number >= 0. SIMHASH_ECORRUPT with err->line, the 1-based
+ * bad line; SIMHASH_EIO with err->os_err. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_idf_load(const char *path, simhash_idf **out, simhash_error *err);
 
 /* Writes `term<TAB>idf` lines sorted by term, atomically (temp file, fsync,
  * rename). Terms that load could not read back (holding a tab or newline, or
- * starting with '#' or a byte-order mark) are skipped. Thread safety: many readers. */
-SIMHASH_API simhash_err simhash_idf_save(const simhash_idf *idf, const char *path);
+ * starting with '#' or a byte-order mark) are skipped. SIMHASH_EIO with
+ * err->os_err. Thread safety: many readers. */
+SIMHASH_API simhash_err simhash_idf_save(const simhash_idf *idf, const char *path,
+					 simhash_error *err);
 
 /* A 64-bit digest of the table's contents, part of the scheme string. */
 SIMHASH_API uint64_t simhash_idf_digest(const simhash_idf *idf);
@@ -460,9 +515,10 @@ SIMHASH_API void simhash_stopwords_free(simhash_stopwords *sw);
  * them normalized (lowercase). */
 SIMHASH_API simhash_err simhash_stopwords_add(simhash_stopwords *sw, const char *word, size_t len);
 SIMHASH_API int simhash_stopwords_has(const simhash_stopwords *sw, const char *word, size_t len);
-/* One word per line; blank lines and '#' comments skipped. */
+/* One word per line; blank lines and '#' comments skipped. SIMHASH_ECORRUPT
+ * with err->line (invalid UTF-8); SIMHASH_EIO with err->os_err. */
 SIMHASH_API simhash_err simhash_stopwords_load(const char *path, simhash_stopwords **out,
-					       size_t *err_line);
+					       simhash_error *err);
 SIMHASH_API uint64_t simhash_stopwords_digest(const simhash_stopwords *sw);
 
 /* ---------------------------------------------------------------- UTF-8 and files */
@@ -485,17 +541,17 @@ SIMHASH_API size_t simhash_utf8_repair(const char *s, size_t len, char *out);
 
 /* Reading whole files and writing output files, the same way for the library
  * and its commands. Failures give SIMHASH_EIO (or SIMHASH_ENOMEM) with the
- * system's errno value in *os_err (may be NULL) for the message. */
+ * system's errno value in err->os_err for the caller's message. */
 
 /* Reads fd to its end, appending to the malloc'ed buffer *buf (*len bytes
  * used of *cap; NULL, 0, 0 to start), which grows with realloc. On success
  * *cap > *len, room for a terminating NUL. A regular file is read in one go.
  * Thread safety: safe. */
 SIMHASH_API simhash_err simhash_read_fd(int fd, char **buf, size_t *len, size_t *cap,
-					int *os_err);
+					simhash_error *err);
 /* The same for the file at path. */
 SIMHASH_API simhash_err simhash_read_file(const char *path, char **buf, size_t *len,
-					  size_t *cap, int *os_err);
+					  size_t *cap, simhash_error *err);
 
 /* An output file that appears whole or not at all. open() makes a temporary
  * file next to the target (the target of a symbolic link, which stays a link),
@@ -503,16 +559,16 @@ SIMHASH_API simhash_err simhash_read_file(const char *path, char **buf, size_t *
  * existing file keeps its mode (and, where allowed, its owner); a new one gets
  * 0666 less the umask. A character device or a FIFO (/dev/null, a pipe) is
  * written in place, never replaced; a directory, a block device, a socket or
- * a dangling link is refused (SIMHASH_EINVAL; *os_err EISDIR for a directory,
- * ENOENT for a dangling link, else 0). abort() or a failed write or commit
+ * a dangling link is refused (SIMHASH_EINVAL; err->os_err EISDIR for a
+ * directory, ENOENT for a dangling link, else 0). abort() or a failed write or commit
  * removes the temporary file; commit() and abort() free the handle.
  * Thread safety: one handle per thread. */
 typedef struct simhash_outfile simhash_outfile;
 SIMHASH_API simhash_err simhash_outfile_open(const char *path, simhash_outfile **out,
-					     int *os_err);
+					     simhash_error *err);
 SIMHASH_API simhash_err simhash_outfile_write(simhash_outfile *f, const void *data, size_t len,
-					      int *os_err);
-SIMHASH_API simhash_err simhash_outfile_commit(simhash_outfile *f, int *os_err);
+					      simhash_error *err);
+SIMHASH_API simhash_err simhash_outfile_commit(simhash_outfile *f, simhash_error *err);
 SIMHASH_API void simhash_outfile_abort(simhash_outfile *f);
 /* The temporary file's path, NULL when written in place: valid until commit()
  * or abort(), for a caller that must remove it from a signal handler. */
@@ -581,10 +637,11 @@ SIMHASH_API void simhash_index_user(const simhash_index *ix, const void **data, 
  * sorts and tables (0 = 1). Thread safety: many readers, one writer. */
 SIMHASH_API simhash_err simhash_index_build(simhash_index *ix, const uint64_t *fps,
 					    const uint64_t *ids, size_t n, unsigned threads);
-/* Adds one pair; a pair already present changes nothing. SIMHASH_EINVAL if the
- * width differs from the index's. Thread safety: many readers, one writer. */
+/* Adds one pair; a pair already present changes nothing. SIMHASH_ESCHEME if
+ * the width differs from the index's. Thread safety: many readers, one writer. */
 SIMHASH_API simhash_err simhash_index_insert(simhash_index *ix, const simhash_fp *fp, uint64_t id);
 /* Removes one pair; *found (may be NULL) = 1 if it was there, else 0.
+ * SIMHASH_ESCHEME if the width differs from the index's.
  * Thread safety: many readers, one writer. */
 SIMHASH_API simhash_err simhash_index_delete(simhash_index *ix, const simhash_fp *fp, uint64_t id,
 					     int *found);
@@ -594,7 +651,7 @@ SIMHASH_API unsigned simhash_index_bits(const simhash_index *ix);
 SIMHASH_API unsigned simhash_index_max_dist(const simhash_index *ix);
 
 /* All stored (id, dist) with dist <= k (k <= max_dist, else SIMHASH_EINVAL; q
- * of the index's width, else SIMHASH_EINVAL), sorted by dist then id, each
+ * of the index's width, else SIMHASH_ESCHEME), sorted by dist then id, each
  * stored pair once. Thread safety: many readers, one writer. */
 SIMHASH_API simhash_err simhash_index_query(const simhash_index *ix, const simhash_fp *q, unsigned k,
 					    simhash_matches *out);
@@ -611,8 +668,10 @@ typedef enum simhash_layout {
 
 #define SIMHASH_PLAN_MAX_TABLES 33
 
-/* A layout and its expected cost per query, for a width, k, n and bias. */
+/* A layout and its expected cost per query, for a width, k, n and bias. A
+ * struct that grows (convention 3): simhash_index_plan_init() first. */
 typedef struct simhash_index_plan {
+	size_t size;
 	simhash_layout layout;
 	unsigned bits, k;
 	uint64_t n;
@@ -628,30 +687,46 @@ typedef struct simhash_index_plan {
 	uint64_t memory;     /* total bytes */
 } simhash_index_plan;
 
+/* Sets s->size to the caller's sizeof *s and every other byte to zero: the
+ * init of the structs that grow and hold only results (convention 3). */
+#define SIMHASH_RESULTS_INIT_(s) ((void)memset((s), 0, sizeof *(s)), (s)->size = sizeof *(s))
+#define simhash_index_plan_init(p) SIMHASH_RESULTS_INIT_(p)
+
 /* Chooses the layout for n fingerprints of `bits` and queries up to k whose
  * bits are each 1 with probability p_one (0.5: uniform) within `memory` bytes
  * (0: no limit); the cheapest of every MIH split and the scan under a cost
- * model (docs/algorithms.md). Thread safety: safe. */
+ * model (docs/algorithms.md). out->size set by simhash_index_plan_init().
+ * Thread safety: safe. */
 SIMHASH_API simhash_err simhash_index_plan_make(unsigned bits, unsigned k, uint64_t n, double p_one,
 						uint64_t memory, simhash_index_plan *out);
 
+/* Counters of an index; a struct that grows (convention 3):
+ * simhash_index_stats_init() first. */
 typedef struct simhash_index_stats {
+	size_t size;
 	uint64_t count;      /* live pairs */
 	uint64_t dead;       /* deleted pairs not yet compacted away */
 	unsigned segments;   /* immutable segments (inserts go to small new ones) */
 	uint64_t memory;     /* bytes of tables, ids and fingerprints (mapped included) */
 	int mapped;          /* 1: the largest segment lives in a mapped file */
-	simhash_index_plan plan; /* layout of the largest segment */
 } simhash_index_stats;
+#define simhash_index_stats_init(s) SIMHASH_RESULTS_INIT_(s)
 
-/* Thread safety: many readers, one writer. */
+/* Fills *st (st->size set by simhash_index_stats_init()). Thread safety: many
+ * readers, one writer. */
 SIMHASH_API simhash_err simhash_index_get_stats(const simhash_index *ix, simhash_index_stats *st);
+/* The layout of the largest segment into *plan (plan->size set by
+ * simhash_index_plan_init()). Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_get_plan(const simhash_index *ix, simhash_index_plan *plan);
 
 /* Writes the index to path atomically (temp file, fsync, rename), compacted
  * into one segment with its tables, so that open needs no rebuild. The file
  * is little-endian with a magic, format version, width, scheme, count and a
- * header checksum (docs/format.md). Thread safety: many readers, one writer. */
-SIMHASH_API simhash_err simhash_index_save(const simhash_index *ix, const char *path);
+ * header checksum (docs/format.md). SIMHASH_EIO with err->os_err; SIMHASH_EINVAL
+ * for a path that cannot be replaced (err->msg says why).
+ * Thread safety: many readers, one writer. */
+SIMHASH_API simhash_err simhash_index_save(const simhash_index *ix, const char *path,
+					   simhash_error *err);
 /* Builds the index of n fingerprints straight into the file at path: the same
  * bytes as simhash_index_build into the empty ix, then simhash_index_save,
  * but each table is built (on `threads` threads, 0 = 1), written and freed
@@ -659,26 +734,26 @@ SIMHASH_API simhash_err simhash_index_save(const simhash_index *ix, const char *
  * fps and ids are the caller's and serve as scratch: they are left sorted by
  * (fp, id) with repeated pairs removed. ix gives the width, max_dist,
  * layout, scheme and user bytes and must be empty (else SIMHASH_EINVAL); it
- * is not changed. Thread safety: many readers, one writer. */
+ * is not changed. Errors as simhash_index_save's. Thread safety: many
+ * readers, one writer. */
 SIMHASH_API simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uint64_t *ids,
-						 size_t n, unsigned threads, const char *path);
+						 size_t n, unsigned threads, const char *path,
+						 simhash_error *err);
 /* Opens a saved index by memory map, in time independent of its size; the
- * header is checked before use. SIMHASH_EIO if unreadable, SIMHASH_EVERSION if
- * written by a newer format version, SIMHASH_ECORRUPT if not a valid index
- * (wrong magic, truncated, bad checksum).
- * Inserts and deletes after open stay in memory until saved. Thread safety: safe. */
-SIMHASH_API simhash_err simhash_index_open(const char *path, simhash_index **out);
-/* The same, writing why it failed ("bad magic: not a simhash index",
- * "format version 9 is newer than this library's 1", "truncated: ...") into
- * why (cap bytes, NUL-terminated; may be NULL). Thread safety: safe. */
-SIMHASH_API simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why,
-					      size_t cap);
+ * header is checked before use. SIMHASH_EIO if unreadable (err->os_err),
+ * SIMHASH_EVERSION if written by a newer format version, SIMHASH_ECORRUPT if
+ * not a valid index (wrong magic, truncated, bad checksum); err->msg says
+ * why ("bad magic: not a simhash index", "format version 9 is newer than
+ * this library's 1", "truncated: ..."). Inserts and deletes after open stay
+ * in memory until saved. Thread safety: safe. */
+SIMHASH_API simhash_err simhash_index_open(const char *path, simhash_index **out,
+					   simhash_error *err);
 /* Checks the body of an index opened from a file against the checksum its
  * header records (one pass over the file; open checks the header only):
- * SIMHASH_ECORRUPT with "body checksum mismatch" in why if it differs.
+ * SIMHASH_ECORRUPT with "body checksum mismatch" in err->msg if it differs.
  * SIMHASH_OK for an index built in memory or a file of format version 1,
  * which records none. Thread safety: many readers, one writer. */
-SIMHASH_API simhash_err simhash_index_verify(const simhash_index *ix, char *why, size_t cap);
+SIMHASH_API simhash_err simhash_index_verify(const simhash_index *ix, simhash_error *err);
 
 /* ---------------------------------------------------------------- all pairs, clusters, fingerprint files */
 
@@ -703,7 +778,7 @@ SIMHASH_API simhash_err simhash_fpfile_writer_new(unsigned bits, const char *sch
 						  simhash_fpfile_writer **out);
 SIMHASH_API void simhash_fpfile_writer_free(simhash_fpfile_writer *w);
 
-/* Appends one fingerprint (of the writer's width, else SIMHASH_EINVAL) and
+/* Appends one fingerprint (of the writer's width, else SIMHASH_ESCHEME) and
  * its id (id_len bytes, any bytes). Thread safety: one handle per thread. */
 SIMHASH_API simhash_err simhash_fpfile_writer_add(simhash_fpfile_writer *w, const simhash_fp *fp,
 						  const char *id, size_t id_len);
@@ -717,16 +792,16 @@ SIMHASH_API simhash_err simhash_fpfile_writer_finish(simhash_fpfile_writer *w,
 /* Opens a fingerprint file by memory map and checks it: magic, version, byte
  * order, header checksum, and that the file holds all the header promises.
  * SIMHASH_ECORRUPT (not such a file, bad checksum, truncated),
- * SIMHASH_EVERSION (a newer format version), SIMHASH_EIO (cannot read).
- * On failure *why (may be NULL) gets a static lowercase reason such as
- * "not a simhash fingerprint file (bad magic)". The body checksum is checked
- * by simhash_fpfile_verify() only (it reads everything).
+ * SIMHASH_EVERSION (a newer format version), SIMHASH_EIO (cannot read;
+ * err->os_err). err->msg gets the reason, such as "not a simhash
+ * fingerprint file (bad magic)". The body checksum is checked by
+ * simhash_fpfile_verify() only (it reads everything).
  * Thread safety: safe; the handle then is many readers. */
 SIMHASH_API simhash_err simhash_fpfile_open(const char *path, simhash_fpfile **out,
-					    const char **why);
+					    simhash_error *err);
 /* The same on len bytes in memory, which must outlive the handle. */
 SIMHASH_API simhash_err simhash_fpfile_open_mem(const void *data, size_t len,
-						simhash_fpfile **out, const char **why);
+						simhash_fpfile **out, simhash_error *err);
 SIMHASH_API void simhash_fpfile_close(simhash_fpfile *f);
 
 /* Recomputes the body checksum: SIMHASH_OK or SIMHASH_ECORRUPT. */
@@ -985,14 +1060,13 @@ SIMHASH_API simhash_err simhash_near_band_clusters(const simhash_sketch *docs, s
  * record that fails its checksum: never returned with a changed value; the
  * message names the store and the id), SIMHASH_ESCHEME (a
  * fingerprint of another width), SIMHASH_EINVAL (bad argument, write on a
- * read-only handle). The detail (path, LMDB message) goes to
- * simhash_store_errmsg(). */
+ * read-only handle). Every store function that can fail takes `err` last
+ * (convention 2): its msg names the store, the id or LMDB's message. */
 typedef struct simhash_store simhash_store;
 
 #define SIMHASH_STORE_FORMAT_VERSION 3
 #define SIMHASH_STORE_ID_MAX 480      /* bytes: LMDB's key limit, less our framing */
 #define SIMHASH_STORE_META_MAX 65536  /* bytes of metadata per document */
-#define SIMHASH_STORE_ERR_MAX 512     /* bytes of an error message, NUL included */
 #define SIMHASH_STORE_BATCH_BUCKETS 13 /* simhash_store_stats.commit_batches */
 
 enum {
@@ -1001,20 +1075,19 @@ enum {
 
 /* Creates a new store at path (which must not exist) for fingerprints made
  * with cfg (copied, with its stop word and IDF tables written into the store).
- * On failure *out is NULL and err (may be NULL; err_cap bytes) gets the detail.
- * Thread safety: safe. */
+ * On failure *out is NULL. Thread safety: safe. */
 SIMHASH_API simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
-					     simhash_store **out, char *err, size_t err_cap);
+					     simhash_store **out, simhash_error *err);
 
 /* Opens an existing store; flags: 0 or SIMHASH_STORE_RDONLY. Maps the last
  * checkpoint of the index and replays the changes since it, else rebuilds
  * the index from the stored fingerprints. A store of format version 2 is
  * upgraded to version 3 (a checksum in every record) by an open for writing,
  * in one transaction; a read-only open refuses it (SIMHASH_ECORRUPT, the
- * message says what to run). On failure *out is NULL and err gets the detail. Do not open
- * one store twice in one process (LMDB's rule). Thread safety: safe. */
+ * message says what to run). On failure *out is NULL. Do not open one store
+ * twice in one process (LMDB's rule). Thread safety: safe. */
 SIMHASH_API simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out,
-					   char *err, size_t err_cap);
+					   simhash_error *err);
 
 /* Stops a background checkpoint and the writer thread (after committing what
  * is queued), saves the index of a writing handle to PATH-index when a
@@ -1022,10 +1095,6 @@ SIMHASH_API simhash_err simhash_store_open(const char *path, unsigned flags, sim
  * one), and closes the store. Accepts NULL.
  * Thread safety: no other call on st may be running or follow. */
 SIMHASH_API void simhash_store_close(simhash_store *st);
-
-/* Copies the detail of the latest failure on st (any thread's), NUL-terminated,
- * into buf (cap bytes); "" if none. Thread safety: safe. */
-SIMHASH_API void simhash_store_errmsg(simhash_store *st, char *buf, size_t cap);
 
 /* The store's scheme string, valid until close. Thread safety: safe. */
 SIMHASH_API const char *simhash_store_scheme(const simhash_store *st);
@@ -1037,7 +1106,8 @@ SIMHASH_API unsigned simhash_store_bits(const simhash_store *st);
  * config the store was created with; its idf and stopwords point to tables
  * owned by st, valid until close. simhash_ctx_new(cfg) then fingerprints texts
  * under the store's scheme. Thread safety: safe. */
-SIMHASH_API simhash_err simhash_store_config(const simhash_store *st, simhash_config *cfg);
+SIMHASH_API simhash_err simhash_store_config(const simhash_store *st, simhash_config *cfg,
+					     simhash_error *err);
 
 /* A document to write. time: Unix seconds; 0 means now. */
 typedef struct simhash_store_doc {
@@ -1075,11 +1145,12 @@ SIMHASH_API const simhash_store_match *simhash_store_results_get(const simhash_s
 /* Adds a document, or replaces the one with the same id (new fingerprint,
  * meta and time). Durable on return. SIMHASH_ESCHEME if doc->fp.bits is not
  * the store's width. Thread safety: safe (writes of all threads are group-committed). */
-SIMHASH_API simhash_err simhash_store_put(simhash_store *st, const simhash_store_doc *doc);
+SIMHASH_API simhash_err simhash_store_put(simhash_store *st, const simhash_store_doc *doc,
+					  simhash_error *err);
 
 /* Adds or replaces n documents in one transaction: all or none. Thread safety: safe. */
 SIMHASH_API simhash_err simhash_store_put_many(simhash_store *st, const simhash_store_doc *docs,
-					       size_t n);
+					       size_t n, simhash_error *err);
 
 /* Atomic check-and-put: finds the stored documents within max_dist of doc->fp
  * (into r, nearest first, at most max_results of them, 0: all), then, unless
@@ -1090,38 +1161,41 @@ SIMHASH_API simhash_err simhash_store_put_many(simhash_store *st, const simhash_
 SIMHASH_API simhash_err simhash_store_check_and_put(simhash_store *st, const simhash_store_doc *doc,
 						    unsigned max_dist, size_t max_results,
 						    int if_unique, simhash_store_results *r,
-						    int *added);
+						    int *added, simhash_error *err);
 
 /* Deletes the document with this id; *deleted (may be NULL) says whether there
  * was one. Durable on return. Thread safety: safe. */
 SIMHASH_API simhash_err simhash_store_delete(simhash_store *st, const char *id, size_t id_len,
-					     int *deleted);
+					     int *deleted, simhash_error *err);
 
 /* Deletes every document put before time `before` (Unix seconds); *n_deleted
  * (may be NULL) gets their number. Thread safety: safe. */
-SIMHASH_API simhash_err simhash_store_expire(simhash_store *st, int64_t before, size_t *n_deleted);
+SIMHASH_API simhash_err simhash_store_expire(simhash_store *st, int64_t before, size_t *n_deleted,
+					     simhash_error *err);
 
 /* Looks a document up by id: r holds it (count 1) or nothing (count 0).
  * Thread safety: safe; r one per thread. */
 SIMHASH_API simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
-					  simhash_store_results *r);
+					  simhash_store_results *r, simhash_error *err);
 
 /* The documents within max_dist of fp, nearest first (ties by id), at most
  * max_results (0: all). SIMHASH_ESCHEME if fp's width is not the store's.
  * Thread safety: safe; r one per thread. */
 SIMHASH_API simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp,
 					    unsigned max_dist, size_t max_results,
-					    simhash_store_results *r);
+					    simhash_store_results *r, simhash_error *err);
 
 /* Calls fn(doc, arg) for every document in insertion order, on one snapshot
  * (writes made meanwhile, by fn too, are not seen); doc is valid during the
  * call. fn returns nonzero to stop. Thread safety: safe. */
 typedef int (*simhash_store_each_fn)(const simhash_store_match *doc, void *arg);
-SIMHASH_API simhash_err simhash_store_each(simhash_store *st, simhash_store_each_fn fn, void *arg);
+SIMHASH_API simhash_err simhash_store_each(simhash_store *st, simhash_store_each_fn fn, void *arg,
+					   simhash_error *err);
 
-/* Counters of a store. Grows like simhash_config: new fields at the end. */
+/* Counters of a store; a struct that grows (convention 3):
+ * simhash_store_stats_init() first. */
 typedef struct simhash_store_stats {
-	size_t size;            /* set by the caller: sizeof(simhash_store_stats) */
+	size_t size;
 	uint64_t n_docs;        /* documents stored */
 	unsigned bits;
 	unsigned format_version;
@@ -1139,9 +1213,11 @@ typedef struct simhash_store_stats {
 	 * [i] from 2^(i-1) + 1 to 2^i (a commit carries at most 4096) */
 	uint64_t commit_batches[SIMHASH_STORE_BATCH_BUCKETS];
 } simhash_store_stats;
+#define simhash_store_stats_init(s) SIMHASH_RESULTS_INIT_(s)
 
-/* Fills *out (out->size set by the caller). Thread safety: safe. */
-SIMHASH_API simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out);
+/* Fills *out (out->size set by simhash_store_stats_init()). Thread safety: safe. */
+SIMHASH_API simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out,
+						simhash_error *err);
 
 /* Saves the index of the latest committed state to PATH-index now (a
  * checkpoint; the store also takes them by itself in the background, see
@@ -1149,7 +1225,7 @@ SIMHASH_API simhash_err simhash_store_stats_get(simhash_store *st, simhash_store
  * the changes made since. Blocks for a full build of the index; writes and
  * reads go on meanwhile. SIMHASH_EINVAL on a read-only handle.
  * Thread safety: safe (checkpoints run one at a time). */
-SIMHASH_API simhash_err simhash_store_checkpoint(simhash_store *st);
+SIMHASH_API simhash_err simhash_store_checkpoint(simhash_store *st, simhash_error *err);
 
 /* Checks every invariant on one snapshot: magic, format version, the stored
  * config gives the stored scheme, each record well-formed, ids and document
@@ -1160,7 +1236,7 @@ SIMHASH_API simhash_err simhash_store_checkpoint(simhash_store *st);
  * Thread safety: safe. */
 typedef void (*simhash_store_problem_fn)(const char *problem, void *arg);
 SIMHASH_API simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn,
-					     void *arg, uint64_t *n_problems);
+					     void *arg, uint64_t *n_problems, simhash_error *err);
 
 /* ---------------------------------------------------------------- experimental
  * Test knobs: they may change or go in any release. */
@@ -1178,7 +1254,7 @@ SIMHASH_API simhash_err simhash_index_set_layout(simhash_index *ix, int layout, 
  * open without the limit lifts it. Thread safety: safe. */
 SIMHASH_API simhash_err simhash_store_open_mapped(const char *path, unsigned flags,
 						  size_t map_bytes, simhash_store **out,
-						  char *err, size_t err_cap);
+						  simhash_error *err);
 
 /* ---------------------------------------------------------------- caveats
  *

@@ -595,11 +595,11 @@ static const char *opts_arg(FunctionCallInfo fcinfo, int n)
 	return text_to_cstring(PG_GETARG_TEXT_PP(n));
 }
 
-static void text_error(simhash_ctx *ctx, simhash_err err)
+static void text_error(const simhash_error *e, simhash_err err)
 {
 	if (err == SIMHASH_EUTF8)
 		ereport(ERROR, (errcode(ERRCODE_CHARACTER_NOT_IN_REPERTOIRE),
-				errmsg("simhash: invalid UTF-8 at byte %zu", simhash_ctx_error_offset(ctx)),
+				errmsg("simhash: invalid UTF-8 at byte %llu", (unsigned long long)e->offset),
 				errhint("The option --utf8 replace turns invalid bytes into U+FFFD.")));
 	lib_error(err);
 }
@@ -610,11 +610,12 @@ static void text_error(simhash_ctx *ctx, simhash_err err)
  * the library stops within a few milliseconds of work of a cancel, whatever
  * the options, and streams a long text itself (memory bounded by its
  * distinct features from 8 MiB on). */
-static simhash_err fingerprint(simhash_ctx *ctx, const char *text, size_t len, shpg_fp *fp)
+static simhash_err fingerprint(simhash_ctx *ctx, const char *text, size_t len, shpg_fp *fp,
+			       simhash_error *e)
 {
 	simhash_err err;
 
-	while ((err = simhash_fingerprint(ctx, text, len, fp)) == SIMHASH_EINTR)
+	while ((err = simhash_fingerprint(ctx, text, len, fp, e)) == SIMHASH_EINTR)
 		take_interrupt();
 	return err;
 }
@@ -625,14 +626,15 @@ Datum simhash_fingerprint_text(PG_FUNCTION_ARGS)
 	const char *opts = opts_arg(fcinfo, 1);
 	simhash_ctx *ctx = get_ctx(fcinfo, opts);
 	const char *text;
+	simhash_error e;
 	simhash_err err;
 	shpg_fp fp;
 	size_t len;
 
 	text = utf8_arg(fcinfo, 0, &len);
-	err = fingerprint(ctx, text, len, &fp);
+	err = fingerprint(ctx, text, len, &fp, &e);
 	if (err)
-		text_error(ctx, err);
+		text_error(&e, err);
 	PG_RETURN_POINTER(shpg_pack(&fp));
 }
 
@@ -659,6 +661,7 @@ Datum simhash_pg_text_similarity(PG_FUNCTION_ARGS)
 	const char *a, *b;
 	size_t a_len, b_len;
 	double cosine, jaccard;
+	simhash_error e;
 	simhash_err err;
 	TupleDesc desc;
 	Datum values[2];
@@ -672,11 +675,11 @@ Datum simhash_pg_text_similarity(PG_FUNCTION_ARGS)
 				errmsg("simhash: text similarity is not defined under --compat")));
 	a = utf8_arg(fcinfo, 0, &a_len);
 	b = utf8_arg(fcinfo, 1, &b_len);
-	while ((err = simhash_text_similarity(ctx, a, a_len, b, b_len, &cosine, &jaccard)) ==
+	while ((err = simhash_text_similarity(ctx, a, a_len, b, b_len, &cosine, &jaccard, &e)) ==
 	       SIMHASH_EINTR)
 		take_interrupt();
 	if (err)
-		text_error(ctx, err);
+		text_error(&e, err);
 	desc = BlessTupleDesc(desc);
 	values[0] = Float8GetDatum(cosine);
 	values[1] = Float8GetDatum(jaccard);

@@ -44,6 +44,14 @@ typedef struct simhash_stopwords simhash_stopwords;
 typedef struct simhash_ctx simhash_ctx;
 
 typedef struct simhash_fp { uint64_t w[2]; unsigned bits; } simhash_fp;
+typedef struct simhash_error {
+    simhash_err code;
+    int os_err;
+    uint64_t line;
+    uint64_t offset;
+    uint64_t index;
+    char msg[...];
+} simhash_error;
 
 typedef struct simhash_config {
     size_t size;
@@ -81,22 +89,21 @@ simhash_err simhash_config_scheme(const simhash_config *cfg, char *buf, size_t c
 
 simhash_err simhash_ctx_new(const simhash_config *cfg, simhash_ctx **out);
 void simhash_ctx_free(simhash_ctx *ctx);
-size_t simhash_ctx_error_offset(const simhash_ctx *ctx);
 simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_len,
                                     const char *b, size_t b_len, double *cosine,
-                                    double *jaccard);
+                                    double *jaccard, simhash_error *err);
 
 simhash_err simhash_idf_new(simhash_idf **out);
 void simhash_idf_free(simhash_idf *idf);
 simhash_err simhash_idf_set(simhash_idf *idf, const char *term, size_t len, double value);
 simhash_err simhash_idf_finish(simhash_idf *idf);
-simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_line);
+simhash_err simhash_idf_load(const char *path, simhash_idf **out, simhash_error *err);
 size_t simhash_idf_size(const simhash_idf *idf);
 simhash_err simhash_stopwords_new(simhash_stopwords **out);
 void simhash_stopwords_free(simhash_stopwords *sw);
 simhash_err simhash_stopwords_add(simhash_stopwords *sw, const char *word, size_t len);
 simhash_err simhash_stopwords_load(const char *path, simhash_stopwords **out,
-                                   size_t *err_line);
+                                   simhash_error *err);
 
 typedef struct simhash_match { uint64_t id; unsigned dist; } simhash_match;
 typedef struct simhash_matches { simhash_match *v; size_t n; size_t cap; } simhash_matches;
@@ -105,6 +112,7 @@ typedef struct simhash_index simhash_index;
 #define SIMHASH_INDEX_MAX_DIST_128 ...
 typedef enum simhash_layout { SIMHASH_LAYOUT_SCAN, SIMHASH_LAYOUT_MIH, ... } simhash_layout;
 typedef struct simhash_index_plan {
+    size_t size;
     simhash_layout layout;
     unsigned bits, k;
     uint64_t n;
@@ -119,12 +127,12 @@ typedef struct simhash_index_plan {
     ...;
 } simhash_index_plan;
 typedef struct simhash_index_stats {
+    size_t size;
     uint64_t count;
     uint64_t dead;
     unsigned segments;
     uint64_t memory;
     int mapped;
-    simhash_index_plan plan;
     ...;
 } simhash_index_stats;
 void simhash_matches_free(simhash_matches *m);
@@ -140,8 +148,9 @@ size_t simhash_index_count(const simhash_index *ix);
 unsigned simhash_index_bits(const simhash_index *ix);
 unsigned simhash_index_max_dist(const simhash_index *ix);
 simhash_err simhash_index_get_stats(const simhash_index *ix, simhash_index_stats *st);
-simhash_err simhash_index_save(const simhash_index *ix, const char *path);
-simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why, size_t cap);
+simhash_err simhash_index_get_plan(const simhash_index *ix, simhash_index_plan *plan);
+simhash_err simhash_index_save(const simhash_index *ix, const char *path, simhash_error *err);
+simhash_err simhash_index_open(const char *path, simhash_index **out, simhash_error *err);
 
 typedef struct simhash_pair { uint64_t a; uint64_t b; unsigned dist; } simhash_pair;
 simhash_err simhash_pairs_self(const uint64_t *fps, size_t n, unsigned bits, unsigned max_dist,

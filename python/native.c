@@ -16,14 +16,19 @@
 #include <string.h>
 #include "simhash.h"
 
-/* Fingerprints one text: out[0] bits 0..63, out[1] bits 64..127. */
+/* Fingerprints one text: out[0] bits 0..63, out[1] bits 64..127; on
+ * SIMHASH_EUTF8, out[2] the byte offset of the first invalid sequence. */
 int shpy_fingerprint(simhash_ctx *ctx, const char *text, size_t len, uint64_t *out)
 {
+	simhash_error e;
 	simhash_fp fp;
-	simhash_err err = simhash_fingerprint(ctx, text, len, &fp);
+	simhash_err err = simhash_fingerprint(ctx, text, len, &fp, &e);
 
-	if (err)
+	if (err) {
+		if (err == SIMHASH_EUTF8)
+			out[2] = e.offset;
 		return err;
+	}
 	out[0] = fp.w[0];
 	out[1] = fp.w[1];
 	return SIMHASH_OK;
@@ -74,7 +79,8 @@ static int run_batch(simhash_ctx *const *ctxs, unsigned n_ctxs, const char *blob
 		     const size_t *ends, size_t n, uint64_t *out, size_t *err_index,
 		     size_t *err_offset)
 {
-	size_t cap = n < SLICE ? n : SLICE, first, m, i, at = 0;
+	size_t cap = n < SLICE ? n : SLICE, first, m, i;
+	simhash_error e;
 	const char **texts = malloc((cap ? cap : 1) * sizeof(*texts));
 	size_t *lens = malloc((cap ? cap : 1) * sizeof(*lens));
 	simhash_fp *fps = malloc((cap ? cap : 1) * sizeof(*fps));
@@ -94,11 +100,11 @@ static int run_batch(simhash_ctx *const *ctxs, unsigned n_ctxs, const char *blob
 			texts[i] = blob + start;
 			lens[i] = ends[first + i] - start;
 		}
-		at = 0; /* stays 0 for an error of the call itself */
-		err = simhash_fingerprint_batch(ctxs, n_ctxs, texts, lens, m, fps, &at);
+		err = simhash_fingerprint_batch(ctxs, n_ctxs, texts, lens, m, fps, &e);
 		if (err) {
-			*err_index = first + at;
-			*err_offset = simhash_ctx_error_offset(ctxs[0]);
+			/* e.index is 0 for an error of the call itself */
+			*err_index = first + (size_t)e.index;
+			*err_offset = (size_t)e.offset;
 			break;
 		}
 		for (i = 0; i < m; i++) {
@@ -209,7 +215,7 @@ int shpy_features_list(simhash_ctx *ctx, const char *text, size_t len, char **bl
 		       size_t **ends, uint32_t **counts, size_t *n)
 {
 	struct feats f = { 0 };
-	int err = simhash_features_each(ctx, text, len, feats_add, &f);
+	int err = simhash_features_each(ctx, text, len, feats_add, &f, NULL);
 
 	if (!err && f.failed)
 		err = SIMHASH_ENOMEM;

@@ -137,11 +137,12 @@ int api_get_id(struct api *api, json_t *obj, const char **id, size_t *len, struc
 int api_text_fp(struct api *api, simhash_ctx *ctx, const char *text, size_t len, simhash_fp *fp,
 		struct api_reply *r)
 {
-	simhash_err err = simhash_fingerprint(ctx, text, len, fp);
+	simhash_error e;
+	simhash_err err = simhash_fingerprint(ctx, text, len, fp, &e);
 
 	if (err == SIMHASH_EUTF8)
-		return api_error(r, 422, "invalid_utf8", "the text is not valid UTF-8 at byte %zu",
-				 simhash_ctx_error_offset(ctx));
+		return api_error(r, 422, "invalid_utf8", "the text is not valid UTF-8 at byte %llu",
+				 (unsigned long long)e.offset);
 	if (err)
 		return api_error(r, 500, "internal", "fingerprint: %s", simhash_strerror(err));
 	return 0;

@@ -47,7 +47,7 @@ int sh_route_compare(struct api *api, simhash_ctx *ctx, const struct api_call *c
 			"similarity", simhash_similarity(&fa, &fb), "scheme", api->scheme);
 	/* The Python compatibility mode has no exact measure: null there. */
 	if (api->cfg.compat == SIMHASH_COMPAT_NONE &&
-	    simhash_text_similarity(ctx, a, a_len, b, b_len, &cosine, &jaccard) == SIMHASH_OK) {
+	    simhash_text_similarity(ctx, a, a_len, b, b_len, &cosine, &jaccard, NULL) == SIMHASH_OK) {
 		json_object_set_new(out, "cosine", json_real(cosine));
 		json_object_set_new(out, "jaccard", json_real(jaccard));
 	} else {

@@ -56,21 +56,25 @@ static simhash_store_results *thread_results(struct api_store *s)
 int sh_store_open(struct api *api, const char *path, char *err, size_t err_len)
 {
 	struct api_store *s = calloc(1, sizeof(*s));
+	simhash_error se;
 	simhash_err e;
 
 	if (!s) {
 		snprintf(err, err_len, "out of memory");
 		return -1;
 	}
-	e = simhash_store_open(path, 0, &s->st, err, err_len);
+	e = simhash_store_open(path, 0, &s->st, &se);
 	if (e) {
-		if (!err[0])
+		if (strcmp(se.msg, simhash_strerror(e)))
+			snprintf(err, err_len, "%s", se.msg);
+		else /* the store said no more than the code */
 			snprintf(err, err_len, "%s: %s", path, simhash_strerror(e));
 		free(s);
 		return -1;
 	}
 	simhash_config_init(&api->cfg);
-	if (simhash_store_config(s->st, &api->cfg) || pthread_key_create(&s->res_key, results_destroy)) {
+	if (simhash_store_config(s->st, &api->cfg, NULL) ||
+	    pthread_key_create(&s->res_key, results_destroy)) {
 		snprintf(err, err_len, "%s: cannot read the store's configuration", path);
 		simhash_store_close(s->st);
 		free(s);
@@ -100,18 +104,20 @@ int sh_store_close(struct api *api, char *err, size_t err_len)
 
 long long sh_store_count(struct api *api)
 {
-	simhash_store_stats stats = { .size = sizeof(stats) };
+	simhash_store_stats stats;
 
-	if (!api->store || simhash_store_stats_get(api->store->st, &stats))
+	simhash_store_stats_init(&stats);
+	if (!api->store || simhash_store_stats_get(api->store->st, &stats, NULL))
 		return -1;
 	return (long long)stats.n_docs;
 }
 
-static int store_error(struct api *api, simhash_err e, struct api_reply *r)
+static int store_error(struct api *api, const simhash_error *se, struct api_reply *r)
 {
-	char msg[SIMHASH_STORE_ERR_MAX];
+	simhash_err e = se->code;
+	/* "" when the store said no more than the code */
+	const char *msg = strcmp(se->msg, simhash_strerror(e)) ? se->msg : "";
 
-	simhash_store_errmsg(api->store->st, msg, sizeof(msg));
 	if (e == SIMHASH_ENOSPC) {
 		set_writable(api, 0);
 		return api_error(r, 507, "insufficient_storage", "%s%s%s", simhash_strerror(e),
@@ -169,13 +175,14 @@ int sh_store_query(struct api *api, const simhash_fp *fp, unsigned k, unsigned l
 		   struct api_reply *r)
 {
 	simhash_store_results *res = thread_results(api->store);
+	simhash_error se;
 	simhash_err e;
 
 	if (!res)
 		return api_error(r, 500, "internal", "out of memory");
-	e = simhash_store_query(api->store->st, fp, k, limit, res);
+	e = simhash_store_query(api->store->st, fp, k, limit, res, &se);
 	if (e)
-		return store_error(api, e, r);
+		return store_error(api, &se, r);
 	return api_reply_json(r, 200,
 			      json_pack("{s:o,s:o,s:i}", "matches", matches_json(res), "fingerprint",
 					api_fp_json(fp), "k", (int)k));
@@ -197,6 +204,7 @@ static json_t *check_and_put(struct api *api, const struct doc_req *d, int *adde
 {
 	simhash_store_results *res = thread_results(api->store);
 	simhash_store_doc sd;
+	simhash_error se;
 	simhash_err e;
 	json_t *j;
 
@@ -206,9 +214,9 @@ static json_t *check_and_put(struct api *api, const struct doc_req *d, int *adde
 	}
 	to_store_doc(d, &sd);
 	e = simhash_store_check_and_put(api->store->st, &sd, d->k, d->limit, d->if_unique, res,
-					added);
+					added, &se);
 	if (e) {
-		store_error(api, e, r);
+		store_error(api, &se, r);
 		return NULL;
 	}
 	set_writable(api, 1);
@@ -222,6 +230,7 @@ static json_t *check_and_put(struct api *api, const struct doc_req *d, int *adde
 static int put_docs(struct api *api, const struct doc_req *docs, size_t n, struct api_reply *r)
 {
 	simhash_store_doc *sd = calloc(n ? n : 1, sizeof(*sd));
+	simhash_error se;
 	simhash_err e;
 	size_t i;
 
@@ -229,10 +238,11 @@ static int put_docs(struct api *api, const struct doc_req *docs, size_t n, struc
 		return api_error(r, 500, "internal", "out of memory");
 	for (i = 0; i < n; i++)
 		to_store_doc(&docs[i], &sd[i]);
-	e = n == 1 ? simhash_store_put(api->store->st, sd) : simhash_store_put_many(api->store->st, sd, n);
+	e = n == 1 ? simhash_store_put(api->store->st, sd, &se)
+		   : simhash_store_put_many(api->store->st, sd, n, &se);
 	free(sd);
 	if (e)
-		return store_error(api, e, r);
+		return store_error(api, &se, r);
 	set_writable(api, 1);
 	return 0;
 }
@@ -303,13 +313,14 @@ int sh_store_add_batch(struct api *api, const struct doc_req *docs, size_t n,
 int sh_store_get(struct api *api, const char *id, size_t id_len, struct api_reply *r)
 {
 	simhash_store_results *res = thread_results(api->store);
+	simhash_error se;
 	simhash_err e;
 
 	if (!res)
 		return api_error(r, 500, "internal", "out of memory");
-	e = simhash_store_get(api->store->st, id, id_len, res);
+	e = simhash_store_get(api->store->st, id, id_len, res, &se);
 	if (e)
-		return store_error(api, e, r);
+		return store_error(api, &se, r);
 	if (simhash_store_results_count(res) == 0)
 		return api_error(r, 404, "not_found", "no document has this id");
 	return api_reply_json(r, 200, match_json(simhash_store_results_get(res, 0), 0));
@@ -317,12 +328,13 @@ int sh_store_get(struct api *api, const char *id, size_t id_len, struct api_repl
 
 int sh_store_delete(struct api *api, const char *id, size_t id_len, struct api_reply *r)
 {
+	simhash_error se;
 	simhash_err e;
 	int deleted = 0;
 
-	e = simhash_store_delete(api->store->st, id, id_len, &deleted);
+	e = simhash_store_delete(api->store->st, id, id_len, &deleted, &se);
 	if (e)
-		return store_error(api, e, r);
+		return store_error(api, &se, r);
 	set_writable(api, 1);
 	if (!deleted)
 		return api_error(r, 404, "not_found", "no document has this id");
@@ -331,12 +343,16 @@ int sh_store_delete(struct api *api, const char *id, size_t id_len, struct api_r
 
 int sh_store_stats(struct api *api, json_t *j, struct api_reply *r)
 {
-	simhash_store_stats s = { .size = sizeof(s) };
-	simhash_err e = simhash_store_stats_get(api->store->st, &s);
+	simhash_store_stats s;
+	simhash_error se;
+	simhash_err e;
+
+	simhash_store_stats_init(&s);
+	e = simhash_store_stats_get(api->store->st, &s, &se);
 
 	if (e) {
 		json_decref(j);
-		return store_error(api, e, r);
+		return store_error(api, &se, r);
 	}
 	json_object_set_new(j, "store",
 			    json_pack("{s:I,s:i,s:I,s:I,s:I,s:I,s:f,s:s,s:I,s:I,s:I}", "documents",
@@ -355,9 +371,10 @@ int sh_store_stats(struct api *api, json_t *j, struct api_reply *r)
 
 int sh_store_commits(struct api *api, struct sh_store_figures *f)
 {
-	simhash_store_stats s = { .size = sizeof(s) };
+	simhash_store_stats s;
 
-	if (!api->store || simhash_store_stats_get(api->store->st, &s))
+	simhash_store_stats_init(&s);
+	if (!api->store || simhash_store_stats_get(api->store->st, &s, NULL))
 		return -1;
 	f->commits = s.n_commits;
 	f->writes = s.n_committed;

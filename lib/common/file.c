@@ -29,11 +29,20 @@ struct simhash_outfile {
 	char *tmp;
 };
 
-static simhash_err os_fail(int *os_err, int e)
+static simhash_err os_fail(simhash_error *err, int e)
 {
-	if (os_err)
-		*os_err = e;
-	return e == ENOMEM ? SIMHASH_ENOMEM : SIMHASH_EIO;
+	return sh_error_os(err, e);
+}
+
+/* A path refused for what it is (SIMHASH_EINVAL); os_err says what, or 0. */
+static simhash_err refuse(simhash_error *err, int os_err)
+{
+	sh_error_set(err, SIMHASH_EINVAL, "%s",
+		     os_err == EISDIR ? "is a directory" :
+		     os_err == ENOENT ? "dangling symbolic link" : "not a regular file");
+	if (err)
+		err->os_err = os_err;
+	return SIMHASH_EINVAL;
 }
 
 static simhash_err grow(char **buf, size_t *cap, size_t need)
@@ -56,7 +65,7 @@ static simhash_err grow(char **buf, size_t *cap, size_t need)
 	return SIMHASH_OK;
 }
 
-simhash_err simhash_read_fd(int fd, char **buf, size_t *len, size_t *cap, int *os_err)
+simhash_err simhash_read_fd(int fd, char **buf, size_t *len, size_t *cap, simhash_error *err)
 {
 	struct stat st;
 	size_t want = 64 * 1024, asked;
@@ -64,7 +73,7 @@ simhash_err simhash_read_fd(int fd, char **buf, size_t *len, size_t *cap, int *o
 	ssize_t n;
 
 	if (!buf || !len || !cap || *len > *cap)
-		return SIMHASH_EINVAL;
+		return sh_error_code(err, SIMHASH_EINVAL);
 	/* A regular file is read in one call: asking for a byte more than its
 	 * size, a short read is its end (the size is only a hint: the loop goes
 	 * on if it grew). Anything else grows the buffer geometrically. */
@@ -75,13 +84,13 @@ simhash_err simhash_read_fd(int fd, char **buf, size_t *len, size_t *cap, int *o
 	}
 	for (;;) {
 		if (*cap - *len < want && grow(buf, cap, *len + want))
-			return os_fail(os_err, ENOMEM);
+			return os_fail(err, ENOMEM);
 		asked = *cap - *len;
 		n = read(fd, *buf + *len, asked);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return os_fail(os_err, errno);
+			return os_fail(err, errno);
 		}
 		*len += (size_t)n;
 		if (n == 0 || (regular && (size_t)n < asked))
@@ -89,28 +98,28 @@ simhash_err simhash_read_fd(int fd, char **buf, size_t *len, size_t *cap, int *o
 		want = *cap - *len ? 1 : *len;
 	}
 	if (*cap == *len && grow(buf, cap, *len + 1))
-		return os_fail(os_err, ENOMEM);
+		return os_fail(err, ENOMEM);
 	return SIMHASH_OK;
 }
 
 simhash_err simhash_read_file(const char *path, char **buf, size_t *len, size_t *cap,
-			      int *os_err)
+			      simhash_error *err)
 {
-	simhash_err err;
+	simhash_err rc;
 	int fd, e;
 
 	if (!path)
-		return SIMHASH_EINVAL;
+		return sh_error_code(err, SIMHASH_EINVAL);
 	do
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
-		return os_fail(os_err, errno);
-	err = simhash_read_fd(fd, buf, len, cap, os_err);
+		return os_fail(err, errno);
+	rc = simhash_read_fd(fd, buf, len, cap, err);
 	e = errno;
 	close(fd);
 	errno = e;
-	return err;
+	return rc;
 }
 
 /* Makes the rename durable. Best effort: the new file is in place already. */
@@ -172,19 +181,17 @@ static void free_outfile(simhash_outfile *f)
 	free(f);
 }
 
-simhash_err simhash_outfile_open(const char *path, simhash_outfile **out, int *os_err)
+simhash_err simhash_outfile_open(const char *path, simhash_outfile **out, simhash_error *err)
 {
 	simhash_outfile *f;
 	struct stat st;
 	int exists, e;
 
-	if (os_err)
-		*os_err = 0;
 	if (!path || !*path || !out)
-		return SIMHASH_EINVAL;
+		return sh_error_code(err, SIMHASH_EINVAL);
 	f = calloc(1, sizeof *f);
 	if (!f)
-		return os_fail(os_err, ENOMEM);
+		return os_fail(err, ENOMEM);
 	f->fd = -1;
 	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		/* write through the link: replace the file it names */
@@ -192,18 +199,15 @@ simhash_err simhash_outfile_open(const char *path, simhash_outfile **out, int *o
 		if (!f->target) {
 			e = errno;
 			free_outfile(f);
-			if (e == ENOENT) {
-				if (os_err)
-					*os_err = ENOENT;
-				return SIMHASH_EINVAL;
-			}
-			return os_fail(os_err, e);
+			if (e == ENOENT)
+				return refuse(err, ENOENT);
+			return os_fail(err, e);
 		}
 	} else {
 		f->target = strdup(path);
 		if (!f->target) {
 			free_outfile(f);
-			return os_fail(os_err, ENOMEM);
+			return os_fail(err, ENOMEM);
 		}
 	}
 	exists = stat(f->target, &st) == 0;
@@ -214,21 +218,19 @@ simhash_err simhash_outfile_open(const char *path, simhash_outfile **out, int *o
 		if (f->fd < 0) {
 			e = errno;
 			free_outfile(f);
-			return os_fail(os_err, e);
+			return os_fail(err, e);
 		}
 		*out = f;
 		return SIMHASH_OK;
 	}
 	if (exists && !S_ISREG(st.st_mode)) {
-		if (os_err)
-			*os_err = S_ISDIR(st.st_mode) ? EISDIR : 0;
 		free_outfile(f);
-		return SIMHASH_EINVAL;
+		return refuse(err, S_ISDIR(st.st_mode) ? EISDIR : 0);
 	}
 	e = make_temp(f);
 	if (e) {
 		free_outfile(f);
-		return os_fail(os_err, e);
+		return os_fail(err, e);
 	}
 	if (exists) {
 		/* keep what the file was: its mode, and its owner if we may */
@@ -242,19 +244,20 @@ simhash_err simhash_outfile_open(const char *path, simhash_outfile **out, int *o
 	return SIMHASH_OK;
 }
 
-simhash_err simhash_outfile_write(simhash_outfile *f, const void *data, size_t len, int *os_err)
+simhash_err simhash_outfile_write(simhash_outfile *f, const void *data, size_t len,
+				  simhash_error *err)
 {
 	const char *p = data;
 	ssize_t w;
 
 	if (!f || (!data && len) || f->fd < 0)
-		return SIMHASH_EINVAL;
+		return sh_error_code(err, SIMHASH_EINVAL);
 	while (len) {
 		w = write(f->fd, p, len);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return os_fail(os_err, errno);
+			return os_fail(err, errno);
 		}
 		p += w;
 		len -= (size_t)w;
@@ -348,12 +351,12 @@ void simhash_outfile_abort(simhash_outfile *f)
 	free_outfile(f);
 }
 
-simhash_err simhash_outfile_commit(simhash_outfile *f, int *os_err)
+simhash_err simhash_outfile_commit(simhash_outfile *f, simhash_error *err)
 {
 	int fd, e = 0;
 
 	if (!f)
-		return SIMHASH_EINVAL;
+		return sh_error_code(err, SIMHASH_EINVAL);
 	fd = f->fd;
 	f->fd = -1;
 	if (!f->tmp) {
@@ -361,7 +364,7 @@ simhash_err simhash_outfile_commit(simhash_outfile *f, int *os_err)
 		if (close(fd) && errno != EINTR)
 			e = errno;
 		free_outfile(f);
-		return e ? os_fail(os_err, e) : SIMHASH_OK;
+		return e ? os_fail(err, e) : SIMHASH_OK;
 	}
 	if (fsync(fd))
 		e = errno;
@@ -372,7 +375,7 @@ simhash_err simhash_outfile_commit(simhash_outfile *f, int *os_err)
 	if (e) {
 		unlink(f->tmp);
 		free_outfile(f);
-		return os_fail(os_err, e);
+		return os_fail(err, e);
 	}
 	sync_dir_of(f->target);
 	free_outfile(f);

@@ -38,6 +38,28 @@ enum {
 };
 int sh_cpu_has(unsigned features);
 
+/* ---- error.c: filling a caller's simhash_error (simhash.h, convention 2).
+ * Each takes e == NULL (no detail wanted) and returns code. sh_error_set
+ * zeroes *e and writes code and the formatted message; sh_error_code the
+ * code and simhash_strerror(code); sh_error_os a failed system call's errno
+ * (SIMHASH_ENOMEM for ENOMEM, else SIMHASH_EIO) and its text. */
+simhash_err sh_error_set(simhash_error *e, simhash_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+simhash_err sh_error_code(simhash_error *e, simhash_err code);
+simhash_err sh_error_os(simhash_error *e, int os_err);
+/* code with a failed system call's errno and its text (lowercased if lower,
+ * else as the system words it). */
+simhash_err sh_error_errno(simhash_error *e, simhash_err code, int os_err, int lower);
+/* A lowercase strerror(err) in buf (thread-safe); returns buf. */
+const char *sh_errno_text(int err, char *buf, size_t cap);
+
+/* Copies the results of a struct that grows (simhash.h, convention 3) from
+ * src, the library's own of own_size bytes, into dst, whose first field (its
+ * size, set by the caller) says how many bytes it holds: only those, and at
+ * most own_size; dst's size stays. SIMHASH_EINVAL if dst's size is below
+ * min_size. */
+simhash_err sh_results_copy(void *dst, const void *src, size_t own_size, size_t min_size);
+
 /* splitmix64's finalizer: a cheap bijective mix, for order-independent digests. */
 static inline uint64_t sh_mix64(uint64_t z)
 {

@@ -621,14 +621,15 @@ static simhash_err load_lines(simhash_idf *idf, sh_textfile *tf, locale_t c_loca
 	return err;
 }
 
-simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_line)
+simhash_err simhash_idf_load(const char *path, simhash_idf **out, simhash_error *e)
 {
 	simhash_idf *idf = NULL;
 	sh_textfile tf;
 	locale_t c_locale;
 	simhash_err err;
+	size_t line = 0;
 
-	err = sh_textfile_load(&tf, path, out, err_line);
+	err = sh_textfile_load(&tf, path, out, e);
 	if (err)
 		return err;
 	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
@@ -640,7 +641,7 @@ simhash_err simhash_idf_load(const char *path, simhash_idf **out, size_t *err_li
 	if (!err) /* one allocation for the table and the terms, not 20 regrowths */
 		err = idf_reserve(idf, sh_textfile_count_lines(&tf), tf.len);
 	if (!err)
-		err = load_lines(idf, &tf, c_locale, err_line);
+		err = load_lines(idf, &tf, c_locale, &line);
 	if (err)
 		goto out_free_idf;
 	idf_refresh_median(idf);
@@ -651,7 +652,7 @@ out_free_idf:
 	freelocale(c_locale);
 out_free_file:
 	sh_textfile_free(&tf);
-	return err;
+	return sh_textfile_fail(err, line, "expected term<TAB>idf with a finite idf >= 0", e);
 }
 
 /* ---------------------------------------------------------------- save */
@@ -701,8 +702,9 @@ static simhash_err sorted_slots(const simhash_idf *idf, const struct idf_slot **
 }
 
 /* Appends `term<TAB>idf` lines to a buffer and flushes it to the file in
- * blocks of about 64 KB. */
-static simhash_err write_lines(const simhash_idf *idf, simhash_outfile *f, locale_t c_locale)
+ * blocks of about 64 KB; e gets the detail of a failed write. */
+static simhash_err write_lines(const simhash_idf *idf, simhash_outfile *f, locale_t c_locale,
+			       simhash_error *e)
 {
 	const struct idf_slot **v;
 	simhash_err err;
@@ -712,11 +714,11 @@ static simhash_err write_lines(const simhash_idf *idf, simhash_outfile *f, local
 
 	err = sorted_slots(idf, &v, &n);
 	if (err)
-		return err;
+		return sh_error_code(e, err);
 	buf = malloc(cap);
 	if (!buf) {
 		free(v);
-		return SIMHASH_ENOMEM;
+		return sh_error_code(e, SIMHASH_ENOMEM);
 	}
 	old = uselocale(c_locale); /* %.17g must write '.', whatever the caller's locale */
 	for (size_t i = 0; i < n && !err; i++) {
@@ -729,11 +731,11 @@ static simhash_err write_lines(const simhash_idf *idf, simhash_outfile *f, local
 			continue;
 		k = snprintf(num, sizeof num, "\t%.17g\n", v[i]->idf);
 		if (cap - used < t->len + (size_t)k) {
-			err = simhash_outfile_write(f, buf, used, NULL);
+			err = simhash_outfile_write(f, buf, used, e);
 			used = 0;
 		}
 		if (!err && cap < t->len + (size_t)k)
-			err = simhash_outfile_write(f, bytes, t->len, NULL); /* a huge term */
+			err = simhash_outfile_write(f, bytes, t->len, e); /* a huge term */
 		else if (!err) {
 			memcpy(buf + used, bytes, t->len);
 			used += t->len;
@@ -744,7 +746,7 @@ static simhash_err write_lines(const simhash_idf *idf, simhash_outfile *f, local
 		}
 	}
 	if (!err && used)
-		err = simhash_outfile_write(f, buf, used, NULL);
+		err = simhash_outfile_write(f, buf, used, e);
 	uselocale(old);
 	free(buf);
 	free(v);
@@ -753,26 +755,29 @@ static simhash_err write_lines(const simhash_idf *idf, simhash_outfile *f, local
 
 /* Writes through simhash_outfile (common/file.c), so a reader sees the old
  * table or the new one, never a part; an existing file keeps its mode. */
-simhash_err simhash_idf_save(const simhash_idf *idf, const char *path)
+simhash_err simhash_idf_save(const simhash_idf *idf, const char *path, simhash_error *e)
 {
 	simhash_outfile *f;
 	locale_t c_locale;
 	simhash_err err;
 
 	if (!idf || !path || !*path)
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
 	if (!c_locale)
-		return SIMHASH_ENOMEM;
-	err = simhash_outfile_open(path, &f, NULL);
-	if (err == SIMHASH_EINVAL)
+		return sh_error_code(e, SIMHASH_ENOMEM);
+	err = simhash_outfile_open(path, &f, e);
+	if (err == SIMHASH_EINVAL) {
 		err = SIMHASH_EIO; /* a directory, a dangling link: not writable here */
+		if (e)
+			e->code = err;
+	}
 	if (!err) {
-		err = write_lines(idf, f, c_locale);
+		err = write_lines(idf, f, c_locale, e);
 		if (err)
 			simhash_outfile_abort(f);
 		else
-			err = simhash_outfile_commit(f, NULL);
+			err = simhash_outfile_commit(f, e);
 	}
 	freelocale(c_locale);
 	return err;

@@ -149,18 +149,19 @@ static simhash_err load_words(simhash_stopwords *sw, sh_textfile *tf, size_t *er
 	return SIMHASH_OK;
 }
 
-simhash_err simhash_stopwords_load(const char *path, simhash_stopwords **out, size_t *err_line)
+simhash_err simhash_stopwords_load(const char *path, simhash_stopwords **out, simhash_error *e)
 {
 	simhash_stopwords *sw = NULL;
 	sh_textfile tf;
 	simhash_err err;
+	size_t line = 0;
 
-	err = sh_textfile_load(&tf, path, out, err_line);
+	err = sh_textfile_load(&tf, path, out, e);
 	if (err)
 		return err;
 	err = simhash_stopwords_new(&sw);
 	if (!err)
-		err = load_words(sw, &tf, err_line);
+		err = load_words(sw, &tf, &line);
 	if (err) {
 		simhash_stopwords_free(sw);
 		goto out_free_file;
@@ -168,7 +169,7 @@ simhash_err simhash_stopwords_load(const char *path, simhash_stopwords **out, si
 	*out = sw;
 out_free_file:
 	sh_textfile_free(&tf);
-	return err;
+	return sh_textfile_fail(err, line, "invalid UTF-8", e);
 }
 
 static int cmp_u64(const void *a, const void *b)

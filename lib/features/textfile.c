@@ -13,18 +13,23 @@
 #include <string.h>
 #include "textfile.h"
 
-simhash_err sh_textfile_read(sh_textfile *tf, const char *path)
+simhash_err sh_textfile_read(sh_textfile *tf, const char *path, simhash_error *e)
 {
 	size_t cap = 0;
 	simhash_err err;
 
 	memset(tf, 0, sizeof *tf);
-	err = simhash_read_file(path, &tf->data, &tf->len, &cap, NULL);
+	err = simhash_read_file(path, &tf->data, &tf->len, &cap, e);
 	if (err) {
 		free(tf->data);
 		tf->data = NULL;
 		tf->len = 0;
-		return err == SIMHASH_ENOMEM ? err : SIMHASH_EIO;
+		if (err != SIMHASH_ENOMEM && err != SIMHASH_EIO) {
+			err = SIMHASH_EIO;
+			if (e)
+				e->code = err;
+		}
+		return err;
 	}
 	tf->data[tf->len] = '\0'; /* simhash_read_file leaves room for it */
 	if (tf->len >= 3 && memcmp(tf->data, "\xef\xbb\xbf", 3) == 0)
@@ -33,13 +38,23 @@ simhash_err sh_textfile_read(sh_textfile *tf, const char *path)
 }
 
 simhash_err sh_textfile_load(sh_textfile *tf, const char *path, const void *out,
-			     size_t *err_line)
+			     simhash_error *e)
 {
-	if (err_line)
-		*err_line = 0;
 	if (!path || !out)
-		return SIMHASH_EINVAL;
-	return sh_textfile_read(tf, path);
+		return sh_error_code(e, SIMHASH_EINVAL);
+	return sh_textfile_read(tf, path, e);
+}
+
+simhash_err sh_textfile_fail(simhash_err err, size_t line, const char *what, simhash_error *e)
+{
+	if (err == SIMHASH_OK || !e)
+		return err;
+	if (err == SIMHASH_ECORRUPT && line)
+		sh_error_set(e, err, "line %zu: %s", line, what);
+	else
+		sh_error_code(e, err);
+	e->line = err == SIMHASH_ECORRUPT ? line : 0;
+	return err;
 }
 
 int sh_textfile_next(sh_textfile *tf, char **line, size_t *len)

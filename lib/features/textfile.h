@@ -14,13 +14,16 @@ typedef struct sh_textfile {
 } sh_textfile;
 
 /* Reads the whole file at path. SIMHASH_EIO if it cannot be opened or read
- * (missing, a directory, no permission), SIMHASH_ENOMEM. On success the caller
- * frees with sh_textfile_free(). */
-simhash_err sh_textfile_read(sh_textfile *tf, const char *path);
+ * (missing, a directory, no permission; e->os_err), SIMHASH_ENOMEM. On
+ * success the caller frees with sh_textfile_free(). */
+simhash_err sh_textfile_read(sh_textfile *tf, const char *path, simhash_error *e);
 /* The start of a table loader (simhash_idf_load, simhash_stopwords_load):
- * *err_line (may be NULL) zeroed, path and out checked, the file read. */
+ * path and out checked, the file read; e (may be NULL) filled on failure. */
 simhash_err sh_textfile_load(sh_textfile *tf, const char *path, const void *out,
-			     size_t *err_line);
+			     simhash_error *e);
+/* The end of a table loader: e filled for err, at line (1-based; 0: none)
+ * with msg "line N: what" for SIMHASH_ECORRUPT. Returns err. */
+simhash_err sh_textfile_fail(simhash_err err, size_t line, const char *what, simhash_error *e);
 
 /* The next line without its '\n' and one '\r' before it, NUL-terminated in
  * place, in *line and *len; a UTF-8 byte order mark opening the file is

@@ -72,7 +72,7 @@ static void *batch_work(void *w_)
 			break;
 		end = b->n - i < BATCH_RUN ? b->n : i + BATCH_RUN;
 		for (; i < end; i++) {
-			err = simhash_fingerprint(w->ctx, b->texts[i], b->lens[i], &b->out[i]);
+			err = simhash_fingerprint(w->ctx, b->texts[i], b->lens[i], &b->out[i], NULL);
 			if (err) {
 				batch_fail(b, i, err, w->ctx->bad_offset);
 				break;
@@ -84,17 +84,17 @@ static void *batch_work(void *w_)
 
 simhash_err simhash_fingerprint_batch(simhash_ctx *const *ctxs, unsigned n_ctxs,
 				      const char *const *texts, const size_t *lens, size_t n,
-				      simhash_fp *out, size_t *err_index)
+				      simhash_fp *out, simhash_error *e)
 {
 	struct batch b = { .ctxs = ctxs, .texts = texts, .lens = lens, .n = n, .out = out };
 	struct worker *w;
 	unsigned t, n_threads;
 
 	if (!ctxs || !n_ctxs || (n && (!texts || !lens || !out)))
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	for (t = 0; t < n_ctxs; t++)
 		if (!ctxs[t])
-			return SIMHASH_EINVAL;
+			return sh_error_code(e, SIMHASH_EINVAL);
 	/* more threads than runs would only wait */
 	n_threads = (size_t)n_ctxs > (n + BATCH_RUN - 1) / BATCH_RUN
 			    ? (unsigned)((n + BATCH_RUN - 1) / BATCH_RUN)
@@ -103,7 +103,7 @@ simhash_err simhash_fingerprint_batch(simhash_ctx *const *ctxs, unsigned n_ctxs,
 		n_threads = 1;
 	w = calloc(n_threads, sizeof(*w));
 	if (!w)
-		return SIMHASH_ENOMEM;
+		return sh_error_code(e, SIMHASH_ENOMEM);
 	b.err_index = n;
 	pthread_mutex_init(&b.lock, NULL);
 	for (t = 0; t < n_threads; t++) {
@@ -121,8 +121,15 @@ simhash_err simhash_fingerprint_batch(simhash_ctx *const *ctxs, unsigned n_ctxs,
 	free(w);
 	if (b.err_index == n)
 		return SIMHASH_OK;
-	if (err_index)
-		*err_index = b.err_index;
-	ctxs[0]->bad_offset = b.err_offset;
+	if (!e)
+		return b.err;
+	if (b.err == SIMHASH_EUTF8) {
+		sh_error_set(e, b.err, "text %zu: invalid UTF-8 at byte %zu", b.err_index,
+			     b.err_offset);
+		e->offset = b.err_offset;
+	} else {
+		sh_error_set(e, b.err, "text %zu: %s", b.err_index, simhash_strerror(b.err));
+	}
+	e->index = b.err_index;
 	return b.err;
 }

@@ -27,6 +27,26 @@ void sh_ctx_set_intr_every(simhash_ctx *ctx, size_t every, size_t step);
 /* For tests: turns the vector path off (0) or back on where the CPU has it. */
 void sh_ctx_set_simd(simhash_ctx *ctx, int on);
 
+/* Fills err (may be NULL) for code, a call's result on ctx (may be NULL):
+ * SIMHASH_EUTF8 with the offset of the last invalid sequence (simhash.h,
+ * convention 2). Returns code. Inline: every file of the module ends its
+ * public calls with it, and none may call another for it (no circles). */
+static inline simhash_err sh_ctx_fail(const simhash_ctx *ctx, simhash_err code,
+				      simhash_error *err)
+{
+	if (code == SIMHASH_OK || !err)
+		return code;
+	if (code == SIMHASH_EUTF8 && ctx) {
+		sh_error_set(err, code, "invalid UTF-8 at byte %zu", ctx->bad_offset);
+		err->offset = ctx->bad_offset;
+		return code;
+	}
+	return sh_error_code(err, code);
+}
+/* simhash_features_each() without the error detail. */
+simhash_err sh_ctx_features_each(simhash_ctx *ctx, const char *text, size_t len,
+				 simhash_feature_fn fn, void *arg);
+
 /* Normalizes text and prepares its features; *n gets their number. */
 simhash_err sh_ctx_features(simhash_ctx *ctx, const char *text, size_t len, size_t *n);
 /* The distinct features of text (sh_dedup_run() of sh_ctx_features()), none

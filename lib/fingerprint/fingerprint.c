@@ -106,10 +106,6 @@ void sh_ctx_set_intr_every(simhash_ctx *ctx, size_t every, size_t step)
 	ctx->intr.due = ctx->intr.every;
 }
 
-size_t simhash_ctx_error_offset(const simhash_ctx *ctx)
-{
-	return ctx->bad_offset;
-}
 
 simhash_err sh_ctx_distinct(simhash_ctx *ctx, const char *text, size_t len, const sh_uniq **u,
 			    size_t *n_uniq)
@@ -127,7 +123,8 @@ simhash_err sh_ctx_distinct(simhash_ctx *ctx, const char *text, size_t len, cons
 	return SIMHASH_OK;
 }
 
-simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out)
+static simhash_err fingerprint_text(simhash_ctx *ctx, const char *text, size_t len,
+				    simhash_fp *out)
 {
 	const simhash_config *cfg;
 	simhash_fp fp;
@@ -153,6 +150,12 @@ simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len, 
 	if (!err)
 		*out = fp;
 	return err;
+}
+
+simhash_err simhash_fingerprint(simhash_ctx *ctx, const char *text, size_t len, simhash_fp *out,
+				simhash_error *err)
+{
+	return sh_ctx_fail(ctx, fingerprint_text(ctx, text, len, out), err);
 }
 
 simhash_err simhash_fingerprint_features(simhash_ctx *ctx, const simhash_feature *features,
@@ -187,8 +190,8 @@ simhash_err simhash_fingerprint_features(simhash_ctx *ctx, const simhash_feature
 	return SIMHASH_OK;
 }
 
-simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len,
-				  simhash_feature_fn fn, void *arg)
+simhash_err sh_ctx_features_each(simhash_ctx *ctx, const char *text, size_t len,
+				 simhash_feature_fn fn, void *arg)
 {
 	const sh_uniq *u;
 	size_t n, n_uniq, poll_at;
@@ -214,4 +217,10 @@ simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len
 			break;
 	}
 	return SIMHASH_OK;
+}
+
+simhash_err simhash_features_each(simhash_ctx *ctx, const char *text, size_t len,
+				  simhash_feature_fn fn, void *arg, simhash_error *err)
+{
+	return sh_ctx_fail(ctx, sh_ctx_features_each(ctx, text, len, fn, arg), err);
 }

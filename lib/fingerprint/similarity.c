@@ -95,8 +95,8 @@ static simhash_err collect(simhash_ctx *ctx, const char *text, size_t len, sh_bu
 	return err;
 }
 
-simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_len, const char *b,
-				    size_t b_len, double *cosine, double *jaccard)
+static simhash_err similarity(simhash_ctx *ctx, const char *a, size_t a_len, const char *b,
+			      size_t b_len, double *cosine, double *jaccard)
 {
 	size_t na, nb, i = 0, j = 0, inter = 0, poll_at;
 	double dot = 0, wa = 0, wb = 0;
@@ -140,4 +140,11 @@ simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_le
 	if (jaccard)
 		*jaccard = (na == 0 && nb == 0) ? 1.0 : (double)inter / (double)(na + nb - inter);
 	return SIMHASH_OK;
+}
+
+simhash_err simhash_text_similarity(simhash_ctx *ctx, const char *a, size_t a_len, const char *b,
+				    size_t b_len, double *cosine, double *jaccard,
+				    simhash_error *err)
+{
+	return sh_ctx_fail(ctx, similarity(ctx, a, a_len, b, b_len, cosine, jaccard), err);
 }

@@ -515,7 +515,7 @@ simhash_err simhash_fingerprint_begin(simhash_ctx *ctx)
 	return st->err;
 }
 
-simhash_err simhash_fingerprint_update(simhash_ctx *ctx, const char *text, size_t len)
+static simhash_err stream_update(simhash_ctx *ctx, const char *text, size_t len)
 {
 	struct sh_stream *st = ctx ? ctx->stream : NULL;
 	size_t slice;
@@ -590,7 +590,7 @@ static simhash_err finish(simhash_ctx *ctx, struct sh_stream *st, simhash_fp *ou
 	return SIMHASH_OK;
 }
 
-simhash_err simhash_fingerprint_final(simhash_ctx *ctx, simhash_fp *out)
+static simhash_err stream_final(simhash_ctx *ctx, simhash_fp *out)
 {
 	struct sh_stream *st = ctx ? ctx->stream : NULL;
 	simhash_err err;
@@ -642,28 +642,40 @@ simhash_err sh_stream_whole(simhash_ctx *ctx, const char *text, size_t len, simh
 	simhash_err err = simhash_fingerprint_begin(ctx);
 
 	if (!err)
-		err = simhash_fingerprint_update(ctx, text, len);
+		err = stream_update(ctx, text, len);
 	if (err) {
 		if (ctx->stream)
 			ctx->stream->on = 0;
 		return err;
 	}
-	return simhash_fingerprint_final(ctx, out);
+	return stream_final(ctx, out);
+}
+
+simhash_err simhash_fingerprint_update(simhash_ctx *ctx, const char *text, size_t len,
+				       simhash_error *err)
+{
+	return sh_ctx_fail(ctx, stream_update(ctx, text, len), err);
+}
+
+simhash_err simhash_fingerprint_final(simhash_ctx *ctx, simhash_fp *out, simhash_error *err)
+{
+	return sh_ctx_fail(ctx, stream_final(ctx, out), err);
 }
 
 simhash_err simhash_fingerprint_fd(simhash_ctx *ctx, int fd, simhash_fp *out, uint64_t *n_bytes,
-				   int *os_err)
+				   simhash_error *e)
 {
 	struct sh_stream *st;
 	simhash_err err;
 	uint64_t total = 0;
 	size_t slice;
+	int os_err = 0;
 
 	if (!ctx || fd < 0 || !out)
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	err = simhash_fingerprint_begin(ctx);
 	if (err)
-		return err;
+		return sh_error_code(e, err);
 	st = ctx->stream;
 	slice = st->slice ? st->slice : STREAM_SLICE;
 	/* read straight into the input buffer: no copy */
@@ -678,8 +690,7 @@ simhash_err simhash_fingerprint_fd(simhash_ctx *ctx, int fd, simhash_fp *out, ui
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			if (os_err)
-				*os_err = errno;
+			os_err = errno;
 			st->err = SIMHASH_EIO;
 			break;
 		}
@@ -692,5 +703,8 @@ simhash_err simhash_fingerprint_fd(simhash_ctx *ctx, int fd, simhash_fp *out, ui
 	}
 	if (n_bytes)
 		*n_bytes = total;
-	return simhash_fingerprint_final(ctx, out);
+	err = stream_final(ctx, out);
+	if (err == SIMHASH_EIO && os_err)
+		return sh_error_os(e, os_err);
+	return sh_ctx_fail(ctx, err, e);
 }

@@ -331,39 +331,44 @@ static simhash_err save_file(const simhash_index *ix, sh_ix_seg *s, simhash_outf
 /* The library's one atomic writer: temp file, fsync, rename, fsync of the
  * directory; an existing file keeps its mode. */
 static simhash_err write_atomic(const simhash_index *ix, sh_ix_seg *s, const char *path, int build,
-				unsigned threads, void *scratch)
+				unsigned threads, void *scratch, simhash_error *e)
 {
 	simhash_outfile *f;
-	simhash_err err = simhash_outfile_open(path, &f, NULL);
+	simhash_err err = simhash_outfile_open(path, &f, e);
+	int os_err;
 
 	if (err)
 		return err;
 	err = build ? build_file(ix, s, f, threads, scratch) : save_file(ix, s, f);
-	if (err)
-		simhash_outfile_abort(f);
-	else
-		err = simhash_outfile_commit(f, NULL);
-	return err;
+	os_err = errno; /* of the write, mapping or sync that failed (SIMHASH_EIO) */
+	if (!err)
+		return simhash_outfile_commit(f, e);
+	simhash_outfile_abort(f);
+	if (err == SIMHASH_EIO && os_err)
+		return sh_error_errno(e, err, os_err, 1);
+	return sh_error_code(e, err);
 }
 
-simhash_err simhash_index_save(const simhash_index *ix, const char *path)
+simhash_err simhash_index_save(const simhash_index *ix, const char *path, simhash_error *e)
 {
 	sh_ix_seg *tmp_seg = NULL;
 	const sh_ix_seg *s;
 	simhash_err err;
 
 	if (!ix || !path || !*path)
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	pthread_rwlock_rdlock((pthread_rwlock_t *)&ix->lock);
 	if (ix->n_seg == 1 && ix->seg[0]->n_dead == 0) {
 		s = ix->seg[0];
 	} else {
 		err = sh_ix_compact_copy(ix, &tmp_seg);
-		if (err)
+		if (err) {
+			sh_error_code(e, err);
 			goto out_unlock;
+		}
 		s = tmp_seg;
 	}
-	err = write_atomic(ix, (sh_ix_seg *)s, path, 0, 1, NULL);
+	err = write_atomic(ix, (sh_ix_seg *)s, path, 0, 1, NULL, e);
 out_unlock:
 	pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
 	sh_ix_seg_free(tmp_seg);
@@ -371,7 +376,7 @@ out_unlock:
 }
 
 simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uint64_t *ids, size_t n,
-				     unsigned threads, const char *path)
+				     unsigned threads, const char *path, simhash_error *e)
 {
 	sh_ix_seg *s;
 	simhash_index_plan plan;
@@ -379,7 +384,7 @@ simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uin
 	void *scratch;
 
 	if (!ix || !path || !*path || (n && (!fps || !ids)) || n > UINT32_MAX || ix->n_seg)
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	/* one scratch for the sort (16 bytes a row) and then the tables'
 	 * scatter (8 * words + 4): fresh pages cost their zeroing once.
 	 * Without it, the sort makes its own and the tables go in one pass. */
@@ -387,12 +392,12 @@ simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uin
 	n = sh_ix_sort_unique_buf(fps, ids, n, ix->words, threads, scratch);
 	if (n == SIZE_MAX || n == 0) {
 		free(scratch);
-		return n ? SIMHASH_ENOMEM : simhash_index_save(ix, path);
+		return n ? sh_error_code(e, SIMHASH_ENOMEM) : simhash_index_save(ix, path, e);
 	}
 	s = calloc(1, sizeof *s);
 	if (!s) {
 		free(scratch);
-		return SIMHASH_ENOMEM;
+		return sh_error_code(e, SIMHASH_ENOMEM);
 	}
 	/* the segment simhash_index_build would make, its tables still to come */
 	s->n = n, s->fps = fps, s->ids = ids;
@@ -400,23 +405,20 @@ simhash_err simhash_index_build_file(const simhash_index *ix, uint64_t *fps, uin
 	if (!err) {
 		sh_ix_seg_geometry(s, ix->bits, &plan);
 		pthread_rwlock_rdlock((pthread_rwlock_t *)&ix->lock);
-		err = write_atomic(ix, s, path, 1, threads, scratch);
+		err = write_atomic(ix, s, path, 1, threads, scratch, e);
 		pthread_rwlock_unlock((pthread_rwlock_t *)&ix->lock);
+	} else {
+		sh_error_code(e, err);
 	}
 	free(s);
 	free(scratch);
 	return err;
 }
 
-static simhash_err fail(char *why, size_t cap, simhash_err err, const char *fmt, ...)
+/* A failed system call: its errno's text as the system words it. */
+static simhash_err os_fail(simhash_error *e, int os_err)
 {
-	va_list ap;
-	if (why && cap) {
-		va_start(ap, fmt);
-		vsnprintf(why, cap, fmt, ap);
-		va_end(ap);
-	}
-	return err;
+	return sh_error_errno(e, SIMHASH_EIO, os_err, 0);
 }
 
 /* What the fixed header of a file says, once check_header has checked it. */
@@ -428,47 +430,47 @@ typedef struct hdr {
 
 /* Checks the header of a file of size len at p: magic, byte order, version,
  * checksum, and values a reader can trust. */
-static simhash_err check_header(const uint8_t *p, uint64_t len, hdr *h, char *why, size_t cap)
+static simhash_err check_header(const uint8_t *p, uint64_t len, hdr *h, simhash_error *e)
 {
 	uint64_t size;
 
 	if (len == 0)
-		return fail(why, cap, SIMHASH_ECORRUPT, "empty file, not a simhash index");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "empty file, not a simhash index");
 	if (memcmp(p, MAGIC, len < 8 ? (size_t)len : 8) != 0)
-		return fail(why, cap, SIMHASH_ECORRUPT, "bad magic: not a simhash index");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "bad magic: not a simhash index");
 	if (len < 16)
-		return fail(why, cap, SIMHASH_ECORRUPT, "truncated: %llu bytes", (unsigned long long)len);
+		return sh_error_set(e, SIMHASH_ECORRUPT, "truncated: %llu bytes", (unsigned long long)len);
 	if (get32(p + 12) != BOM)
-		return fail(why, cap, SIMHASH_ECORRUPT, "unknown byte order mark");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "unknown byte order mark");
 	h->version = get32(p + 8);
 	if (h->version > SH_IX_FORMAT_VERSION)
-		return fail(why, cap, SIMHASH_EVERSION, "format version %u is newer than this library's %u",
+		return sh_error_set(e, SIMHASH_EVERSION, "format version %u is newer than this library's %u",
 			    h->version, SH_IX_FORMAT_VERSION);
 	if (h->version == 0)
-		return fail(why, cap, SIMHASH_ECORRUPT, "format version 0 is invalid");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "format version 0 is invalid");
 	h->fixed = h->version >= 2 ? HDR_FIXED : HDR_FIXED_V1;
 	if (len < h->fixed + 8)
-		return fail(why, cap, SIMHASH_ECORRUPT, "truncated header");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "truncated header");
 	h->n_tables = get32(p + 36);
 	if (h->n_tables > SIMHASH_PLAN_MAX_TABLES)
-		return fail(why, cap, SIMHASH_ECORRUPT, "bad header: %u tables", h->n_tables);
+		return sh_error_set(e, SIMHASH_ECORRUPT, "bad header: %u tables", h->n_tables);
 	h->len = h->fixed + HDR_TABLE * (uint64_t)h->n_tables + 8;
 	if (len < h->len)
-		return fail(why, cap, SIMHASH_ECORRUPT, "truncated header");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "truncated header");
 	if (get64(p + h->len - 8) != sh_key(p, h->len - 8))
-		return fail(why, cap, SIMHASH_ECORRUPT, "header checksum mismatch");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "header checksum mismatch");
 	h->bits = get32(p + 16), h->max_dist = get32(p + 20), h->n = get64(p + 24);
 	h->n_chunks = get32(p + 32), h->scheme_len = get32(p + 40);
 	h->user_len = get64(p + 48), size = get64(p + 56);
 	if (size != len)
-		return fail(why, cap, SIMHASH_ECORRUPT, "truncated: the header says %llu bytes, the file has %llu",
+		return sh_error_set(e, SIMHASH_ECORRUPT, "truncated: the header says %llu bytes, the file has %llu",
 			    (unsigned long long)size, (unsigned long long)len);
 	if ((h->bits != 64 && h->bits != 128) ||
 	    h->max_dist > (h->bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128) ||
 	    h->n > UINT32_MAX || h->scheme_len >= SIMHASH_SCHEME_MAX ||
 	    (h->n_tables && (h->n_chunks < h->bits / 64 || h->n_chunks > SIMHASH_PLAN_MAX_TABLES ||
 			     h->n_tables != (h->n_chunks < h->max_dist + 1 ? h->n_chunks : h->max_dist + 1))))
-		return fail(why, cap, SIMHASH_ECORRUPT, "bad header values");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "bad header values");
 	return SIMHASH_OK;
 }
 
@@ -508,7 +510,7 @@ static int load_tables(const uint8_t *p, uint64_t len, const hdr *h, sh_ix_seg *
 /* Points ix and s into the mapping, section by section in the order
  * layout() writes them. */
 static simhash_err load_sections(const uint8_t *p, uint64_t len, const hdr *h, simhash_index *ix,
-				 sh_ix_seg *s, char *why, size_t cap)
+				 sh_ix_seg *s, simhash_error *e)
 {
 	uint64_t off = align64(h->len), n = h->n, words = h->bits / 64;
 	unsigned bad_table;
@@ -522,7 +524,7 @@ static simhash_err load_sections(const uint8_t *p, uint64_t len, const hdr *h, s
 	memcpy(ix->scheme, p + off, h->scheme_len);
 	ix->scheme[h->scheme_len] = 0;
 	if (memchr(ix->scheme, 0, h->scheme_len))
-		return fail(why, cap, SIMHASH_ECORRUPT, "bad scheme string");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "bad scheme string");
 	off = align64(off + h->scheme_len);
 	if (h->user_len > len || off + h->user_len > len)
 		goto out_trunc;
@@ -542,7 +544,7 @@ static simhash_err load_sections(const uint8_t *p, uint64_t len, const hdr *h, s
 	}
 	if (load_tables(p, len, h, s, &off, &bad_table)) {
 		if (bad_table != UINT_MAX)
-			return fail(why, cap, SIMHASH_ECORRUPT, "bad table %u in the header", bad_table);
+			return sh_error_set(e, SIMHASH_ECORRUPT, "bad table %u in the header", bad_table);
 		goto out_trunc;
 	}
 	if (off > len)
@@ -550,7 +552,7 @@ static simhash_err load_sections(const uint8_t *p, uint64_t len, const hdr *h, s
 	s->n_tables = h->n_tables;
 	return SIMHASH_OK;
 out_trunc:
-	return fail(why, cap, SIMHASH_ECORRUPT, "truncated or inconsistent sections");
+	return sh_error_set(e, SIMHASH_ECORRUPT, "truncated or inconsistent sections");
 }
 
 /* The plan of a loaded segment: what the header recorded, the rest derived
@@ -574,13 +576,13 @@ static void load_plan(const uint8_t *p, uint64_t len, const hdr *h, sh_ix_seg *s
 
 /* Checks the header of a file of size len at p; fills ix and its segment. */
 static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index *ix, sh_ix_seg *s,
-				  char *why, size_t cap)
+				  simhash_error *e)
 {
 	hdr h = {0};
-	simhash_err err = check_header(p, len, &h, why, cap);
+	simhash_err err = check_header(p, len, &h, e);
 
 	if (!err)
-		err = load_sections(p, len, &h, ix, s, why, cap);
+		err = load_sections(p, len, &h, ix, s, e);
 	if (err)
 		return err;
 	if (h.n_tables)
@@ -589,7 +591,7 @@ static simhash_err check_and_load(const uint8_t *p, uint64_t len, simhash_index 
 	return SIMHASH_OK;
 }
 
-simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *why, size_t cap)
+simhash_err simhash_index_open(const char *path, simhash_index **out, simhash_error *e)
 {
 	simhash_index *ix = NULL;
 	sh_ix_seg *s = NULL;
@@ -598,22 +600,20 @@ simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *w
 	simhash_err err;
 	int fd;
 
-	if (why && cap)
-		*why = 0;
 	if (!path || !out)
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(why, cap, SIMHASH_EIO, "%s", strerror(errno));
+		return os_fail(e, errno);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(why, cap, SIMHASH_EIO, "not a regular file");
+		return sh_error_set(e, SIMHASH_EIO, "not a regular file");
 	}
 	if (st.st_size > 0) {
 		map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 		if (map == MAP_FAILED) {
 			close(fd);
-			return fail(why, cap, SIMHASH_EIO, "%s", strerror(errno));
+			return os_fail(e, errno);
 		}
 	}
 	close(fd);
@@ -624,7 +624,7 @@ simhash_err simhash_index_open_ex(const char *path, simhash_index **out, char *w
 	err = SIMHASH_ENOMEM;
 	if (!s)
 		goto out_free;
-	err = check_and_load(map, (uint64_t)st.st_size, ix, s, why, cap);
+	err = check_and_load(map, (uint64_t)st.st_size, ix, s, e);
 	if (err)
 		goto out_free;
 	ix->map = map, ix->map_len = (size_t)st.st_size;
@@ -649,27 +649,22 @@ out_free:
 out_unmap:
 	if (map)
 		munmap(map, (size_t)st.st_size);
+	if (err == SIMHASH_ENOMEM) /* the other failures said why */
+		sh_error_code(e, err);
 	return err;
 }
 
-simhash_err simhash_index_open(const char *path, simhash_index **out)
-{
-	return simhash_index_open_ex(path, out, NULL, 0);
-}
-
-simhash_err simhash_index_verify(const simhash_index *ix, char *why, size_t cap)
+simhash_err simhash_index_verify(const simhash_index *ix, simhash_error *e)
 {
 	const uint8_t *p;
 
-	if (why && cap)
-		*why = 0;
 	if (!ix)
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	if (!ix->map || ix->file_version < 2)
 		return SIMHASH_OK; /* in memory, or a version 1 file: nothing recorded */
 	p = ix->map;
 	if (ix->body_off > ix->map_len ||
 	    XXH3_64bits(p + ix->body_off, ix->map_len - ix->body_off) != ix->body_sum)
-		return fail(why, cap, SIMHASH_ECORRUPT, "body checksum mismatch");
+		return sh_error_set(e, SIMHASH_ECORRUPT, "body checksum mismatch");
 	return SIMHASH_OK;
 }

@@ -132,8 +132,10 @@ simhash_err simhash_fpfile_writer_add(simhash_fpfile_writer *w, const simhash_fp
 	unsigned rs;
 	uint8_t *p;
 
-	if (!w || !fp || fp->bits != w->bits || (id_len && !id))
+	if (!w || !fp || (id_len && !id))
 		return SIMHASH_EINVAL;
+	if (fp->bits != w->bits)
+		return SIMHASH_ESCHEME;
 	rs = rec_size(w->bits);
 	if (sh_buf_reserve(&w->recs, (w->count + 1) * rs) ||
 	    sh_buf_reserve(&w->offs, (w->count + 2) * 8) ||
@@ -213,15 +215,10 @@ simhash_err simhash_fpfile_writer_finish(simhash_fpfile_writer *w, simhash_write
 	return SIMHASH_OK;
 }
 
-#define REFUSE(code, reason)            \
-	do {                            \
-		if (why)                \
-			*why = (reason);\
-		return (code);          \
-	} while (0)
+#define REFUSE(code, reason) return sh_error_set(e, (code), "%s", (reason))
 
 /* Checks the header of data (invariants 1-4) and fills f. */
-static simhash_err check(simhash_fpfile *f, const uint8_t *d, size_t len, const char **why)
+static simhash_err check(simhash_fpfile *f, const uint8_t *d, size_t len, simhash_error *e)
 {
 	uint64_t count, recs_off, offs_off, ids_off, size, slen;
 	unsigned bits, rs;
@@ -246,7 +243,7 @@ static simhash_err check(simhash_fpfile *f, const uint8_t *d, size_t len, const 
 		REFUSE(SIMHASH_ECORRUPT, "truncated fingerprint file (header cut short)");
 	st = XXH3_createState();
 	if (!st)
-		return SIMHASH_ENOMEM;
+		return sh_error_code(e, SIMHASH_ENOMEM);
 	XXH3_64bits_reset(st);
 	XXH3_64bits_update(st, d, 80);
 	XXH3_64bits_update(st, d + HEADER_LEN, slen);
@@ -288,17 +285,17 @@ static simhash_err check(simhash_fpfile *f, const uint8_t *d, size_t len, const 
 }
 
 simhash_err simhash_fpfile_open_mem(const void *data, size_t len, simhash_fpfile **out,
-				    const char **why)
+				    simhash_error *e)
 {
 	simhash_fpfile *f;
 	simhash_err err;
 
 	if (!out || (!data && len))
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	f = calloc(1, sizeof(*f));
 	if (!f)
-		return SIMHASH_ENOMEM;
-	err = check(f, data ? data : (const void *)"", len, why);
+		return sh_error_code(e, SIMHASH_ENOMEM);
+	err = check(f, data ? data : (const void *)"", len, e);
 	if (err) {
 		free(f);
 		return err;
@@ -307,7 +304,7 @@ simhash_err simhash_fpfile_open_mem(const void *data, size_t len, simhash_fpfile
 	return SIMHASH_OK;
 }
 
-simhash_err simhash_fpfile_open(const char *path, simhash_fpfile **out, const char **why)
+simhash_err simhash_fpfile_open(const char *path, simhash_fpfile **out, simhash_error *e)
 {
 	struct stat s;
 	void *map;
@@ -315,14 +312,19 @@ simhash_err simhash_fpfile_open(const char *path, simhash_fpfile **out, const ch
 	int fd;
 
 	if (!path || !out)
-		return SIMHASH_EINVAL;
+		return sh_error_code(e, SIMHASH_EINVAL);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &s) || !S_ISREG(s.st_mode)) {
-		if (why)
-			*why = fd < 0 ? "cannot open" : "not a regular file";
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0) {
+		int os_err = errno;
+
+		sh_error_set(e, SIMHASH_EIO, "cannot open");
+		if (e)
+			e->os_err = os_err;
 		return SIMHASH_EIO;
+	}
+	if (fstat(fd, &s) || !S_ISREG(s.st_mode)) {
+		close(fd);
+		return sh_error_set(e, SIMHASH_EIO, "not a regular file");
 	}
 	if (s.st_size == 0) {
 		close(fd);
@@ -332,7 +334,7 @@ simhash_err simhash_fpfile_open(const char *path, simhash_fpfile **out, const ch
 	close(fd);
 	if (map == MAP_FAILED)
 		REFUSE(SIMHASH_EIO, "cannot map the file");
-	err = simhash_fpfile_open_mem(map, (size_t)s.st_size, out, why);
+	err = simhash_fpfile_open_mem(map, (size_t)s.st_size, out, e);
 	if (err) {
 		munmap(map, (size_t)s.st_size);
 		return err;

@@ -332,8 +332,10 @@ simhash_err simhash_index_insert(simhash_index *ix, const simhash_fp *fp, uint64
 	simhash_err err;
 	int added;
 
-	if (!ix || !fp || fp->bits != ix->bits)
+	if (!ix || !fp)
 		return SIMHASH_EINVAL;
+	if (fp->bits != ix->bits)
+		return SIMHASH_ESCHEME;
 	WRLOCK(ix);
 	err = add_one(ix, fp->w, id, &added);
 	UNLOCK(ix);
@@ -348,8 +350,10 @@ simhash_err simhash_index_delete(simhash_index *ix, const simhash_fp *fp, uint64
 
 	if (found)
 		*found = 0;
-	if (!ix || !fp || fp->bits != ix->bits)
+	if (!ix || !fp)
 		return SIMHASH_EINVAL;
+	if (fp->bits != ix->bits)
+		return SIMHASH_ESCHEME;
 	WRLOCK(ix);
 	if (locate(ix, fp->w, id, &si, &row) && !sh_ix_is_dead(ix->seg[si], row)) {
 		sh_ix_seg *s = ix->seg[si];
@@ -473,8 +477,10 @@ simhash_err simhash_index_query(const simhash_index *ix, const simhash_fp *q, un
 {
 	simhash_err err;
 
-	if (!ix || !q || !out || q->bits != ix->bits || k > ix->max_dist)
+	if (!ix || !q || !out || k > ix->max_dist)
 		return SIMHASH_EINVAL;
+	if (q->bits != ix->bits)
+		return SIMHASH_ESCHEME;
 	RDLOCK(ix);
 	err = query_locked(ix, q, k, out);
 	UNLOCK(ix);
@@ -518,7 +524,7 @@ simhash_err simhash_index_query_batch(const simhash_index *ix, const simhash_fp 
 		return SIMHASH_EINVAL;
 	for (size_t i = 0; i < n; i++)
 		if (qs[i].bits != ix->bits)
-			return SIMHASH_EINVAL;
+			return SIMHASH_ESCHEME;
 	if (threads == 0)
 		threads = 1;
 	if (threads > 64)
@@ -536,29 +542,48 @@ simhash_err simhash_index_query_batch(const simhash_index *ix, const simhash_fp 
 
 simhash_err simhash_index_get_stats(const simhash_index *ix, simhash_index_stats *st)
 {
+	simhash_index_stats s;
 	const sh_ix_seg *big = NULL;
 
 	if (!ix || !st)
 		return SIMHASH_EINVAL;
-	memset(st, 0, sizeof *st);
+	memset(&s, 0, sizeof s);
+	s.size = sizeof s;
 	RDLOCK(ix);
-	st->count = ix->count;
-	st->segments = (unsigned)ix->n_seg;
+	s.count = ix->count;
+	s.segments = (unsigned)ix->n_seg;
 	for (size_t i = 0; i < ix->n_seg; i++) {
-		const sh_ix_seg *s = ix->seg[i];
-		st->dead += s->n_dead;
-		st->memory += s->plan.memory + (s->dead ? (s->n + 63) / 64 * 8 : 0);
-		if (!big || s->n > big->n)
-			big = s;
+		const sh_ix_seg *g = ix->seg[i];
+		s.dead += g->n_dead;
+		s.memory += g->plan.memory + (g->dead ? (g->n + 63) / 64 * 8 : 0);
+		if (!big || g->n > big->n)
+			big = g;
 	}
-	if (big) {
-		st->plan = big->plan;
-		st->mapped = big->mapped;
-	} else {
-		simhash_index_plan_make(ix->bits, ix->max_dist, 0, 0.5, 0, &st->plan);
-	}
+	if (big)
+		s.mapped = big->mapped;
 	UNLOCK(ix);
-	return SIMHASH_OK;
+	return sh_results_copy(st, &s, sizeof s, sizeof s);
+}
+
+simhash_err simhash_index_get_plan(const simhash_index *ix, simhash_index_plan *plan)
+{
+	simhash_index_plan p;
+	const sh_ix_seg *big = NULL;
+
+	if (!ix || !plan)
+		return SIMHASH_EINVAL;
+	RDLOCK(ix);
+	for (size_t i = 0; i < ix->n_seg; i++)
+		if (!big || ix->seg[i]->n > big->n)
+			big = ix->seg[i];
+	if (big)
+		p = big->plan;
+	UNLOCK(ix);
+	if (!big) {
+		p.size = sizeof p;
+		simhash_index_plan_make(ix->bits, ix->max_dist, 0, 0.5, 0, &p);
+	}
+	return sh_results_copy(plan, &p, sizeof p, sizeof p);
 }
 
 /* ---- used by file.c */

@@ -131,14 +131,17 @@ simhash_err simhash_index_plan_make(unsigned bits, unsigned k, uint64_t n, doubl
 {
 	double p[128];
 
+	simhash_index_plan plan;
+
 	if (!out || (bits != 64 && bits != 128) || !(p_one >= 0 && p_one <= 1) ||
 	    k > (bits == 64 ? SIMHASH_INDEX_MAX_DIST_64 : SIMHASH_INDEX_MAX_DIST_128) ||
 	    n > UINT32_MAX)
 		return SIMHASH_EINVAL;
 	for (unsigned b = 0; b < bits; b++)
 		p[b] = p_one;
-	plan_bits(bits, k, n, p, memory, out);
-	return SIMHASH_OK;
+	plan_bits(bits, k, n, p, memory, &plan);
+	plan.size = sizeof plan;
+	return sh_results_copy(out, &plan, sizeof plan, sizeof plan);
 }
 
 simhash_err sh_ix_plan_data(unsigned bits, unsigned k, const uint64_t *fps, size_t n,

@@ -408,7 +408,7 @@ out:
 	free(b);
 }
 
-simhash_err simhash_store_checkpoint(simhash_store *st)
+static simhash_err store_checkpoint(simhash_store *st)
 {
 	simhash_err e;
 
@@ -422,4 +422,12 @@ simhash_err simhash_store_checkpoint(simhash_store *st)
 	e = ckpt_run(st, NULL);
 	pthread_mutex_unlock(&st->ck_mu);
 	return e;
+}
+
+simhash_err simhash_store_checkpoint(simhash_store *st, simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err, store_checkpoint(st));
 }

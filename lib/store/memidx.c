@@ -185,7 +185,7 @@ simhash_err sh_memidx_save(const sh_memidx *m, const char *path, const sh_idx_st
 	sh_idx_stamp_encode(stamp, p);
 	if ((e = simhash_index_set_user(m->ix, p, sizeof p)) != SIMHASH_OK)
 		return e;
-	return simhash_index_save(m->ix, path);
+	return simhash_index_save(m->ix, path, NULL);
 }
 
 simhash_err sh_memidx_open(const char *path, unsigned bits, const char *scheme,
@@ -200,7 +200,7 @@ simhash_err sh_memidx_open(const char *path, unsigned bits, const char *scheme,
 	if (!(m = calloc(1, sizeof *m)))
 		return SIMHASH_ENOMEM;
 	m->bits = bits;
-	if (simhash_index_open(path, &m->ix) != SIMHASH_OK) {
+	if (simhash_index_open(path, &m->ix, NULL) != SIMHASH_OK) {
 		free(m); /* missing or unreadable: rebuild */
 		return SIMHASH_OK;
 	}
@@ -218,7 +218,7 @@ simhash_err sh_memidx_open(const char *path, unsigned bits, const char *scheme,
 	return SIMHASH_OK;
 }
 
-simhash_err sh_memidx_verify(const sh_memidx *m, char *why, size_t cap)
+simhash_err sh_memidx_verify(const sh_memidx *m, simhash_error *err)
 {
-	return simhash_index_verify(m->ix, why, cap);
+	return simhash_index_verify(m->ix, err);
 }

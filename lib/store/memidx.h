@@ -59,7 +59,7 @@ int sh_memidx_has(const sh_memidx *m, uint64_t docno, const simhash_fp *fp,
 
 /* Checks the saved index m was mapped from (a checkpoint) against the body
  * checksum its file records; SIMHASH_OK for an index built in memory. */
-simhash_err sh_memidx_verify(const sh_memidx *m, char *why, size_t cap);
+simhash_err sh_memidx_verify(const sh_memidx *m, simhash_error *err);
 /* Saves the index with its stamp to path (atomically). */
 simhash_err sh_memidx_save(const sh_memidx *m, const char *path, const sh_idx_stamp *stamp);
 /* Opens a saved index by memory map if it exists, was saved with exactly

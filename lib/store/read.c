@@ -62,8 +62,8 @@ static void rtxn_put(simhash_store *st, MDB_txn *txn)
 	pthread_mutex_unlock(&st->rtxn_mu);
 }
 
-simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
-			      simhash_store_results *r)
+static simhash_err store_get(simhash_store *st, const char *id, size_t id_len,
+			     simhash_store_results *r)
 {
 	MDB_val k = { id_len, (void *)id }, v;
 	struct sh_doc d;
@@ -112,8 +112,8 @@ out:
 	return e;
 }
 
-simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigned max_dist,
-				size_t max_results, simhash_store_results *r)
+static simhash_err store_query(simhash_store *st, const simhash_fp *fp, unsigned max_dist,
+			       size_t max_results, simhash_store_results *r)
 {
 	size_t n = 0;
 	simhash_err e;
@@ -175,7 +175,7 @@ simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigne
 	return e;
 }
 
-simhash_err simhash_store_each(simhash_store *st, simhash_store_each_fn fn, void *arg)
+static simhash_err store_each(simhash_store *st, simhash_store_each_fn fn, void *arg)
 {
 	MDB_cursor *cur;
 	MDB_txn *txn;
@@ -226,7 +226,7 @@ simhash_err simhash_store_each(simhash_store *st, simhash_store_each_fn fn, void
 	return e;
 }
 
-simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out)
+static simhash_err store_stats_get(simhash_store *st, simhash_store_stats *out)
 {
 	simhash_store_stats s;
 	MDB_envinfo info;
@@ -263,4 +263,39 @@ simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out)
 	memcpy((char *)out + sizeof out->size, (char *)&s + sizeof s.size,
 	       (out->size < sizeof s ? out->size : sizeof s) - sizeof s.size);
 	return SIMHASH_OK;
+}
+
+simhash_err simhash_store_get(simhash_store *st, const char *id, size_t id_len,
+			      simhash_store_results *r, simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err, store_get(st, id, id_len, r));
+}
+
+simhash_err simhash_store_query(simhash_store *st, const simhash_fp *fp, unsigned max_dist,
+				size_t max_results, simhash_store_results *r, simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err, store_query(st, fp, max_dist, max_results, r));
+}
+
+simhash_err simhash_store_each(simhash_store *st, simhash_store_each_fn fn, void *arg,
+			       simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err, store_each(st, fn, arg));
+}
+
+simhash_err simhash_store_stats_get(simhash_store *st, simhash_store_stats *out, simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err, store_stats_get(st, out));
 }

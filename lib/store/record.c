@@ -29,25 +29,86 @@
 #include <string.h>
 #include "store_int.h"
 
-/* ---- the handle's error message */
+/* ---- the calls' error messages (store_int.h) */
 
-/* strerror(), lowercase as our messages are. */
-const char *sh_errno_text(int err, char *buf, size_t cap)
+void sh_slot_add(simhash_store *st, struct sh_errslot *slot)
 {
-	snprintf(buf, cap, "%s", strerror(err));
-	if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
-		buf[0] = (char)(buf[0] - 'A' + 'a');
-	return buf;
+	slot->thread = pthread_self();
+	slot->set = 0;
+	slot->msg[0] = 0;
+	pthread_mutex_lock(&st->err_mu);
+	slot->next = st->slots;
+	st->slots = slot;
+	pthread_mutex_unlock(&st->err_mu);
+}
+
+void sh_slot_remove(simhash_store *st, struct sh_errslot *slot)
+{
+	struct sh_errslot **p;
+
+	pthread_mutex_lock(&st->err_mu);
+	for (p = &st->slots; *p; p = &(*p)->next)
+		if (*p == slot) {
+			*p = slot->next;
+			break;
+		}
+	pthread_mutex_unlock(&st->err_mu);
+}
+
+void sh_call_begin(simhash_store *st, struct sh_errslot *slot, simhash_error *err)
+{
+	slot->next = NULL;
+	slot->thread = 0;
+	if (st && err)
+		sh_slot_add(st, slot);
+}
+
+simhash_err sh_call_end(simhash_store *st, struct sh_errslot *slot, simhash_error *err,
+			simhash_err rc)
+{
+	if (!st || !err)
+		return rc == SIMHASH_OK ? rc : sh_error_code(err, rc);
+	sh_slot_remove(st, slot);
+	if (rc == SIMHASH_OK)
+		return rc;
+	if (slot->set && slot->msg[0])
+		return sh_error_set(err, rc, "%s", slot->msg);
+	return sh_error_code(err, rc);
+}
+
+/* The slot of the calling thread, with err_mu held; NULL if none. */
+static struct sh_errslot *my_slot(simhash_store *st)
+{
+	pthread_t self = pthread_self();
+
+	for (struct sh_errslot *s = st->slots; s; s = s->next)
+		if (pthread_equal(s->thread, self))
+			return s;
+	return NULL;
 }
 
 void sh_store_seterr(simhash_store *st, const char *fmt, ...)
 {
+	struct sh_errslot *s;
 	va_list ap;
 
 	pthread_mutex_lock(&st->err_mu);
-	va_start(ap, fmt);
-	vsnprintf(st->err, sizeof st->err, fmt, ap);
-	va_end(ap);
+	if ((s = my_slot(st)) != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(s->msg, sizeof s->msg, fmt, ap);
+		va_end(ap);
+		s->set = 1;
+	}
+	pthread_mutex_unlock(&st->err_mu);
+}
+
+void sh_store_geterr(simhash_store *st, char *buf, size_t cap)
+{
+	struct sh_errslot *s;
+
+	pthread_mutex_lock(&st->err_mu);
+	s = my_slot(st);
+	snprintf(buf, cap, "%s", s ? s->msg : "");
 	pthread_mutex_unlock(&st->err_mu);
 }
 

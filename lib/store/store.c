@@ -1,7 +1,7 @@
 /* store.c - the store handle's lifecycle: create, open (the index mapped
  * from its last checkpoint, checkpoint.c, or rebuilt from the stored
  * fingerprints, docscan.c), close, and what the handle tells of itself (its
- * scheme, width, config and last error message).
+ * scheme, width and config).
  *
  * The store's files, each calling only files listed below it:
  *   store.c       create, open, close (this file)
@@ -48,19 +48,6 @@
 
 #define MAP_SIZE ((size_t)1 << (sizeof(size_t) >= 8 ? 40 : 30))
 
-void simhash_store_errmsg(simhash_store *st, char *buf, size_t cap)
-{
-	if (!buf || !cap)
-		return;
-	if (!st) {
-		buf[0] = 0;
-		return;
-	}
-	pthread_mutex_lock(&st->err_mu);
-	snprintf(buf, cap, "%s", st->err);
-	pthread_mutex_unlock(&st->err_mu);
-}
-
 const char *simhash_store_scheme(const simhash_store *st)
 {
 	return st->scheme;
@@ -71,12 +58,12 @@ unsigned simhash_store_bits(const simhash_store *st)
 	return st->bits;
 }
 
-simhash_err simhash_store_config(const simhash_store *st, simhash_config *cfg)
+simhash_err simhash_store_config(const simhash_store *st, simhash_config *cfg, simhash_error *err)
 {
 	size_t size;
 
 	if (!st || !cfg || cfg->size < offsetof(simhash_config, idf) + sizeof cfg->idf)
-		return SIMHASH_EINVAL;
+		return sh_error_code(err, SIMHASH_EINVAL);
 	size = cfg->size < sizeof *cfg ? cfg->size : sizeof *cfg;
 	memcpy((char *)cfg + sizeof cfg->size, (const char *)&st->cfg + sizeof cfg->size,
 	       size - sizeof cfg->size);
@@ -283,26 +270,20 @@ static simhash_err own_tables(simhash_store *st)
 	return e;
 }
 
-static void copy_err(const simhash_store *st, char *err, size_t cap)
-{
-	if (err && cap)
-		snprintf(err, cap, "%s", st->err);
-}
-
 simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
-				 simhash_store **out, char *err, size_t err_cap)
+				 simhash_store **out, simhash_error *err)
 {
+	struct sh_errslot slot;
 	simhash_store *st;
 	simhash_err e;
 
 	if (out)
 		*out = NULL;
-	if (err && err_cap)
-		err[0] = 0;
 	if (!path || !cfg || !out || simhash_config_check(cfg) != SIMHASH_OK)
-		return SIMHASH_EINVAL;
+		return sh_error_code(err, SIMHASH_EINVAL);
 	if (!(st = store_alloc()))
-		return SIMHASH_ENOMEM;
+		return sh_error_code(err, SIMHASH_ENOMEM);
+	sh_call_begin(st, &slot, err);
 	simhash_config_init(&st->cfg);
 	memcpy(&st->cfg, cfg, cfg->size < sizeof st->cfg ? cfg->size : sizeof st->cfg);
 	st->cfg.size = sizeof st->cfg;
@@ -320,6 +301,7 @@ simhash_err simhash_store_create(const char *path, const simhash_config *cfg,
 	    (e = sh_ckpt_save_now(st)) != SIMHASH_OK ||
 	    (e = sh_writer_start(st, sh_ckpt_maybe_start)) != SIMHASH_OK)
 		goto out_close;
+	sh_call_end(st, &slot, err, SIMHASH_OK);
 	*out = st;
 	return SIMHASH_OK;
 out_unlink:
@@ -330,7 +312,7 @@ out_unlink:
 		unlink(lock);
 	}
 out_close:
-	copy_err(st, err, err_cap);
+	sh_call_end(st, &slot, err, e);
 	simhash_store_close(st);
 	return e;
 }
@@ -408,9 +390,9 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 	/* a store of version 2 from before the tables has none (tables == 0) */
 	if ((e = sh_tables_read(st, txn, tables, st->scheme, &st->own_sw, &st->own_idf)) !=
 	    SIMHASH_OK) {
-		char msg[SIMHASH_STORE_ERR_MAX];
+		char msg[SIMHASH_ERROR_MSG_MAX];
 
-		snprintf(msg, sizeof msg, "%s", st->err);
+		sh_store_geterr(st, msg, sizeof msg);
 		if (strncmp(msg, path, strlen(path)) != 0) /* record.c's name it */
 			sh_store_seterr(st, "%s: %s", path, msg);
 		return e;
@@ -440,10 +422,10 @@ static simhash_err read_meta(simhash_store *st, MDB_txn *txn, const char *path)
 	return sh_meta_u64(st, txn, "dseq", &st->next_dseq);
 }
 
-simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out, char *err,
-			       size_t err_cap)
+simhash_err simhash_store_open(const char *path, unsigned flags, simhash_store **out,
+			       simhash_error *err)
 {
-	return simhash_store_open_mapped(path, flags, 0, out, err, err_cap);
+	return simhash_store_open_mapped(path, flags, 0, out, err);
 }
 
 /* The data file of a store: a regular file, locked when the handle writes
@@ -502,21 +484,21 @@ static simhash_err open_current(simhash_store *st, const char *path, MDB_txn **t
 }
 
 simhash_err simhash_store_open_mapped(const char *path, unsigned flags, size_t map_bytes,
-				      simhash_store **out, char *err, size_t err_cap)
+				      simhash_store **out, simhash_error *err)
 {
 	double t0 = now_seconds();
+	struct sh_errslot slot;
 	simhash_store *st;
 	simhash_err e;
 	MDB_txn *txn;
 
 	if (out)
 		*out = NULL;
-	if (err && err_cap)
-		err[0] = 0;
 	if (!path || !out || (flags & ~(unsigned)SIMHASH_STORE_RDONLY))
-		return SIMHASH_EINVAL;
+		return sh_error_code(err, SIMHASH_EINVAL);
 	if (!(st = store_alloc()))
-		return SIMHASH_ENOMEM;
+		return sh_error_code(err, SIMHASH_ENOMEM);
+	sh_call_begin(st, &slot, err);
 	st->flags = flags;
 	st->map_bytes = map_bytes;
 	if ((e = set_idx_path(st, path)) != SIMHASH_OK || (e = open_file(st, path)) != SIMHASH_OK)
@@ -542,10 +524,11 @@ simhash_err simhash_store_open_mapped(const char *path, unsigned flags, size_t m
 	    (e = sh_writer_start(st, sh_ckpt_maybe_start)) != SIMHASH_OK)
 		goto out_close;
 	st->open_seconds = now_seconds() - t0;
+	sh_call_end(st, &slot, err, SIMHASH_OK);
 	*out = st;
 	return SIMHASH_OK;
 out_close:
-	copy_err(st, err, err_cap);
+	sh_call_end(st, &slot, err, e);
 	simhash_store_close(st);
 	return e;
 }

@@ -63,6 +63,7 @@ struct sh_wop {
 struct sh_wreq {
 	const struct sh_wop *op;
 	simhash_err err;
+	char msg[SIMHASH_ERROR_MSG_MAX]; /* the writer's message for err */
 	sem_t sem; /* posted by the writer once the request is done */
 	struct sh_wreq *next;
 };
@@ -129,8 +130,9 @@ struct simhash_store {
 	sh_buf hits;              /* check_and_put's scratch (writes.c) */
 	simhash_matches matches;
 
+	/* the error detail of the calls in progress (record.c) */
 	pthread_mutex_t err_mu;
-	char err[SIMHASH_STORE_ERR_MAX];
+	struct sh_errslot *slots; /* guarded by err_mu */
 
 	/* reset read transactions kept for reuse (read.c): renewing one skips
 	 * the reader table's lock that a new one takes (guarded by rtxn_mu) */
@@ -189,10 +191,34 @@ struct sh_doc {
 
 /* ---- The files' functions, from the bottom of the store up. */
 
-/* record.c: error messages, record checksums and codecs. */
-/* strerror(), lowercase as our messages are, into buf. */
-const char *sh_errno_text(int err, char *buf, size_t cap);
+/* record.c: error messages, record checksums and codecs.
+ *
+ * Error detail belongs to a call (simhash.h, convention 2), while the
+ * functions that meet a failure deep in the store know only the handle. So
+ * a public entry that wants detail registers a slot for its thread
+ * (sh_call_begin) and removes it on its way out (sh_call_end, which fills
+ * the caller's simhash_error on failure); sh_store_seterr writes into the
+ * slot of the thread it runs on, or drops the message when that thread has
+ * none (a background checkpoint). The writer thread has a slot of its own
+ * for the batch it runs, and hands a failed batch's message to each of its
+ * requests (writer.c), whose callers take it into theirs. */
+struct sh_errslot {
+	pthread_t thread;
+	int set;                         /* msg was written during the call */
+	char msg[SIMHASH_ERROR_MSG_MAX];
+	struct sh_errslot *next;
+};
+void sh_slot_add(simhash_store *st, struct sh_errslot *slot);
+void sh_slot_remove(simhash_store *st, struct sh_errslot *slot);
+/* sh_call_begin registers slot when st and err are not NULL; sh_call_end
+ * unregisters it and, when rc is an error, fills *err (may be NULL) with rc
+ * and the message written meanwhile (else simhash_strerror(rc)). Returns rc. */
+void sh_call_begin(simhash_store *st, struct sh_errslot *slot, simhash_error *err);
+simhash_err sh_call_end(simhash_store *st, struct sh_errslot *slot, simhash_error *err,
+			simhash_err rc);
 void sh_store_seterr(simhash_store *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The message this thread's call was given so far ("" if none). */
+void sh_store_geterr(simhash_store *st, char *buf, size_t cap);
 simhash_err sh_mdb_err(simhash_store *st, int rc, const char *what);
 /* The checksums (invariants in record.c). sh_rec_ok checks the value v of
  * key k and drops the checksum from v->mv_size; 0 if it fails. sh_rec_put

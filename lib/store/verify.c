@@ -50,14 +50,17 @@ static simhash_err check_tables(struct vctx *v, unsigned tables, MDB_val scheme_
 	simhash_stopwords *sw;
 	simhash_idf *idf;
 	simhash_err e;
+	struct sh_errslot slot; /* its message is the problem's text */
 
 	if (scheme_rec.mv_size >= sizeof scheme)
 		return SIMHASH_OK; /* the scheme check reports it */
 	memcpy(scheme, scheme_rec.mv_data, scheme_rec.mv_size);
 	scheme[scheme_rec.mv_size] = 0;
+	sh_slot_add(v->st, &slot);
 	e = sh_tables_read(v->st, v->txn, tables, scheme, &sw, &idf);
+	sh_slot_remove(v->st, &slot);
 	if (e == SIMHASH_ECORRUPT) {
-		problem(v, "%s", v->st->err);
+		problem(v, "%s", slot.msg);
 		return e;
 	}
 	if (e != SIMHASH_OK)
@@ -330,11 +333,11 @@ static simhash_err verify_txn(simhash_store *st, MDB_txn *txn, simhash_store_pro
 	    (e = check_dlog(&v, next, dseq)) != SIMHASH_OK)
 		return e;
 	{
-		char why[128];
+		simhash_error why;
 
-		if (sh_memidx_verify(st->idx, why, sizeof why) == SIMHASH_ECORRUPT)
+		if (sh_memidx_verify(st->idx, &why) == SIMHASH_ECORRUPT)
 			problem(&v, "the saved index %s the index was mapped from: %s "
-				"(delete it: the next open rebuilds the index)", st->idx_path, why);
+				"(delete it: the next open rebuilds the index)", st->idx_path, why.msg);
 	}
 	n_idx = sh_memidx_count(st->idx);
 	if (n_ids != n_docs)
@@ -365,8 +368,8 @@ static simhash_err verify_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *w
 
 static const struct sh_wop verify_op = { .run = verify_run, .alone = 1 };
 
-simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn, void *arg,
-				 uint64_t *n_problems)
+static simhash_err store_verify(simhash_store *st, simhash_store_problem_fn fn, void *arg,
+				uint64_t *n_problems)
 {
 	struct verify_req q = { .q.op = &verify_op, .fn = fn, .arg = arg };
 	simhash_err e;
@@ -390,4 +393,13 @@ simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn,
 		e = verify_txn(st, txn, fn, arg, n_problems);
 	mdb_txn_abort(txn);
 	return e;
+}
+
+simhash_err simhash_store_verify(simhash_store *st, simhash_store_problem_fn fn, void *arg,
+				 uint64_t *n_problems, simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err, store_verify(st, fn, arg, n_problems));
 }

@@ -30,7 +30,12 @@
  *     from its commit, before its acknowledgement.
  *  4. A request whose operation says `alone` (verify) runs in a batch of its
  *     own, so that the index matches the transaction it reads.
+ *  5. The messages of the writer thread's failures go to its own error slot
+ *     (record.c), emptied before each batch and each sync; a request that
+ *     gets an error gets that message with it, before it is acknowledged,
+ *     and its caller takes it into the caller's own slot.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <semaphore.h>
@@ -38,11 +43,30 @@
 
 #define MAX_BATCH 4096 /* requests in one transaction */
 
+/* Gives the requests of batch that failed with err the message of the
+ * writer's slot (invariant 5). */
+static void tell(struct sh_wreq *batch, simhash_err err, const struct sh_errslot *ws)
+{
+	for (; batch; batch = batch->next)
+		if (err != SIMHASH_OK && batch->err == err)
+			snprintf(batch->msg, sizeof batch->msg, "%s", ws->msg);
+}
+
+/* Empties the writer's slot before a batch or a sync (invariant 5). */
+static void slot_clear(simhash_store *st, struct sh_errslot *ws)
+{
+	pthread_mutex_lock(&st->err_mu);
+	ws->msg[0] = 0;
+	ws->set = 0;
+	pthread_mutex_unlock(&st->err_mu);
+}
+
 /* Runs one batch in one transaction; sets each request's err. Returns the
  * number of writes it committed (operations not is_write, a checkpoint's
  * install or a verify, are not writes); *committed: whether the transaction
  * committed. */
-static size_t run_batch(simhash_store *st, struct sh_wreq *batch, int *committed)
+static size_t run_batch(simhash_store *st, struct sh_wreq *batch, int *committed,
+			struct sh_errslot *ws)
 {
 	size_t n_writes = 0;
 	uint64_t next0 = st->next_docno, dseq0 = st->next_dseq;
@@ -51,6 +75,7 @@ static size_t run_batch(simhash_store *st, struct sh_wreq *batch, int *committed
 	MDB_txn *txn;
 	int rc;
 
+	slot_clear(st, ws);
 	sh_batch_reset(st);
 	if ((rc = mdb_txn_begin(st->env, NULL, 0, &txn)) != 0) {
 		e = sh_mdb_err(st, rc, "begin");
@@ -81,28 +106,34 @@ out:
 	st->next_dseq = dseq0;
 	for (q = batch; q; q = q->next)
 		q->err = e;
+	tell(batch, e, ws);
 	return n_writes;
 }
 
 /* Acknowledges the requests of batch (a list): each caller wakes on its own
  * semaphore (no broadcast: only the callers done wake, and none of them
  * takes the queue's lock). The request may be gone once posted. */
-static void ack(struct sh_wreq *batch, simhash_err sync_err)
+static void ack(struct sh_wreq *batch, simhash_err sync_err, const struct sh_errslot *ws)
 {
 	while (batch) {
 		struct sh_wreq *next = batch->next;
 
-		if (batch->err == SIMHASH_OK)
+		if (batch->err == SIMHASH_OK && sync_err != SIMHASH_OK) {
 			batch->err = sync_err;
+			snprintf(batch->msg, sizeof batch->msg, "%s", ws->msg);
+		}
 		sem_post(&batch->sem);
 		batch = next;
 	}
 }
 
 /* Makes the last commit durable (its meta page, invariant 3). */
-static simhash_err sync_env(simhash_store *st)
+static simhash_err sync_env(simhash_store *st, struct sh_errslot *ws)
 {
-	int rc = mdb_env_sync(st->env, 1);
+	int rc;
+
+	slot_clear(st, ws);
+	rc = mdb_env_sync(st->env, 1);
 
 	return rc ? sh_mdb_err(st, rc, "sync") : SIMHASH_OK;
 }
@@ -121,7 +152,9 @@ static void *writer_main(void *arg)
 {
 	simhash_store *st = arg;
 	struct sh_wreq *unsynced = NULL; /* committed, acknowledged at the next sync */
+	struct sh_errslot ws;            /* the writer's messages (invariant 5) */
 
+	sh_slot_add(st, &ws);
 	/* the hook (the checkpoint trigger): an open that found no usable
 	 * checkpoint takes one now */
 	st->after_batch(st);
@@ -138,7 +171,7 @@ static void *writer_main(void *arg)
 		if (!st->q_head) {
 			pthread_mutex_unlock(&st->mu);
 			if (unsynced) { /* nothing queued: sync now (invariant 3) */
-				ack(unsynced, sync_env(st));
+				ack(unsynced, sync_env(st, &ws), &ws);
 				unsynced = NULL;
 			}
 			pthread_mutex_lock(&st->mu);
@@ -160,7 +193,7 @@ static void *writer_main(void *arg)
 
 		mdb_env_info(st->env, &info);
 		txn0 = info.me_last_txnid;
-		n_writes = run_batch(st, batch, &committed);
+		n_writes = run_batch(st, batch, &committed, &ws);
 		/* count before any acknowledgement: a caller who was answered
 		 * reads counters that include its request */
 		pthread_mutex_lock(&st->mu);
@@ -179,18 +212,19 @@ static void *writer_main(void *arg)
 		if (unsynced) {
 			/* a commit that wrote synced the data file, and with it the
 			 * meta page of the commit before; else sync it now */
-			ack(unsynced, info.me_last_txnid != txn0 ? SIMHASH_OK : sync_env(st));
+			ack(unsynced, info.me_last_txnid != txn0 ? SIMHASH_OK : sync_env(st, &ws), &ws);
 			unsynced = NULL;
 		}
 		if (info.me_last_txnid != txn0)
 			unsynced = batch;
 		else
-			ack(batch, SIMHASH_OK); /* wrote nothing (or failed): nothing to sync */
+			ack(batch, SIMHASH_OK, &ws); /* wrote nothing (or failed): nothing to sync */
 		st->after_batch(st);
 
 		pthread_mutex_lock(&st->mu);
 	}
 	pthread_mutex_unlock(&st->mu);
+	sh_slot_remove(st, &ws);
 	return NULL;
 }
 
@@ -232,6 +266,7 @@ simhash_err sh_writer_submit(simhash_store *st, struct sh_wreq *q)
 	}
 	q->next = NULL;
 	q->err = SIMHASH_OK;
+	q->msg[0] = 0;
 	if (sem_init(&q->sem, 0, 0) != 0) {
 		sh_store_seterr(st, "cannot make a semaphore");
 		return SIMHASH_ENOMEM;
@@ -248,5 +283,7 @@ simhash_err sh_writer_submit(simhash_store *st, struct sh_wreq *q)
 		; /* EINTR */
 	e = q->err;
 	sem_destroy(&q->sem);
+	if (e != SIMHASH_OK && q->msg[0]) /* into the caller's slot (invariant 5) */
+		sh_store_seterr(st, "%s", q->msg);
 	return e;
 }

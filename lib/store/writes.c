@@ -151,12 +151,12 @@ static simhash_err put_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *wq)
 
 static const struct sh_wop put_op = { .run = put_run, .is_write = 1 };
 
-simhash_err simhash_store_put(simhash_store *st, const simhash_store_doc *doc)
+simhash_err simhash_store_put(simhash_store *st, const simhash_store_doc *doc, simhash_error *err)
 {
-	return simhash_store_put_many(st, doc, 1);
+	return simhash_store_put_many(st, doc, 1, err);
 }
 
-simhash_err simhash_store_put_many(simhash_store *st, const simhash_store_doc *docs, size_t n)
+static simhash_err store_put_many(simhash_store *st, const simhash_store_doc *docs, size_t n)
 {
 	struct put_req q = { .q.op = &put_op, .docs = docs, .n_docs = n };
 	simhash_err e;
@@ -232,9 +232,9 @@ static simhash_err check_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *wq
 
 static const struct sh_wop check_op = { .run = check_run, .is_write = 1 };
 
-simhash_err simhash_store_check_and_put(simhash_store *st, const simhash_store_doc *doc,
-					unsigned max_dist, size_t max_results, int if_unique,
-					simhash_store_results *r, int *added)
+static simhash_err store_check_and_put(simhash_store *st, const simhash_store_doc *doc,
+				       unsigned max_dist, size_t max_results, int if_unique,
+				       simhash_store_results *r, int *added)
 {
 	struct check_req q = { .q.op = &check_op, .doc = doc, .max_dist = max_dist,
 			       .max_results = max_results, .if_unique = if_unique, .r = r };
@@ -280,7 +280,7 @@ static simhash_err delete_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *w
 
 static const struct sh_wop delete_op = { .run = delete_run, .is_write = 1 };
 
-simhash_err simhash_store_delete(simhash_store *st, const char *id, size_t id_len, int *deleted)
+static simhash_err store_delete(simhash_store *st, const char *id, size_t id_len, int *deleted)
 {
 	struct delete_req q = { .q.op = &delete_op, .id = id, .id_len = id_len };
 	simhash_err e;
@@ -337,7 +337,7 @@ static simhash_err expire_run(simhash_store *st, MDB_txn *txn, struct sh_wreq *w
 
 static const struct sh_wop expire_op = { .run = expire_run, .is_write = 1 };
 
-simhash_err simhash_store_expire(simhash_store *st, int64_t before, size_t *n_deleted)
+static simhash_err store_expire(simhash_store *st, int64_t before, size_t *n_deleted)
 {
 	struct expire_req q = { .q.op = &expire_op, .before = before };
 	simhash_err e;
@@ -350,4 +350,42 @@ simhash_err simhash_store_expire(simhash_store *st, int64_t before, size_t *n_de
 	if (e == SIMHASH_OK && n_deleted)
 		*n_deleted = q.n_deleted;
 	return e;
+}
+
+simhash_err simhash_store_put_many(simhash_store *st, const simhash_store_doc *docs, size_t n,
+				   simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err, store_put_many(st, docs, n));
+}
+
+simhash_err simhash_store_check_and_put(simhash_store *st, const simhash_store_doc *doc,
+					unsigned max_dist, size_t max_results, int if_unique,
+					simhash_store_results *r, int *added, simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err,
+			   store_check_and_put(st, doc, max_dist, max_results, if_unique, r, added));
+}
+
+simhash_err simhash_store_delete(simhash_store *st, const char *id, size_t id_len, int *deleted,
+				 simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err, store_delete(st, id, id_len, deleted));
+}
+
+simhash_err simhash_store_expire(simhash_store *st, int64_t before, size_t *n_deleted,
+				 simhash_error *err)
+{
+	struct sh_errslot slot;
+
+	sh_call_begin(st, &slot, err);
+	return sh_call_end(st, &slot, err, store_expire(st, before, n_deleted));
 }

@@ -104,11 +104,12 @@ JIEBA_IDF_PATH = "/usr/lib/python3/dist-packages/jieba/analyse/idf.txt"
 
 def _load_table(kind, path):
     out = ffi.new("simhash_%s **" % kind)
-    line = ffi.new("size_t *")
+    detail = ffi.new("simhash_error *")
     fn = lib.simhash_idf_load if kind == "idf" else lib.simhash_stopwords_load
-    err = fn(os.fsencode(path), out, line)
+    err = fn(os.fsencode(path), out, detail)
     if err:
-        where = "%s:%d" % (os.fsdecode(path), line[0]) if err == lib.SIMHASH_ECORRUPT and line[0] \
+        line = detail.line
+        where = "%s:%d" % (os.fsdecode(path), line) if err == lib.SIMHASH_ECORRUPT and line \
             else os.fsdecode(path)
         _raise(err, where)
     free = lib.simhash_idf_free if kind == "idf" else lib.simhash_stopwords_free
@@ -409,7 +410,7 @@ def _compat_text(bits, data):
         ctxs = _tls.compat = {}
     c = ctxs.get(bits)
     if c is None:
-        c = ctxs[bits] = (_compat_config(bits)._ctx(), ffi.new("uint64_t[2]"))
+        c = ctxs[bits] = (_compat_config(bits)._ctx(), ffi.new("uint64_t[3]"))
     ctx, out = c
     err = lib.shpy_fingerprint(ctx, data, len(data), out)
     if err:
@@ -450,12 +451,11 @@ def fingerprint(text, config=None, *, f=None):
         b = text.encode("utf-8", "surrogatepass")
     else:
         b = _enc(text)
-    out = ffi.new("uint64_t[2]")
+    out = ffi.new("uint64_t[3]")  # out[2]: the offset of invalid UTF-8
     err = lib.shpy_fingerprint(cfg._ctx(), b, len(b), out)
     if err:
         if err == lib.SIMHASH_EUTF8:
-            raise Utf8Error(err, "text: invalid UTF-8 at byte %d"
-                            % lib.simhash_ctx_error_offset(cfg._ctx()))
+            raise Utf8Error(err, "text: invalid UTF-8 at byte %d" % out[2])
         _raise(err, "fingerprint")
     v = _value(out, cfg._cfg.bits)
     return v if mask is None else v & mask
@@ -581,7 +581,7 @@ def text_similarity(a, b, config=None):
     ba, bb = _enc(a, "a"), _enc(b, "b")
     cos = ffi.new("double *")
     jac = ffi.new("double *")
-    err = lib.simhash_text_similarity(cfg._ctx(), ba, len(ba), bb, len(bb), cos, jac)
+    err = lib.simhash_text_similarity(cfg._ctx(), ba, len(ba), bb, len(bb), cos, jac, ffi.NULL)
     if err:
         if err == lib.SIMHASH_EINVAL and cfg._cfg.compat:
             _raise(err, "text_similarity: not available under compat 'python-simhash'")

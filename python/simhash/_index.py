@@ -55,16 +55,18 @@ def _new_index(bits, max_dist):
 
 def _open_index(path):
     out = ffi.new("simhash_index **")
-    why = ffi.new("char[]", 256)
-    err = lib.simhash_index_open_ex(os.fsencode(path), out, why, 256)
+    why = ffi.new("simhash_error *")
+    err = lib.simhash_index_open(os.fsencode(path), out, why)
     if err:
-        msg = ffi.string(why).decode("utf-8", "replace")
+        msg = ffi.string(why.msg).decode("utf-8", "replace")
+        if msg == ffi.string(lib.simhash_strerror(err)).decode():
+            msg = ""  # no more than the code, which _raise adds
         _core._raise(err, "%s: %s" % (os.fsdecode(path), msg) if msg else os.fsdecode(path))
     return ffi.gc(out[0], lib.simhash_index_free)
 
 
 def _save_index(ix, path):
-    err = lib.simhash_index_save(ix, os.fsencode(path))
+    err = lib.simhash_index_save(ix, os.fsencode(path), ffi.NULL)
     if err:
         _core._raise(err, os.fsdecode(path))
 
@@ -396,11 +398,13 @@ class Index:
 
     def stats(self):
         """Counts, memory and layout of the index, as a dict."""
-        st = ffi.new("simhash_index_stats *")
+        st = ffi.new("simhash_index_stats *", {"size": ffi.sizeof("simhash_index_stats")})
+        p = ffi.new("simhash_index_plan *", {"size": ffi.sizeof("simhash_index_plan")})
         err = lib.simhash_index_get_stats(self._ix, st)
+        if not err:
+            err = lib.simhash_index_get_plan(self._ix, p)
         if err:
             _core._raise(err, "stats")
-        p = st.plan
         return {
             "count": st.count, "dead": st.dead, "segments": st.segments, "memory": st.memory,
             "mapped": bool(st.mapped),

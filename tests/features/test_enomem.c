@@ -83,13 +83,13 @@ static void test_shingle_join_out_of_memory_is_enomem(void)
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
 	if (!ctx)
 		return;
-	CHECK(simhash_fingerprint(ctx, small, SIZE, &fp) == SIMHASH_OK);
+	CHECK(simhash_fingerprint(ctx, small, SIZE, &fp, NULL) == SIMHASH_OK);
 	fail_from = 64 * 1024; /* the next large allocation: the joined shingle */
-	err = simhash_fingerprint(ctx, big, SIZE, &fp);
+	err = simhash_fingerprint(ctx, big, SIZE, &fp, NULL);
 	fail_from = 0;
 	CHECK(err == SIMHASH_ENOMEM);
 	/* and with memory back, the same text fingerprints */
-	CHECK(simhash_fingerprint(ctx, big, SIZE, &fp) == SIMHASH_OK);
+	CHECK(simhash_fingerprint(ctx, big, SIZE, &fp, NULL) == SIMHASH_OK);
 	simhash_ctx_free(ctx);
 }
 
@@ -109,20 +109,20 @@ static simhash_err streamed(const simhash_config *cfg, const char *text, size_t 
 	fail_at = k;
 	err = simhash_fingerprint_begin(ctx);
 	for (size_t i = 0; !err && i < len; i += 100)
-		err = simhash_fingerprint_update(ctx, text + i, len - i < 100 ? len - i : 100);
+		err = simhash_fingerprint_update(ctx, text + i, len - i < 100 ? len - i : 100, NULL);
 	if (err)
-		(void)simhash_fingerprint_final(ctx, fp);
+		(void)simhash_fingerprint_final(ctx, fp, NULL);
 	else
-		err = simhash_fingerprint_final(ctx, fp);
+		err = simhash_fingerprint_final(ctx, fp, NULL);
 	fail_at = 0;
 	if (err) {
 		/* the ctx goes on with memory back */
 		simhash_fp again;
 		simhash_err e2 = simhash_fingerprint_begin(ctx);
 		if (!e2)
-			e2 = simhash_fingerprint_update(ctx, text, len);
+			e2 = simhash_fingerprint_update(ctx, text, len, NULL);
 		if (!e2)
-			e2 = simhash_fingerprint_final(ctx, &again);
+			e2 = simhash_fingerprint_final(ctx, &again, NULL);
 		CHECK(e2 == SIMHASH_OK);
 	}
 	simhash_ctx_free(ctx);

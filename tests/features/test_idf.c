@@ -4,7 +4,9 @@
 #include <dirent.h>
 #include <locale.h>
 #include <math.h>
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,8 +136,8 @@ static void test_bad_arguments(void)
 	CHECK(simhash_idf_size(idf) == 0);
 	CHECK(simhash_idf_size(NULL) == 0);
 	CHECK(simhash_idf_finish(NULL) == SIMHASH_EINVAL);
-	CHECK(simhash_idf_save(NULL, tmp_path("x")) == SIMHASH_EINVAL);
-	CHECK(simhash_idf_save(idf, NULL) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_save(NULL, tmp_path("x"), NULL) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_save(idf, NULL, NULL) == SIMHASH_EINVAL);
 	CHECK(simhash_idf_load(NULL, &idf, NULL) == SIMHASH_EINVAL);
 	simhash_idf_free(idf);
 	simhash_idf_free(NULL);
@@ -277,9 +279,9 @@ static void test_add_document_then_finish(void)
 	const double two_of_three = log(4.0 / 3.0) + 1.0, one_of_three = log(4.0 / 2.0) + 1.0;
 
 	simhash_idf_new(&idf);
-	CHECK(simhash_idf_add_document(idf, ctx, S("Apple banana apple")) == SIMHASH_OK);
-	CHECK(simhash_idf_add_document(idf, ctx, S("banana, CHERRY!")) == SIMHASH_OK);
-	CHECK(simhash_idf_add_document(idf, ctx, S("apple")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("Apple banana apple"), NULL) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("banana, CHERRY!"), NULL) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("apple"), NULL) == SIMHASH_OK);
 	/* counted, not yet valued: the table still reads as empty */
 	CHECK(simhash_idf_size(idf) == 0);
 	CHECK(simhash_idf_get(idf, S("apple")) == 1.0);
@@ -302,13 +304,13 @@ static void test_set_values_survive_finish(void)
 	simhash_idf *idf = NULL;
 
 	simhash_idf_new(&idf);
-	CHECK(simhash_idf_add_document(idf, ctx, S("a b")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("a b"), NULL) == SIMHASH_OK);
 	CHECK(simhash_idf_set(idf, S("a"), 9.0) == SIMHASH_OK);
 	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
 	CHECK(simhash_idf_get(idf, S("a")) == 9.0);
 	CHECK(simhash_idf_get(idf, S("b")) == log(2.0 / 2.0) + 1.0);
-	CHECK(simhash_idf_add_document(idf, ctx, S("c")) == SIMHASH_OK);
-	CHECK(simhash_idf_add_document(idf, ctx, S("c a")) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("c"), NULL) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("c a"), NULL) == SIMHASH_OK);
 	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
 	CHECK(simhash_idf_size(idf) == 3);
 	CHECK(simhash_idf_get(idf, S("a")) == 9.0);
@@ -328,11 +330,11 @@ static void test_rejected_document_counts_nothing(void)
 	simhash_idf *idf = NULL;
 
 	simhash_idf_new(&idf);
-	CHECK(simhash_idf_add_document(idf, ctx, S("x y")) == SIMHASH_OK);
-	CHECK(simhash_idf_add_document(idf, ctx, S("x y z \xff w")) == SIMHASH_EUTF8);
-	CHECK(simhash_idf_add_document(idf, NULL, S("x")) == SIMHASH_EINVAL);
-	CHECK(simhash_idf_add_document(idf, ctx, NULL, 3) == SIMHASH_EINVAL);
-	CHECK(simhash_idf_add_document(NULL, ctx, S("x")) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_add_document(idf, ctx, S("x y"), NULL) == SIMHASH_OK);
+	CHECK(simhash_idf_add_document(idf, ctx, S("x y z \xff w"), NULL) == SIMHASH_EUTF8);
+	CHECK(simhash_idf_add_document(idf, NULL, S("x"), NULL) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_add_document(idf, ctx, NULL, 3, NULL) == SIMHASH_EINVAL);
+	CHECK(simhash_idf_add_document(NULL, ctx, S("x"), NULL) == SIMHASH_EINVAL);
 	CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
 	CHECK(simhash_idf_size(idf) == 2); /* x and y; no z, no w */
 	CHECK(simhash_idf_get(idf, S("x")) == 1.0); /* ln(2/2) + 1: N is still 1 */
@@ -413,7 +415,7 @@ static void test_save_writes_sorted_exact_lines(void)
 	const char *path = tmp_path("sorted.idf");
 	struct stat st;
 
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_OK);
+	CHECK(simhash_idf_save(idf, path, NULL) == SIMHASH_OK);
 	CHECK_STR(read_text(path), "\t7\n"
 				   "a b\t3.5\n"
 				   "alpha\t2\n"
@@ -433,7 +435,7 @@ static void test_save_load_round_trip_is_exact(void)
 	const char *path = tmp_path("round.idf");
 	simhash_idf *a = NULL, *b = NULL;
 	char term[64];
-	size_t line = 99;
+	simhash_error e = { .line = 99 };
 	int bad = 0;
 
 	rng_state = SEED + 2;
@@ -446,9 +448,9 @@ static void test_save_load_round_trip_is_exact(void)
 	}
 	simhash_idf_set(a, "", 0, 0.25);
 	simhash_idf_set(a, "nul\0byte", 8, 0.75);
-	CHECK(simhash_idf_save(a, path) == SIMHASH_OK);
-	CHECK(simhash_idf_load(path, &b, &line) == SIMHASH_OK);
-	CHECK(line == 0);
+	CHECK(simhash_idf_save(a, path, NULL) == SIMHASH_OK);
+	CHECK(simhash_idf_load(path, &b, &e) == SIMHASH_OK);
+	CHECK(e.line == 99); /* the detail is left as it was on success */
 	CHECK(b != NULL);
 	if (!b)
 		goto out;
@@ -478,7 +480,7 @@ static void test_save_skips_terms_that_cannot_round_trip(void)
 	simhash_idf *idf = table_of(t, v, 6), *back = NULL;
 	const char *path = tmp_path("skip.idf");
 
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_OK);
+	CHECK(simhash_idf_save(idf, path, NULL) == SIMHASH_OK);
 	CHECK_STR(read_text(path), "in#side\t6\nok\t4\n");
 	CHECK(simhash_idf_load(path, &back, NULL) == SIMHASH_OK);
 	CHECK(simhash_idf_size(back) == 2);
@@ -504,11 +506,11 @@ static void test_load_jieba_and_tab_formats(void)
 		"last\t0x1p-2";          /* no final newline; C99 hex float */
 	const char *path = tmp_path("both.idf");
 	simhash_idf *idf = NULL;
-	size_t line = 77;
+	simhash_error e = { .line = 77 };
 
 	write_file(path, text, sizeof text - 1);
-	CHECK(simhash_idf_load(path, &idf, &line) == SIMHASH_OK);
-	CHECK(line == 0);
+	CHECK(simhash_idf_load(path, &idf, &e) == SIMHASH_OK);
+	CHECK(e.line == 77);
 	if (!idf)
 		return;
 	CHECK(simhash_idf_size(idf) == 7);
@@ -551,13 +553,15 @@ static void test_load_errors_give_the_line(void)
 
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		simhash_idf *idf = (simhash_idf *)&bad; /* must stay untouched */
-		size_t line = 0;
+		simhash_error e = { 0 };
 
 		write_file(path, bad[i].text, strlen(bad[i].text));
-		CHECK(simhash_idf_load(path, &idf, &line) == SIMHASH_ECORRUPT);
-		if (line != bad[i].line)
-			fprintf(stderr, "case %zu: line %zu, expected %zu\n", i, line, bad[i].line);
-		CHECK(line == bad[i].line);
+		CHECK(simhash_idf_load(path, &idf, &e) == SIMHASH_ECORRUPT);
+		if (e.line != bad[i].line)
+			fprintf(stderr, "case %zu: line %llu, expected %zu\n", i,
+				(unsigned long long)e.line, bad[i].line);
+		CHECK(e.line == bad[i].line);
+		CHECK(e.code == SIMHASH_ECORRUPT && e.os_err == 0 && e.msg[0]);
 		CHECK(idf == (simhash_idf *)&bad);
 		CHECK(simhash_idf_load(path, &idf, NULL) == SIMHASH_ECORRUPT);
 	}
@@ -567,11 +571,13 @@ static void test_load_errors_give_the_line(void)
 static void test_load_missing_or_unreadable_is_eio(void)
 {
 	simhash_idf *idf = NULL;
-	size_t line = 5;
+	simhash_error e = { .line = 5 };
 
-	CHECK(simhash_idf_load(tmp_path("does-not-exist"), &idf, &line) == SIMHASH_EIO);
+	CHECK(simhash_idf_load(tmp_path("does-not-exist"), &idf, &e) == SIMHASH_EIO);
+	CHECK(e.code == SIMHASH_EIO && e.os_err == ENOENT && e.line == 0);
 	CHECK(idf == NULL);
-	CHECK(simhash_idf_load(tmpdir, &idf, &line) == SIMHASH_EIO); /* a directory */
+	CHECK(simhash_idf_load(tmpdir, &idf, &e) == SIMHASH_EIO); /* a directory */
+	CHECK(e.os_err == EISDIR);
 	CHECK(idf == NULL);
 }
 
@@ -595,9 +601,11 @@ static void test_save_into_missing_dir_fails_and_leaves_nothing(void)
 	simhash_idf *idf = table_of(t, v, 1);
 	char path[300];
 	struct stat st;
+	simhash_error e;
 
 	snprintf(path, sizeof path, "%s/no-such-dir/out.idf", tmpdir);
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_EIO);
+	CHECK(simhash_idf_save(idf, path, &e) == SIMHASH_EIO);
+	CHECK(e.code == SIMHASH_EIO && e.os_err == ENOENT);
 	CHECK(stat(tmp_path("no-such-dir"), &st) != 0);
 	CHECK(count_dir_entries(tmpdir) == 0);
 	simhash_idf_free(idf);
@@ -612,13 +620,13 @@ static void test_save_replaces_atomically_and_cleans_up_on_error(void)
 	const char *dir = tmp_path("a-dir");
 
 	write_file(path, "old 1\nold2 3\n", 13);
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_OK);
+	CHECK(simhash_idf_save(idf, path, NULL) == SIMHASH_OK);
 	CHECK_STR(read_text(path), "new\t2\n");
 	CHECK(count_dir_entries(tmpdir) == 1);
 	/* rename onto a non-empty directory fails: the temp file must go */
 	CHECK(mkdir(dir, 0755) == 0);
 	write_file(tmp_path("a-dir/keep"), "x", 1);
-	CHECK(simhash_idf_save(idf, dir) == SIMHASH_EIO);
+	CHECK(simhash_idf_save(idf, dir, NULL) == SIMHASH_EIO);
 	CHECK(count_dir_entries(tmpdir) == 2); /* old.idf and a-dir */
 	unlink(tmp_path("a-dir/keep"));
 	rmdir(dir);
@@ -703,7 +711,7 @@ static void test_files_ignore_the_process_locale(void)
 		simhash_idf_free(idf);
 		return;
 	}
-	CHECK(simhash_idf_save(idf, path) == SIMHASH_OK);
+	CHECK(simhash_idf_save(idf, path, NULL) == SIMHASH_OK);
 	CHECK_STR(read_text(path), "a\t2.5\nb\t0.10000000000000001\n");
 	CHECK(simhash_idf_load(path, &back, NULL) == SIMHASH_OK);
 	CHECK(simhash_idf_get(back, S("a")) == 2.5);

@@ -1,5 +1,7 @@
 /* test_stopwords.c - stop-word sets: membership, loading, errors, digest. */
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 #include "test.h"
 #include "common/internal.h"
@@ -125,11 +127,11 @@ static void test_load_skips_comments_blanks_and_spaces(void)
 		"last";           /* no final newline */
 	const char *path = tmp_path("sw.txt");
 	simhash_stopwords *sw = NULL, *ref = new_sw();
-	size_t line = 9;
+	simhash_error e = { .line = 9 };
 
 	write_file(path, text, sizeof text - 1);
-	CHECK(simhash_stopwords_load(path, &sw, &line) == SIMHASH_OK);
-	CHECK(line == 0);
+	CHECK(simhash_stopwords_load(path, &sw, &e) == SIMHASH_OK);
+	CHECK(e.line == 9); /* the detail is left as it was on success */
 	if (!sw)
 		goto out;
 	CHECK(simhash_stopwords_has(sw, S("the")));
@@ -170,22 +172,25 @@ static void test_load_errors(void)
 	};
 	const char *path;
 	simhash_stopwords *sw;
-	size_t line;
+	simhash_error e;
 
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		sw = (simhash_stopwords *)&bad;
-		line = 0;
+		memset(&e, 0, sizeof e);
 		path = tmp_path("bad.txt");
 		write_file(path, bad[i].text, strlen(bad[i].text));
-		CHECK(simhash_stopwords_load(path, &sw, &line) == SIMHASH_ECORRUPT);
-		CHECK(line == bad[i].line);
+		CHECK(simhash_stopwords_load(path, &sw, &e) == SIMHASH_ECORRUPT);
+		CHECK(e.line == bad[i].line);
+		CHECK(e.code == SIMHASH_ECORRUPT && e.os_err == 0 && e.msg[0]);
 		CHECK(sw == (simhash_stopwords *)&bad);
 		unlink(path);
 	}
 	sw = NULL;
-	CHECK(simhash_stopwords_load(tmp_path("missing"), &sw, &line) == SIMHASH_EIO);
+	CHECK(simhash_stopwords_load(tmp_path("missing"), &sw, &e) == SIMHASH_EIO);
+	CHECK(e.os_err == ENOENT && e.line == 0);
 	CHECK(sw == NULL);
-	CHECK(simhash_stopwords_load(tmpdir, &sw, &line) == SIMHASH_EIO);
+	CHECK(simhash_stopwords_load(tmpdir, &sw, &e) == SIMHASH_EIO);
+	CHECK(e.os_err == EISDIR);
 	CHECK(sw == NULL);
 }
 

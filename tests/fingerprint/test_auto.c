@@ -201,7 +201,7 @@ static simhash_fp fp_of(const char *text, size_t len, unsigned bits, int simd, i
 	if (!ctx)
 		return fp;
 	sh_ctx_set_simd(ctx, simd);
-	CHECK(simhash_fingerprint(ctx, text, len, &fp) == SIMHASH_OK);
+	CHECK(simhash_fingerprint(ctx, text, len, &fp, NULL) == SIMHASH_OK);
 	simhash_ctx_free(ctx);
 	return fp;
 }
@@ -259,7 +259,7 @@ static void test_reused_ctx_matches_reference(void)
 	for (int i = 0; ctx && i < 300; i++) {
 		size_t len = random_text(buf, 1 + rnd() % (rnd() % 2 ? 3500 : 900));
 		simhash_fp got, want = reference(buf, len, 64, 0);
-		CHECK(simhash_fingerprint(ctx, buf, len, &got) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(ctx, buf, len, &got, NULL) == SIMHASH_OK);
 		if (!same(got, want)) {
 			fprintf(stderr, "text %d (%zu chars) differs\n", i, len);
 			CHECK(0);
@@ -287,8 +287,8 @@ static void test_short_uncentered_texts_keep_their_char_fingerprint(void)
 	for (int i = 0; a && b && i < 200; i++) {
 		size_t len = random_text(buf, 1 + rnd() % 250);
 		simhash_fp x, y;
-		CHECK(simhash_fingerprint(a, buf, len, &x) == SIMHASH_OK);
-		CHECK(simhash_fingerprint(b, buf, len, &y) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(a, buf, len, &x, NULL) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(b, buf, len, &y, NULL) == SIMHASH_OK);
 		CHECK(same(x, y));
 	}
 	simhash_ctx_free(a);

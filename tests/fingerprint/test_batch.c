@@ -55,7 +55,7 @@ static void test_batch_equals_one_by_one_for_any_number_of_contexts(void)
 	for (unsigned t = 0; t < MAX_CTX; t++)
 		CHECK(simhash_ctx_new(&cfg, &ctxs[t]) == SIMHASH_OK);
 	for (size_t i = 0; i < N_TEXTS; i++)
-		CHECK(simhash_fingerprint(ctxs[0], texts[i], lens[i], &want[i]) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(ctxs[0], texts[i], lens[i], &want[i], NULL) == SIMHASH_OK);
 	for (unsigned n_ctxs = 1; n_ctxs <= MAX_CTX; n_ctxs++) {
 		memset(got, 0, sizeof got);
 		CHECK(simhash_fingerprint_batch(ctxs, n_ctxs, texts, lens, N_TEXTS, got, NULL) ==
@@ -74,7 +74,8 @@ static void test_lowest_failing_text_and_its_offset_are_reported(void)
 {
 	static char bufs[N_TEXTS][256];
 	const char *texts[N_TEXTS];
-	size_t lens[N_TEXTS], at = 0;
+	size_t lens[N_TEXTS];
+	simhash_error e;
 	simhash_fp got[N_TEXTS];
 	simhash_ctx *ctxs[MAX_CTX] = { 0 };
 	simhash_config cfg = reject_config();
@@ -89,11 +90,12 @@ static void test_lowest_failing_text_and_its_offset_are_reported(void)
 	for (unsigned t = 0; t < MAX_CTX; t++)
 		CHECK(simhash_ctx_new(&cfg, &ctxs[t]) == SIMHASH_OK);
 	for (unsigned n_ctxs = 1; n_ctxs <= MAX_CTX; n_ctxs++) {
-		at = 0;
-		CHECK(simhash_fingerprint_batch(ctxs, n_ctxs, texts, lens, N_TEXTS, got, &at) ==
+		memset(&e, 0, sizeof e);
+		CHECK(simhash_fingerprint_batch(ctxs, n_ctxs, texts, lens, N_TEXTS, got, &e) ==
 		      SIMHASH_EUTF8);
-		CHECK_EQ_U64(at, 137);
-		CHECK_EQ_U64(simhash_ctx_error_offset(ctxs[0]), 3);
+		CHECK_EQ_U64(e.index, 137);
+		CHECK_EQ_U64(e.offset, 3);
+		CHECK(e.code == SIMHASH_EUTF8);
 	}
 	for (unsigned t = 0; t < MAX_CTX; t++)
 		simhash_ctx_free(ctxs[t]);

@@ -82,8 +82,8 @@ static void test_ctx_reads_only_the_callers_fields(void)
 	CHECK(simhash_ctx_new(&full, &b) == SIMHASH_OK);
 	if (a && b) {
 		CHECK_EQ_U64(simhash_ctx_config(a)->size, sizeof(simhash_config));
-		CHECK(simhash_fingerprint(a, "the cat sat", 11, &fa) == SIMHASH_OK);
-		CHECK(simhash_fingerprint(b, "the cat sat", 11, &fb) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(a, "the cat sat", 11, &fa, NULL) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(b, "the cat sat", 11, &fb, NULL) == SIMHASH_OK);
 		CHECK_EQ_U64(fa.w[0], fb.w[0]);
 	}
 	simhash_ctx_free(a);

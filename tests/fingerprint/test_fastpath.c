@@ -26,7 +26,7 @@ static simhash_fp fp_of(const simhash_config *cfg, int simd, const char *text, s
 	if (!ctx)
 		return fp;
 	sh_ctx_set_simd(ctx, simd);
-	CHECK(simhash_fingerprint(ctx, text, len, &fp) == SIMHASH_OK);
+	CHECK(simhash_fingerprint(ctx, text, len, &fp, NULL) == SIMHASH_OK);
 	simhash_ctx_free(ctx);
 	return fp;
 }
@@ -142,8 +142,8 @@ static void test_compat_md5_paths_agree(void)
 		}
 		test_rnd_seed(seed + (uint64_t)trial);
 		len = random_text(buf, 1 + test_rnd() % (trial % 20 == 0 ? 20000 : 300));
-		CHECK(simhash_fingerprint(vec, buf, len, &a) == SIMHASH_OK);
-		CHECK(simhash_fingerprint(sca, buf, len, &b) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(vec, buf, len, &a, NULL) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(sca, buf, len, &b, NULL) == SIMHASH_OK);
 		if (!same(a, b)) {
 			fprintf(stderr, "compat paths differ: seed %llx len %zu\n",
 				(unsigned long long)(seed + (uint64_t)trial), len);

@@ -33,7 +33,7 @@ static simhash_fp fp_cfg(const simhash_config *cfg, const char *text, size_t len
 	simhash_fp fp = {{0, 0}, 0};
 	CHECK(simhash_ctx_new(cfg, &ctx) == SIMHASH_OK);
 	if (ctx)
-		CHECK(simhash_fingerprint(ctx, text, len, &fp) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(ctx, text, len, &fp, NULL) == SIMHASH_OK);
 	simhash_ctx_free(ctx);
 	return fp;
 }
@@ -141,7 +141,7 @@ static simhash_fp reference(const simhash_config *cfg, const char *text, size_t 
 	memset(&r, 0, sizeof r);
 	r.cfg = *cfg;
 	CHECK(simhash_ctx_new(cfg, &ctx) == SIMHASH_OK);
-	CHECK(simhash_features_each(ctx, text, len, ref_add, &r) == SIMHASH_OK);
+	CHECK(simhash_features_each(ctx, text, len, ref_add, &r, NULL) == SIMHASH_OK);
 	simhash_ctx_free(ctx);
 	for (unsigned j = 0; j < cfg->bits; j++)
 		if (r.acc[j] > 0)
@@ -265,8 +265,8 @@ static void test_vector_and_scalar_paths_agree(void)
 		CHECK(simhash_ctx_new(&cfg, &vec) == SIMHASH_OK);
 		CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
 		sh_ctx_set_simd(sca, 0);
-		CHECK(simhash_fingerprint(vec, buf, len, &a) == SIMHASH_OK);
-		CHECK(simhash_fingerprint(sca, buf, len, &b) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(vec, buf, len, &a, NULL) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(sca, buf, len, &b, NULL) == SIMHASH_OK);
 		CHECK(same(a, b));
 		CHECK(same(a, reference(&cfg, buf, len)) || cfg.bits == 32);
 		simhash_ctx_free(vec);
@@ -343,16 +343,19 @@ static void test_invalid_utf8_replaced_or_rejected(void)
 	simhash_config cfg;
 	simhash_ctx *ctx = NULL;
 	simhash_fp fp = {{7, 7}, 64};
+	simhash_error e;
 	/* U+FFFD is a symbol, so it separates words like punctuation */
 	CHECK(same(fp_default("abc\xff" "def"), fp_default("abc\xef\xbf\xbd" "def")));
 	CHECK(same(fp_default("abc\xff" "def"), fp_default("abc def")));
 	v1_config_init(&cfg);
 	cfg.utf8 = SIMHASH_UTF8_REJECT;
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
-	CHECK(simhash_fingerprint(ctx, "abc\xe4\xb8" "x", 6, &fp) == SIMHASH_EUTF8);
-	CHECK(simhash_ctx_error_offset(ctx) == 3);
+	CHECK(simhash_fingerprint(ctx, "abc\xe4\xb8" "x", 6, &fp, &e) == SIMHASH_EUTF8);
+	CHECK(e.code == SIMHASH_EUTF8 && e.offset == 3);
+	CHECK(strcmp(e.msg, "invalid UTF-8 at byte 3") == 0);
 	CHECK(fp.w[0] == 7); /* untouched */
-	CHECK(simhash_fingerprint(ctx, "abc", 3, &fp) == SIMHASH_OK);
+	CHECK(simhash_fingerprint(ctx, "abc", 3, &fp, &e) == SIMHASH_OK);
+	CHECK(e.offset == 3); /* the detail is left as it was on success */
 	simhash_ctx_free(ctx);
 }
 
@@ -432,7 +435,7 @@ static const char *features_of(simhash_config *cfg, const char *text)
 	memset(&w, 0, sizeof w);
 	CHECK(simhash_ctx_new(cfg, &ctx) == SIMHASH_OK);
 	if (ctx)
-		CHECK(simhash_features_each(ctx, text, strlen(text), collect, &w) == SIMHASH_OK);
+		CHECK(simhash_features_each(ctx, text, strlen(text), collect, &w, NULL) == SIMHASH_OK);
 	simhash_ctx_free(ctx);
 	return w.buf;
 }
@@ -475,7 +478,7 @@ static void test_stopwords_are_removed(void)
 		simhash_ctx *ctx = NULL;
 		double cos = 0, jac = 0;
 		CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
-		CHECK(simhash_text_similarity(ctx, "the the", 7, "", 0, &cos, &jac) == SIMHASH_OK);
+		CHECK(simhash_text_similarity(ctx, "the the", 7, "", 0, &cos, &jac, NULL) == SIMHASH_OK);
 		CHECK(cos == 1.0 && jac == 1.0);
 		simhash_ctx_free(ctx);
 	}
@@ -539,17 +542,17 @@ static void test_similarity_of_texts(void)
 	v1_config_init(&cfg);
 	cfg.features = SIMHASH_FEATURES_WORD;
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
-	CHECK(simhash_text_similarity(ctx, "a b c", 5, "a b d", 5, &cos, &jac) == SIMHASH_OK);
+	CHECK(simhash_text_similarity(ctx, "a b c", 5, "a b d", 5, &cos, &jac, NULL) == SIMHASH_OK);
 	CHECK(fabs(jac - 0.5) < 1e-12);
 	CHECK(fabs(cos - 2.0 / 3.0) < 1e-12);
-	CHECK(simhash_text_similarity(ctx, "x y", 3, "X, Y!", 5, &cos, &jac) == SIMHASH_OK);
+	CHECK(simhash_text_similarity(ctx, "x y", 3, "X, Y!", 5, &cos, &jac, NULL) == SIMHASH_OK);
 	CHECK(cos > 0.999999 && jac == 1.0);
-	CHECK(simhash_text_similarity(ctx, "x y", 3, "p q", 3, &cos, &jac) == SIMHASH_OK);
+	CHECK(simhash_text_similarity(ctx, "x y", 3, "p q", 3, &cos, &jac, NULL) == SIMHASH_OK);
 	CHECK(cos == 0.0 && jac == 0.0);
-	CHECK(simhash_text_similarity(ctx, "", 0, "", 0, &cos, &jac) == SIMHASH_OK);
+	CHECK(simhash_text_similarity(ctx, "", 0, "", 0, &cos, &jac, NULL) == SIMHASH_OK);
 	CHECK(cos == 1.0 && jac == 1.0);
 	/* tf counts: (2,1) . (1,1) / (sqrt5 sqrt2) */
-	CHECK(simhash_text_similarity(ctx, "a a b", 5, "a b", 3, &cos, &jac) == SIMHASH_OK);
+	CHECK(simhash_text_similarity(ctx, "a a b", 5, "a b", 3, &cos, &jac, NULL) == SIMHASH_OK);
 	CHECK(fabs(cos - 3.0 / sqrt(10.0)) < 1e-12 && jac == 1.0);
 	simhash_ctx_free(ctx);
 }

@@ -177,28 +177,28 @@ static simhash_err run(simhash_ctx *ctx, const struct path *p, const char *text,
 
 	switch (p->kind) {
 	case FP:
-		return simhash_fingerprint(ctx, text, len, &r->fp);
+		return simhash_fingerprint(ctx, text, len, &r->fp, NULL);
 	case STREAM:
 		err = simhash_fingerprint_begin(ctx);
 		/* pieces of 3000 bytes: interrupted within one, or in final */
 		for (size_t off = 0; off < len && !err; off += 3000)
-			err = simhash_fingerprint_update(ctx, text + off, len - off < 3000 ? len - off : 3000);
-		end_err = simhash_fingerprint_final(ctx, &r->fp);
+			err = simhash_fingerprint_update(ctx, text + off, len - off < 3000 ? len - off : 3000, NULL);
+		end_err = simhash_fingerprint_final(ctx, &r->fp, NULL);
 		CHECK(!err || end_err == err); /* the first error again */
 		return end_err;
 	case SIMILARITY:
 		return simhash_text_similarity(ctx, text, len / 2, text + len / 2, len - len / 2,
-					       &r->cosine, &r->jaccard);
+					       &r->cosine, &r->jaccard, NULL);
 	case FEATURES:
 		n = split_features(text, len, feats, feats_cap);
 		return simhash_fingerprint_features(ctx, feats, n, &r->fp);
 	case EACH:
 		r->each = 0;
-		return simhash_features_each(ctx, text, len, count_each, &r->each);
+		return simhash_features_each(ctx, text, len, count_each, &r->each, NULL);
 	case IDF:
 		/* an interrupted document counts nothing */
 		CHECK(simhash_idf_new(&idf) == SIMHASH_OK);
-		err = simhash_idf_add_document(idf, ctx, text, len);
+		err = simhash_idf_add_document(idf, ctx, text, len, NULL);
 		CHECK(simhash_idf_finish(idf) == SIMHASH_OK);
 		r->idf_size = simhash_idf_size(idf);
 		simhash_idf_free(idf);
@@ -312,11 +312,11 @@ static void test_long_text_with_default_intervals(void)
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
 	CHECK(simhash_ctx_new(&cfg, &fresh) == SIMHASH_OK);
 	CHECK(simhash_ctx_set_interrupt(ctx, hook_fn, &h) == SIMHASH_OK);
-	CHECK(simhash_fingerprint(ctx, t, len, &fp) == SIMHASH_EINTR);
+	CHECK(simhash_fingerprint(ctx, t, len, &fp, NULL) == SIMHASH_EINTR);
 	CHECK(h.calls == 3 && h.after == 0);
 	CHECK(fp.w[0] == sentinel.fp.w[0] && fp.bits == sentinel.fp.bits);
-	CHECK(simhash_fingerprint(fresh, t2, len2, &want) == SIMHASH_OK);
-	CHECK(simhash_fingerprint(ctx, t2, len2, &got) == SIMHASH_OK);
+	CHECK(simhash_fingerprint(fresh, t2, len2, &want, NULL) == SIMHASH_OK);
+	CHECK(simhash_fingerprint(ctx, t2, len2, &got, NULL) == SIMHASH_OK);
 	CHECK(got.w[0] == want.w[0] && got.w[1] == want.w[1] && got.bits == want.bits);
 	simhash_ctx_free(ctx);
 	simhash_ctx_free(fresh);

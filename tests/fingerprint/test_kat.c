@@ -161,7 +161,7 @@ static int fp_is(simhash_ctx *ctx, const struct row *r, int simd, const char *pa
 		sh_ctx_set_intr_every(ctx, 1, 1);
 		simhash_err err = simhash_ctx_set_interrupt(ctx, never, &polls);
 		if (!err)
-			err = simhash_fingerprint(ctx, r->text, r->len, &fp);
+			err = simhash_fingerprint(ctx, r->text, r->len, &fp, NULL);
 		simhash_ctx_set_interrupt(ctx, NULL, NULL);
 		hook_polls += polls;
 		if (err)
@@ -172,10 +172,10 @@ static int fp_is(simhash_ctx *ctx, const struct row *r, int simd, const char *pa
 		if (!err)
 			err = simhash_fingerprint_begin(ctx);
 		for (size_t i = 0; !err && i < r->len; i += 5)
-			err = simhash_fingerprint_update(ctx, r->text + i, r->len - i < 5 ? r->len - i : 5);
-		if (err || simhash_fingerprint_final(ctx, &fp) != SIMHASH_OK)
+			err = simhash_fingerprint_update(ctx, r->text + i, r->len - i < 5 ? r->len - i : 5, NULL);
+		if (err || simhash_fingerprint_final(ctx, &fp, NULL) != SIMHASH_OK)
 			return 0;
-	} else if (simhash_fingerprint(ctx, r->text, r->len, &fp) != SIMHASH_OK) {
+	} else if (simhash_fingerprint(ctx, r->text, r->len, &fp, NULL) != SIMHASH_OK) {
 		return 0;
 	}
 	simhash_fp_format(&fp, hex);

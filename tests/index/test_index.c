@@ -256,8 +256,8 @@ static void check_config(unsigned bits, enum dist d, unsigned max_dist, int layo
 		simhash_index *ix2 = NULL;
 		close(fd);
 		CHECK(simhash_index_set_scheme(ix, "v1/test") == SIMHASH_OK);
-		CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
-		CHECK(simhash_index_open(path, &ix2) == SIMHASH_OK);
+		CHECK(simhash_index_save(ix, path, NULL) == SIMHASH_OK);
+		CHECK(simhash_index_open(path, &ix2, NULL) == SIMHASH_OK);
 		if (ix2) {
 			CHECK_EQ_U64(simhash_index_count(ix2), r.n);
 			CHECK_STR(simhash_index_scheme(ix2), "v1/test");
@@ -377,8 +377,11 @@ static void test_bad_arguments_are_refused(void)
 	CHECK(simhash_index_new(128, 33, &ix) == SIMHASH_EINVAL);
 	CHECK(simhash_index_new(64, 3, &ix) == SIMHASH_OK);
 	CHECK(simhash_index_query(ix, &q, 4, &m) == SIMHASH_EINVAL);
-	CHECK(simhash_index_query(ix, &q128, 3, &m) == SIMHASH_EINVAL);
-	CHECK(simhash_index_insert(ix, &q128, 1) == SIMHASH_EINVAL);
+	/* a width mismatch is SIMHASH_ESCHEME everywhere (simhash.h, convention 4) */
+	CHECK(simhash_index_query(ix, &q128, 3, &m) == SIMHASH_ESCHEME);
+	CHECK(simhash_index_query_batch(ix, &q128, 1, 3, 1, &m) == SIMHASH_ESCHEME);
+	CHECK(simhash_index_insert(ix, &q128, 1) == SIMHASH_ESCHEME);
+	CHECK(simhash_index_delete(ix, &q128, 1, NULL) == SIMHASH_ESCHEME);
 	CHECK(simhash_index_query(ix, &q, 3, &m) == SIMHASH_OK && m.n == 0);
 	CHECK_STR(simhash_index_scheme(ix), "");
 	simhash_index_free(ix);
@@ -392,7 +395,7 @@ static void test_bad_files_are_refused(void)
 	int fd = mkstemp(path);
 	simhash_index *ix = NULL, *ix2 = NULL;
 	uint64_t fps[100], ids[100];
-	char why[200];
+	simhash_error why;
 	FILE *f;
 	long size;
 	unsigned char *buf;
@@ -402,7 +405,7 @@ static void test_bad_files_are_refused(void)
 		fps[i] = rnd(), ids[i] = (uint64_t)i;
 	CHECK(simhash_index_new(64, 3, &ix) == SIMHASH_OK);
 	CHECK(simhash_index_build(ix, fps, ids, 100, 1) == SIMHASH_OK);
-	CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
+	CHECK(simhash_index_save(ix, path, NULL) == SIMHASH_OK);
 	simhash_index_free(ix);
 	f = fopen(path, "rb");
 	fseek(f, 0, SEEK_END);
@@ -415,15 +418,15 @@ static void test_bad_files_are_refused(void)
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size - 8, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
-	CHECK(strstr(why, "truncated") != NULL);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why.msg, "truncated") != NULL);
 	/* a flipped bit in the body: open (header only) maps it, verify
 	 * refuses it; the intact file verifies */
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_OK);
-	CHECK(ix2 && simhash_index_verify(ix2, why, sizeof why) == SIMHASH_OK);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_OK);
+	CHECK(ix2 && simhash_index_verify(ix2, &why) == SIMHASH_OK);
 	simhash_index_free(ix2);
 	for (long off = size - 1; off >= size / 2; off -= size / 7) {
 		buf[off] ^= 0x10;
@@ -431,9 +434,9 @@ static void test_bad_files_are_refused(void)
 		fwrite(buf, 1, (size_t)size, f);
 		fclose(f);
 		ix2 = NULL;
-		CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_OK);
-		CHECK(ix2 && simhash_index_verify(ix2, why, sizeof why) == SIMHASH_ECORRUPT);
-		CHECK(strstr(why, "body checksum") != NULL);
+		CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_OK);
+		CHECK(ix2 && simhash_index_verify(ix2, &why) == SIMHASH_ECORRUPT);
+		CHECK(strstr(why.msg, "body checksum") != NULL);
 		simhash_index_free(ix2);
 		buf[off] ^= 0x10;
 	}
@@ -443,28 +446,28 @@ static void test_bad_files_are_refused(void)
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_EVERSION);
-	CHECK(strstr(why, "newer") != NULL);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_EVERSION);
+	CHECK(strstr(why.msg, "newer") != NULL);
 	buf[8] = 2;
 	/* a damaged header */
 	buf[24] ^= 1;
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
-	CHECK(strstr(why, "checksum") != NULL);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why.msg, "checksum") != NULL);
 	/* wrong magic */
 	buf[24] ^= 1;
 	buf[0] = 'X';
 	f = fopen(path, "wb");
 	fwrite(buf, 1, (size_t)size, f);
 	fclose(f);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_ECORRUPT);
-	CHECK(strstr(why, "magic") != NULL);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_ECORRUPT);
+	CHECK(strstr(why.msg, "magic") != NULL);
 	CHECK(ix2 == NULL);
 	free(buf);
 	unlink(path);
-	CHECK(simhash_index_open_ex(path, &ix2, why, sizeof why) == SIMHASH_EIO);
+	CHECK(simhash_index_open(path, &ix2, &why) == SIMHASH_EIO);
 }
 
 static void test_batch_equals_single_queries(void)
@@ -601,7 +604,7 @@ static void test_thread_count_never_changes_the_file(void)
 				CHECK(simhash_index_new(cf[c].bits, cf[c].k, &ix) == SIMHASH_OK);
 				CHECK(simhash_index_set_layout(ix, SIMHASH_LAYOUT_MIH, cf[c].m) == SIMHASH_OK);
 				CHECK(simhash_index_build(ix, fps, ids, n, threads[t]) == SIMHASH_OK);
-				CHECK(simhash_index_save(ix, path) == SIMHASH_OK);
+				CHECK(simhash_index_save(ix, path, NULL) == SIMHASH_OK);
 				simhash_index_free(ix);
 				bytes = slurp(path, &len);
 				CHECK(bytes != NULL);
@@ -625,7 +628,7 @@ static void test_thread_count_never_changes_the_file(void)
 				what = buf;
 				CHECK(simhash_index_new(cf[c].bits, cf[c].k, &ix) == SIMHASH_OK);
 				CHECK(simhash_index_set_layout(ix, SIMHASH_LAYOUT_MIH, cf[c].m) == SIMHASH_OK);
-				CHECK(simhash_index_build_file(ix, f2, i2, n, threads[t], path) == SIMHASH_OK);
+				CHECK(simhash_index_build_file(ix, f2, i2, n, threads[t], path, NULL) == SIMHASH_OK);
 				CHECK(simhash_index_count(ix) == 0);
 				simhash_index_free(ix);
 				bytes = slurp(path, &len);
@@ -715,6 +718,44 @@ static void test_sort_unique_equals_qsort(void)
 	free(fps), free(ids), free(pairs), free(f2), free(i2);
 }
 
+/* Structs that grow (simhash.h, convention 3): the stats and the plan are
+ * written only as far as the caller's size says, never past it, and a size
+ * below the first release's struct is refused. */
+static void test_stats_and_plan_follow_the_callers_size(void)
+{
+	struct {
+		simhash_index_plan p;
+		unsigned char tail[8];
+	} big;
+	simhash_index_stats st;
+	simhash_index_plan p;
+	simhash_index *ix = NULL;
+	uint64_t fps[3] = { 1, 2, 3 }, ids[3] = { 1, 2, 3 };
+
+	CHECK(simhash_index_new(64, 3, &ix) == SIMHASH_OK);
+	if (!ix)
+		return;
+	CHECK(simhash_index_build(ix, fps, ids, 3, 1) == SIMHASH_OK);
+	simhash_index_stats_init(&st);
+	CHECK(st.size == sizeof st && st.count == 0);
+	CHECK(simhash_index_get_stats(ix, &st) == SIMHASH_OK);
+	CHECK(st.size == sizeof st && st.count == 3 && st.segments >= 1);
+	simhash_index_plan_init(&p);
+	CHECK(simhash_index_get_plan(ix, &p) == SIMHASH_OK);
+	CHECK(p.size == sizeof p && p.bits == 64 && p.k == 3 && p.n == 3);
+	memset(&big, 0xab, sizeof big);
+	big.p.size = sizeof big;
+	CHECK(simhash_index_plan_make(64, 3, 1000, 0.5, 0, &big.p) == SIMHASH_OK);
+	CHECK(big.p.size == sizeof big && big.p.n == 1000 && big.tail[0] == 0xab &&
+	      big.tail[7] == 0xab);
+	p.size = sizeof p - 1;
+	CHECK(simhash_index_get_plan(ix, &p) == SIMHASH_EINVAL);
+	CHECK(simhash_index_plan_make(64, 3, 1000, 0.5, 0, &p) == SIMHASH_EINVAL);
+	st.size = 0;
+	CHECK(simhash_index_get_stats(ix, &st) == SIMHASH_EINVAL);
+	simhash_index_free(ix);
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
@@ -726,6 +767,7 @@ int main(void)
 		TEST(test_every_k_every_layout_matches_brute_force),
 		TEST(test_thread_count_never_changes_the_file),
 		TEST(test_sort_unique_equals_qsort),
+		TEST(test_stats_and_plan_follow_the_callers_size),
 	};
 	seed = 0x5eed1d3e;
 	rng_state = seed;

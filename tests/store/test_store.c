@@ -52,13 +52,13 @@ static simhash_store *create_bits(const char *name, unsigned bits)
 {
 	simhash_config cfg;
 	simhash_store *st = NULL;
-	char err[SIMHASH_STORE_ERR_MAX];
+	simhash_error err;
 
 	simhash_config_init(&cfg);
 	cfg.bits = bits;
 	fresh_path(name);
-	if (simhash_store_create(path, &cfg, &st, err, sizeof err) != SIMHASH_OK)
-		fprintf(stderr, "create %s: %s\n", path, err);
+	if (simhash_store_create(path, &cfg, &st, &err) != SIMHASH_OK)
+		fprintf(stderr, "create %s: %s\n", path, err.msg);
 	return st;
 }
 
@@ -72,7 +72,7 @@ static uint64_t verify_problems(simhash_store *st)
 {
 	uint64_t n = 99;
 
-	CHECK(simhash_store_verify(st, NULL, NULL, &n) == SIMHASH_OK);
+	CHECK(simhash_store_verify(st, NULL, NULL, &n, NULL) == SIMHASH_OK);
 	return n;
 }
 
@@ -94,43 +94,43 @@ static void test_put_get_delete_and_reopen(void)
 	CHECK_STR(simhash_store_scheme(st), scheme);
 	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
 	d = doc_of("a\xf0\x9f\x98\x80 emoji id", mkfp(64, 0x1234, 0), "{\"url\":\"x\"}", 0);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
-	CHECK(simhash_store_get(st, d.id, d.id_len, r) == SIMHASH_OK);
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, d.id, d.id_len, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 1);
 	m = simhash_store_results_get(r, 0);
 	CHECK(m && m->id_len == d.id_len && !memcmp(m->id, d.id, d.id_len) && m->id[d.id_len] == 0);
 	CHECK(m && m->fp.w[0] == 0x1234 && m->fp.bits == 64);
 	CHECK(m && m->meta_len == 11 && !memcmp(m->meta, "{\"url\":\"x\"}", 11));
 	CHECK(m && m->time > 1600000000);
-	CHECK(simhash_store_get(st, "nope", 4, r) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, "nope", 4, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 0);
 	/* replace: same id, new fingerprint */
 	d.fp = mkfp(64, 0xffff, 0);
 	d.meta = NULL;
 	d.meta_len = 0;
-	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
-	CHECK(simhash_store_query(st, &d.fp, 0, 0, r) == SIMHASH_OK);
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_query(st, &d.fp, 0, 0, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 1);
-	CHECK(simhash_store_query(st, &(simhash_fp){ { 0x1234, 0 }, 64 }, 0, 0, r) == SIMHASH_OK);
+	CHECK(simhash_store_query(st, &(simhash_fp){ { 0x1234, 0 }, 64 }, 0, 0, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 0);
 	CHECK_EQ_U64(verify_problems(st), 0);
 	simhash_store_close(st);
 
-	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		return;
-	CHECK(simhash_store_get(st, d.id, d.id_len, r) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, d.id, d.id_len, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 1);
 	m = simhash_store_results_get(r, 0);
 	CHECK(m && m->fp.w[0] == 0xffff && m->meta_len == 0);
-	CHECK(simhash_store_query(st, &d.fp, 3, 0, r) == SIMHASH_OK);
+	CHECK(simhash_store_query(st, &d.fp, 3, 0, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 1);
-	CHECK(simhash_store_config(st, &cfg) == SIMHASH_OK);
+	CHECK(simhash_store_config(st, &cfg, NULL) == SIMHASH_OK);
 	CHECK(simhash_config_scheme(&cfg, scheme, sizeof scheme) == SIMHASH_OK);
 	CHECK_STR(scheme, simhash_store_scheme(st));
-	CHECK(simhash_store_delete(st, d.id, d.id_len, &deleted) == SIMHASH_OK && deleted == 1);
-	CHECK(simhash_store_delete(st, d.id, d.id_len, &deleted) == SIMHASH_OK && deleted == 0);
-	CHECK(simhash_store_query(st, &d.fp, 64, 0, r) == SIMHASH_OK);
+	CHECK(simhash_store_delete(st, d.id, d.id_len, &deleted, NULL) == SIMHASH_OK && deleted == 1);
+	CHECK(simhash_store_delete(st, d.id, d.id_len, &deleted, NULL) == SIMHASH_OK && deleted == 0);
+	CHECK(simhash_store_query(st, &d.fp, 64, 0, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 0);
 	CHECK_EQ_U64(verify_problems(st), 0);
 	simhash_store_close(st);
@@ -175,9 +175,9 @@ static void test_query_matches_brute_force(void)
 			docs[i] = doc_of(ids[i], fps[i], NULL, 0);
 			alive[i] = 1;
 		}
-		CHECK(simhash_store_put_many(st, docs, N) == SIMHASH_OK);
+		CHECK(simhash_store_put_many(st, docs, N, NULL) == SIMHASH_OK);
 		for (int i = 0; i < N; i += 7) {
-			CHECK(simhash_store_delete(st, ids[i], strlen(ids[i]), NULL) == SIMHASH_OK);
+			CHECK(simhash_store_delete(st, ids[i], strlen(ids[i]), NULL, NULL) == SIMHASH_OK);
 			alive[i] = 0;
 		}
 		for (int round = 0; round < 2; round++) {
@@ -190,7 +190,7 @@ static void test_query_matches_brute_force(void)
 				qf.w[0] ^= 1ull << (rnd() % 32);
 				for (int i = 0; i < N; i++)
 					expect += alive[i] && simhash_hamming(&qf, &fps[i]) <= k;
-				CHECK(simhash_store_query(st, &qf, k, 0, r) == SIMHASH_OK);
+				CHECK(simhash_store_query(st, &qf, k, 0, r, NULL) == SIMHASH_OK);
 				got = simhash_store_results_count(r);
 				if (got != expect)
 					fprintf(stderr, "seed %llx bits %u k %u: %zu != %zu\n",
@@ -202,13 +202,13 @@ static void test_query_matches_brute_force(void)
 					CHECK(alive[i] && m->dist == simhash_hamming(&qf, &fps[i]));
 					CHECK(j == 0 || simhash_store_results_get(r, j - 1)->dist <= m->dist);
 				}
-				CHECK(simhash_store_query(st, &qf, k, 2, r) == SIMHASH_OK);
+				CHECK(simhash_store_query(st, &qf, k, 2, r, NULL) == SIMHASH_OK);
 				CHECK(simhash_store_results_count(r) == (expect < 2 ? expect : 2));
 			}
 			CHECK_EQ_U64(verify_problems(st), 0);
 			simhash_store_close(st);
 			st = NULL;
-			CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+			CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 			if (!st)
 				break;
 		}
@@ -221,38 +221,38 @@ static void test_wrong_width_and_bad_arguments(void)
 {
 	simhash_store *st = create_bits("bad", 64), *st2 = NULL;
 	simhash_store_doc d;
-	char longid[SIMHASH_STORE_ID_MAX + 2], err[SIMHASH_STORE_ERR_MAX];
+	char longid[SIMHASH_STORE_ID_MAX + 2];
+	simhash_error err;
 	simhash_store_results *r;
 
 	if (!st)
 		return;
 	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
 	d = doc_of("x", mkfp(128, 1, 2), NULL, 0);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_ESCHEME);
-	simhash_store_errmsg(st, err, sizeof err);
-	CHECK(strstr(err, "128-bit") != NULL);
-	CHECK(simhash_store_query(st, &d.fp, 3, 0, r) == SIMHASH_ESCHEME);
+	CHECK(simhash_store_put(st, &d, &err) == SIMHASH_ESCHEME);
+	CHECK(err.code == SIMHASH_ESCHEME && strstr(err.msg, "128-bit") != NULL);
+	CHECK(simhash_store_query(st, &d.fp, 3, 0, r, NULL) == SIMHASH_ESCHEME);
 	memset(longid, 'a', sizeof longid - 1);
 	longid[sizeof longid - 1] = 0;
 	d = doc_of(longid, mkfp(64, 1, 0), NULL, 0);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_EINVAL);
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_EINVAL);
 	d = doc_of("", mkfp(64, 1, 0), NULL, 0);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_EINVAL);
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_EINVAL);
 	/* a second writer is refused while the first is open */
-	CHECK(simhash_store_open(path, 0, &st2, err, sizeof err) == SIMHASH_EIO);
-	CHECK(st2 == NULL && strstr(err, "locked") != NULL);
+	CHECK(simhash_store_open(path, 0, &st2, &err) == SIMHASH_EIO);
+	CHECK(st2 == NULL && strstr(err.msg, "locked") != NULL);
 	/* creating over an existing store is refused */
 	{
 		simhash_config cfg;
 		simhash_config_init(&cfg);
-		CHECK(simhash_store_create(path, &cfg, &st2, err, sizeof err) == SIMHASH_EIO);
-		CHECK(strstr(err, "exists") != NULL);
+		CHECK(simhash_store_create(path, &cfg, &st2, &err) == SIMHASH_EIO);
+		CHECK(strstr(err.msg, "exists") != NULL);
 	}
 	simhash_store_close(st);
 	/* read-only handles refuse writes */
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
 	d = doc_of("y", mkfp(64, 1, 0), NULL, 0);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_EINVAL);
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_EINVAL);
 	CHECK_EQ_U64(verify_problems(st), 0);
 	simhash_store_close(st);
 	/* not a store */
@@ -260,9 +260,9 @@ static void test_wrong_width_and_bad_arguments(void)
 		FILE *f = fopen(path, "w");
 		fputs("hello, not lmdb\n", f);
 		fclose(f);
-		CHECK(simhash_store_open(path, 0, &st, err, sizeof err) != SIMHASH_OK);
-		CHECK(st == NULL && err[0]);
-		CHECK(simhash_store_open("/nonexistent/x", 0, &st, err, sizeof err) == SIMHASH_EIO);
+		CHECK(simhash_store_open(path, 0, &st, &err) != SIMHASH_OK);
+		CHECK(st == NULL && err.msg[0]);
+		CHECK(simhash_store_open("/nonexistent/x", 0, &st, &err) == SIMHASH_EIO);
 	}
 	simhash_store_results_free(r);
 }
@@ -282,13 +282,13 @@ static void test_expire_removes_old_documents_only(void)
 
 		snprintf(id, sizeof id, "t%d", i);
 		d = doc_of(id, mkfp(64, (uint64_t)i, 0), NULL, 1000 + i);
-		CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+		CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
 	}
-	CHECK(simhash_store_expire(st, 1050, &n) == SIMHASH_OK);
+	CHECK(simhash_store_expire(st, 1050, &n, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(n, 50);
-	CHECK(simhash_store_get(st, "t49", 3, r) == SIMHASH_OK && simhash_store_results_count(r) == 0);
-	CHECK(simhash_store_get(st, "t50", 3, r) == SIMHASH_OK && simhash_store_results_count(r) == 1);
-	CHECK(simhash_store_query(st, &(simhash_fp){ { 0, 0 }, 64 }, 64, 0, r) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, "t49", 3, r, NULL) == SIMHASH_OK && simhash_store_results_count(r) == 0);
+	CHECK(simhash_store_get(st, "t50", 3, r, NULL) == SIMHASH_OK && simhash_store_results_count(r) == 1);
+	CHECK(simhash_store_query(st, &(simhash_fp){ { 0, 0 }, 64 }, 64, 0, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 50);
 	CHECK_EQ_U64(verify_problems(st), 0);
 	simhash_store_close(st);
@@ -323,7 +323,7 @@ static void *cap_thread(void *p)
 
 		snprintf(id, sizeof id, "g%d-t%d", i, a->t);
 		d = doc_of(id, mkfp(64, base ^ (1ull << a->t), 0), NULL, 0);
-		if (simhash_store_check_and_put(a->st, &d, 3, 0, 1, r, &added) != SIMHASH_OK)
+		if (simhash_store_check_and_put(a->st, &d, 3, 0, 1, r, &added, NULL) != SIMHASH_OK)
 			a->fail = 1;
 		if (!added && simhash_store_results_count(r) == 0)
 			a->fail = 1;
@@ -354,7 +354,7 @@ static void test_check_and_put_is_atomic_across_threads(void)
 		total += a[t].added;
 	}
 	CHECK_EQ_U64(total, 20); /* one per group */
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(s.n_docs, 20);
 	CHECK_EQ_U64(s.n_committed, 20 * T);
 	CHECK(s.n_commits <= s.n_committed);
@@ -385,9 +385,9 @@ static void *writer_thread(void *p)
 
 		snprintf(id, sizeof id, "w%d-%d", a->t, i);
 		d = doc_of(id, fp, "m", 0);
-		if (simhash_store_put(a->st, &d) != SIMHASH_OK)
+		if (simhash_store_put(a->st, &d, NULL) != SIMHASH_OK)
 			a->fail = 1;
-		if (simhash_store_query(a->st, &fp, 0, 0, r) != SIMHASH_OK ||
+		if (simhash_store_query(a->st, &fp, 0, 0, r, NULL) != SIMHASH_OK ||
 		    simhash_store_results_count(r) < 1)
 			a->fail = 1;
 		a->n++;
@@ -404,9 +404,9 @@ static void *reader_thread(void *p)
 
 	simhash_store_results_new(&r);
 	while (!__atomic_load_n(a->stop, __ATOMIC_ACQUIRE)) {
-		if (simhash_store_query(a->st, &q, 20, 0, r) != SIMHASH_OK)
+		if (simhash_store_query(a->st, &q, 20, 0, r, NULL) != SIMHASH_OK)
 			a->fail = 1;
-		if (simhash_store_get(a->st, "w0-0", 4, r) != SIMHASH_OK)
+		if (simhash_store_get(a->st, "w0-0", 4, r, NULL) != SIMHASH_OK)
 			a->fail = 1;
 		a->n++;
 	}
@@ -436,15 +436,15 @@ static void test_readers_during_concurrent_writers(void)
 		pthread_join(th[t], NULL);
 	for (int t = 0; t < W + R; t++)
 		CHECK(!a[t].fail);
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(s.n_docs, W * 150);
 	/* group commit: fewer commits than writes once writers overlap */
 	CHECK(s.n_commits < s.n_committed);
 	CHECK_EQ_U64(verify_problems(st), 0);
 	simhash_store_close(st);
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
 	if (st) {
-		CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+		CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 		CHECK_EQ_U64(s.n_docs, W * 150);
 		CHECK_EQ_U64(verify_problems(st), 0);
 		simhash_store_close(st);
@@ -480,9 +480,9 @@ static void test_each_visits_in_insertion_order(void)
 
 		snprintf(id, sizeof id, "%c", 'z' - i); /* ids sort opposite to insertion */
 		d = doc_of(id, mkfp(32, (uint64_t)i, 0), NULL, 100 + i);
-		CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+		CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
 	}
-	CHECK(simhash_store_each(st, each_fn, &a) == SIMHASH_OK);
+	CHECK(simhash_store_each(st, each_fn, &a, NULL) == SIMHASH_OK);
 	CHECK(a.n == 30 && a.order_ok);
 	simhash_store_close(st);
 }
@@ -510,39 +510,39 @@ static void test_stale_saved_index_is_not_used(void)
 	snprintf(idx, sizeof idx, "%s-index", path);
 	snprintf(old, sizeof old, "%s-old", path);
 	d = doc_of("a", mkfp(64, 0xabc, 0), NULL, 0);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
-	CHECK(simhash_store_checkpoint(st) == SIMHASH_OK);
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_checkpoint(st, NULL) == SIMHASH_OK);
 	simhash_store_close(st);
 	CHECK(access(idx, F_OK) == 0);
 	copy_file(idx, old);
-	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		goto out;
-	CHECK(simhash_store_delete(st, "a", 1, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_delete(st, "a", 1, NULL, NULL) == SIMHASH_OK);
 	d = doc_of("b", mkfp(64, 0xfff000, 0), NULL, 0);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
-	CHECK(simhash_store_checkpoint(st) == SIMHASH_OK);
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_checkpoint(st, NULL) == SIMHASH_OK);
 	simhash_store_close(st);
 	copy_file(old, idx); /* an older checkpoint than the one ckpt names */
-	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		goto out;
 	{
 		simhash_store_stats s = { .size = sizeof s };
 
-		CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+		CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 		CHECK(s.open_replayed == UINT64_MAX); /* rebuilt, not used */
 	}
-	CHECK(simhash_store_query(st, &(simhash_fp){ { 0xabc, 0 }, 64 }, 0, 0, r) == SIMHASH_OK);
+	CHECK(simhash_store_query(st, &(simhash_fp){ { 0xabc, 0 }, 64 }, 0, 0, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 0);
-	CHECK(simhash_store_query(st, &d.fp, 0, 0, r) == SIMHASH_OK);
+	CHECK(simhash_store_query(st, &d.fp, 0, 0, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 1);
 	CHECK_EQ_U64(verify_problems(st), 0);
 	simhash_store_close(st);
 	unlink(idx);
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
 	if (st) {
-		CHECK(simhash_store_query(st, &d.fp, 0, 0, r) == SIMHASH_OK);
+		CHECK(simhash_store_query(st, &d.fp, 0, 0, r, NULL) == SIMHASH_OK);
 		CHECK_EQ_U64(simhash_store_results_count(r), 1);
 		CHECK_EQ_U64(verify_problems(st), 0);
 		simhash_store_close(st);
@@ -612,7 +612,7 @@ static void test_other_format_versions_are_refused(void)
 	/* version 1 as it was written (no checksum), version 4 sealed */
 	static const uint8_t versions[][4] = { { 1, 0, 0, 0 }, { 4, 0, 0, 0 } };
 	simhash_store *st = create_bits("version", 64);
-	char err[SIMHASH_STORE_ERR_MAX];
+	simhash_error err;
 
 	if (!st)
 		return;
@@ -624,9 +624,9 @@ static void test_other_format_versions_are_refused(void)
 		snprintf(want, sizeof want, "store format version %d, this library reads %d",
 			 versions[i][0], SIMHASH_STORE_FORMAT_VERSION);
 		st = NULL;
-		CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
+		CHECK(simhash_store_open(path, 0, &st, &err) == SIMHASH_ECORRUPT);
 		CHECK(st == NULL);
-		CHECK(strstr(err, want) != NULL);
+		CHECK(strstr(err.msg, want) != NULL);
 	}
 }
 
@@ -642,30 +642,30 @@ static void test_open_reports_how_the_index_was_loaded(void)
 	if (!st)
 		return;
 	d = doc_of("a", mkfp(64, 0x1234, 0), NULL, 0);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
 	simhash_store_close(st);
-	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		return;
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(s.open_replayed, 1);
 	CHECK_EQ_U64(s.checkpoint_delta, 1);
 	d = doc_of("b", mkfp(64, 0x5678, 0), NULL, 0);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
-	CHECK(simhash_store_delete(st, "a", 1, NULL) == SIMHASH_OK);
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_delete(st, "a", 1, NULL, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(s.checkpoint_delta, 3);
-	CHECK(simhash_store_checkpoint(st) == SIMHASH_OK);
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_checkpoint(st, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(s.n_checkpoints, 1);
 	CHECK_EQ_U64(s.checkpoint_delta, 0);
 	simhash_store_close(st);
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		return;
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(s.open_replayed, 0);
-	CHECK(simhash_store_checkpoint(st) == SIMHASH_EINVAL);
+	CHECK(simhash_store_checkpoint(st, NULL) == SIMHASH_EINVAL);
 	CHECK_EQ_U64(verify_problems(st), 0);
 	simhash_store_close(st);
 }
@@ -695,10 +695,10 @@ static void test_open_removes_interrupted_checkpoints(void)
 	touch(tmp);
 	touch(odd);
 	touch(other);
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
 	simhash_store_close(st);
 	CHECK(access(tmp, F_OK) == 0); /* a reader leaves them */
-	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 	simhash_store_close(st);
 	CHECK(access(tmp, F_OK) != 0);
 	CHECK(access(odd, F_OK) == 0);
@@ -737,15 +737,15 @@ static void test_verify_reports_broken_invariants(void)
 
 		snprintf(id, sizeof id, "v%d", i);
 		d = doc_of(id, mkfp(64, 0x1000u * (unsigned)i, 0), NULL, 0);
-		CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
+		CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
 	}
 	simhash_store_close(st);
 	raw_delete("ids", "v0", 2); /* document 0 loses its id */
 	raw_delete("docs", docno, 8); /* v1 now names nothing */
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		return;
-	CHECK(simhash_store_verify(st, count_problem, seen, &n) == SIMHASH_OK);
+	CHECK(simhash_store_verify(st, count_problem, seen, &n, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(n, 2);
 	CHECK(seen[0] && seen[1] && !seen[2]);
 	simhash_store_close(st);
@@ -798,7 +798,7 @@ static simhash_err fp_of(const simhash_config *cfg, const char *text, simhash_fp
 	simhash_err e = simhash_ctx_new(cfg, &ctx);
 
 	if (e == SIMHASH_OK)
-		e = simhash_fingerprint(ctx, text, strlen(text), fp);
+		e = simhash_fingerprint(ctx, text, strlen(text), fp, NULL);
 	simhash_ctx_free(ctx);
 	return e;
 }
@@ -817,7 +817,8 @@ static void test_tables_round_trip_through_the_store(void)
 	simhash_idf *idf;
 	simhash_config cfg, got;
 	simhash_store *st = NULL;
-	char err[SIMHASH_STORE_ERR_MAX], term[64];
+	char term[64];
+	simhash_error err;
 	static struct idf_list a, b;
 
 	rng_state = SEED ^ 0x7ab1e5;
@@ -840,16 +841,16 @@ static void test_tables_round_trip_through_the_store(void)
 	cfg.idf = idf;
 	cfg.stopwords = sw;
 	fresh_path("tables");
-	CHECK(simhash_store_create(path, &cfg, &st, err, sizeof err) == SIMHASH_OK);
+	CHECK(simhash_store_create(path, &cfg, &st, &err) == SIMHASH_OK);
 	simhash_store_close(st);
 	st = NULL;
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, err, sizeof err) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, &err) == SIMHASH_OK);
 	if (!st) {
-		fprintf(stderr, "open: %s (seed %llx)\n", err, (unsigned long long)SEED);
+		fprintf(stderr, "open: %s (seed %llx)\n", err.msg, (unsigned long long)SEED);
 		goto out;
 	}
 	simhash_config_init(&got);
-	CHECK(simhash_store_config(st, &got) == SIMHASH_OK);
+	CHECK(simhash_store_config(st, &got, NULL) == SIMHASH_OK);
 	CHECK(got.idf && got.idf != idf && got.stopwords && got.stopwords != sw);
 	CHECK_EQ_U64(simhash_idf_digest(got.idf), simhash_idf_digest(idf));
 	CHECK_EQ_U64(simhash_stopwords_digest(got.stopwords), simhash_stopwords_digest(sw));
@@ -892,7 +893,7 @@ static void test_tampered_tables_are_refused(void)
 	simhash_idf *idf;
 	simhash_config cfg;
 	simhash_store *st = NULL;
-	char err[SIMHASH_STORE_ERR_MAX];
+	simhash_error err;
 	uint8_t rec[24 + 4 + 3 + 8];
 	double v = 2.5;
 	uint64_t bits;
@@ -908,7 +909,7 @@ static void test_tampered_tables_are_refused(void)
 	cfg.idf = idf;
 	cfg.stopwords = sw;
 	fresh_path("tampered");
-	CHECK(simhash_store_create(path, &cfg, &st, err, sizeof err) == SIMHASH_OK);
+	CHECK(simhash_store_create(path, &cfg, &st, &err) == SIMHASH_OK);
 	simhash_store_close(st);
 	/* a record of the same table with 2.5 for cat, its digest updated:
 	 * the scheme still names the old digest */
@@ -924,17 +925,17 @@ static void test_tampered_tables_are_refused(void)
 	memcpy(rec + 24, "\x03\0\0\0cat", 7);
 	raw_put_meta("idf", rec, sizeof rec);
 	st = NULL;
-	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
+	CHECK(simhash_store_open(path, 0, &st, &err) == SIMHASH_ECORRUPT);
 	CHECK(st == NULL);
-	CHECK(strstr(err, "IDF table") && strstr(err, "the scheme names"));
+	CHECK(strstr(err.msg, "IDF table") && strstr(err.msg, "the scheme names"));
 	/* a record cut short: the parser's reason reaches the caller */
 	raw_put_meta("idf", rec, 20);
-	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
+	CHECK(simhash_store_open(path, 0, &st, &err) == SIMHASH_ECORRUPT);
 	CHECK(st == NULL);
-	CHECK(strstr(err, "malformed idf record") != NULL);
+	CHECK(strstr(err.msg, "malformed idf record") != NULL);
 	raw_delete("meta", "stopwords", 9);
-	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_ECORRUPT);
-	CHECK(strstr(err, "'stopwords' missing") != NULL);
+	CHECK(simhash_store_open(path, 0, &st, &err) == SIMHASH_ECORRUPT);
+	CHECK(strstr(err.msg, "'stopwords' missing") != NULL);
 	simhash_idf_free(idf);
 	simhash_stopwords_free(sw);
 }

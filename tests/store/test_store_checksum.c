@@ -138,14 +138,14 @@ static int build(unsigned bits, int ckpt)
 {
 	simhash_config cfg;
 	simhash_store *st = NULL;
-	char err[SIMHASH_STORE_ERR_MAX];
+	simhash_error err;
 	simhash_err e;
 
 	simhash_config_init(&cfg);
 	cfg.bits = bits;
 	fresh_path("flip.db");
-	if (simhash_store_create(path, &cfg, &st, err, sizeof err) != SIMHASH_OK) {
-		fprintf(stderr, "create: %s\n", err);
+	if (simhash_store_create(path, &cfg, &st, &err) != SIMHASH_OK) {
+		fprintf(stderr, "create: %s\n", err.msg);
 		return 0;
 	}
 	for (int i = 0; i < N_DOCS; i++) {
@@ -170,21 +170,21 @@ static int build(unsigned bits, int ckpt)
 		sd.meta = d->meta;
 		sd.meta_len = strlen(d->meta);
 		sd.time = d->time;
-		CHECK((e = simhash_store_put(st, &sd)) == SIMHASH_OK);
+		CHECK((e = simhash_store_put(st, &sd, NULL)) == SIMHASH_OK);
 		/* every fifth put twice: a replacement with the same values, so
 		 * the fingerprint lives in "docs" and in "dlog" */
 		if (i % 5 == 0)
-			CHECK(simhash_store_put(st, &sd) == SIMHASH_OK);
+			CHECK(simhash_store_put(st, &sd, NULL) == SIMHASH_OK);
 	}
 	for (int i = 3; i < N_DOCS; i += 7) {
 		int del = 0;
 
-		CHECK(simhash_store_delete(st, docs[i].id, strlen(docs[i].id), &del) == SIMHASH_OK);
+		CHECK(simhash_store_delete(st, docs[i].id, strlen(docs[i].id), &del, NULL) == SIMHASH_OK);
 		CHECK(del == 1);
 		docs[i].gone = 1;
 	}
 	if (ckpt)
-		CHECK(simhash_store_checkpoint(st) == SIMHASH_OK);
+		CHECK(simhash_store_checkpoint(st, NULL) == SIMHASH_OK);
 	simhash_store_close(st);
 	return 1;
 }
@@ -201,19 +201,18 @@ static int reads_exact(simhash_store *st, const struct tdoc *d, int *refused)
 {
 	simhash_store_results *r = NULL;
 	const simhash_store_match *m;
-	char err[SIMHASH_STORE_ERR_MAX];
+	simhash_error err;
 	simhash_err e;
 	int ok = 1;
 
 	*refused = 0;
 	if (simhash_store_results_new(&r) != SIMHASH_OK)
 		return 0;
-	e = simhash_store_get(st, d->id, strlen(d->id), r);
+	e = simhash_store_get(st, d->id, strlen(d->id), r, &err);
 	if (e == SIMHASH_ECORRUPT) {
-		simhash_store_errmsg(st, err, sizeof err);
 		*refused = 1;
 		/* names the store and the id */
-		ok = strstr(err, path) && strstr(err, d->id) && !simhash_store_results_count(r);
+		ok = strstr(err.msg, path) && strstr(err.msg, d->id) && !simhash_store_results_count(r);
 	} else if (e != SIMHASH_OK) {
 		ok = 0;
 	} else if (d->gone) {
@@ -227,7 +226,7 @@ static int reads_exact(simhash_store *st, const struct tdoc *d, int *refused)
 	/* a query at distance 0 and 3: every answer is a stored document,
 	 * exact, or the whole query is refused */
 	for (unsigned k = 0; ok && k <= 3; k += 3) {
-		e = simhash_store_query(st, &d->fp, k, 0, r);
+		e = simhash_store_query(st, &d->fp, k, 0, r, NULL);
 		if (e == SIMHASH_ECORRUPT)
 			continue;
 		ok = e == SIMHASH_OK;
@@ -261,7 +260,7 @@ static void flip_one(uint8_t *file, size_t len, const uint8_t *dump0, size_t dum
 		     size_t off, unsigned bit, const struct tdoc *d, struct tally *t)
 {
 	simhash_store *st = NULL;
-	char err[SIMHASH_STORE_ERR_MAX];
+	simhash_error err;
 	uint8_t *dump;
 	size_t dump_len;
 	uint64_t n = 0;
@@ -273,13 +272,13 @@ static void flip_one(uint8_t *file, size_t len, const uint8_t *dump0, size_t dum
 	dump = raw_dump(&dump_len);
 	live = dump_len != dump0_len || memcmp(dump, dump0, dump_len);
 	free(dump);
-	e = simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, err, sizeof err);
+	e = simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, &err);
 	if (e != SIMHASH_OK) {
 		/* refusing the whole store is allowed only for a live copy */
 		CHECK(live && e == SIMHASH_ECORRUPT);
 		t->live_refused += live;
 	} else {
-		CHECK(simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+		CHECK(simhash_store_verify(st, count_problem, &problems, &n, NULL) == SIMHASH_OK);
 		if (live != (n > 0))
 			fprintf(stderr, "%s at %zu bit %u: live %d, %d problems\n", d->id, off, bit,
 				live, (int)n);
@@ -409,13 +408,13 @@ static void test_writer_refuses_flipped_record(void)
 	free(file);
 	free(dump0);
 	CHECK(live);
-	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		return;
 	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
-	CHECK(simhash_store_get(st, docs[1].id, strlen(docs[1].id), r) == SIMHASH_ECORRUPT);
-	CHECK(simhash_store_get(st, docs[2].id, strlen(docs[2].id), r) == SIMHASH_OK);
-	CHECK(simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, docs[1].id, strlen(docs[1].id), r, NULL) == SIMHASH_ECORRUPT);
+	CHECK(simhash_store_get(st, docs[2].id, strlen(docs[2].id), r, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_verify(st, count_problem, &problems, &n, NULL) == SIMHASH_OK);
 	CHECK(n > 0);
 	simhash_store_results_free(r);
 	simhash_store_close(st);
@@ -436,8 +435,8 @@ static void test_flipped_checkpoint_file_is_reported(void)
 	if (!build(64, 1))
 		return;
 	snprintf(idx, sizeof idx, "%s-index", path);
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
-	CHECK(st && simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
+	CHECK(st && simhash_store_verify(st, count_problem, &problems, &n, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(n, 0);
 	simhash_store_close(st);
 	file = slurp(idx, &len);
@@ -448,8 +447,8 @@ static void test_flipped_checkpoint_file_is_reported(void)
 	CHECK(spit(idx, file, len));
 	free(file);
 	st = NULL;
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
-	CHECK(st && simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
+	CHECK(st && simhash_store_verify(st, count_problem, &problems, &n, NULL) == SIMHASH_OK);
 	CHECK(n > 0);
 	simhash_store_close(st);
 }
@@ -461,19 +460,19 @@ static void test_full_map_gives_enospc_and_loses_nothing(void)
 	simhash_config cfg;
 	simhash_store *st = NULL;
 	simhash_store_results *r = NULL;
-	char err[SIMHASH_STORE_ERR_MAX], meta[3000];
+	char meta[3000];
+	simhash_error err;
 	struct stat sb;
 	simhash_err e = SIMHASH_OK;
 	int n_acked = 0, i;
 
 	simhash_config_init(&cfg);
 	fresh_path("full.db");
-	CHECK(simhash_store_create(path, &cfg, &st, err, sizeof err) == SIMHASH_OK);
+	CHECK(simhash_store_create(path, &cfg, &st, &err) == SIMHASH_OK);
 	simhash_store_close(st);
 	st = NULL;
 	CHECK(stat(path, &sb) == 0);
-	CHECK(simhash_store_open_mapped(path, 0, (size_t)sb.st_size + (1 << 20), &st, err,
-					sizeof err) == SIMHASH_OK);
+	CHECK(simhash_store_open_mapped(path, 0, (size_t)sb.st_size + (1 << 20), &st, &err) == SIMHASH_OK);
 	if (!st)
 		return;
 	test_rnd_seed(SEED);
@@ -491,21 +490,20 @@ static void test_full_map_gives_enospc_and_loses_nothing(void)
 		d.fp.w[0] = test_rnd();
 		d.meta = meta;
 		d.meta_len = sizeof meta - 1;
-		if ((e = simhash_store_put(st, &d)) != SIMHASH_OK)
+		if ((e = simhash_store_put(st, &d, &err)) != SIMHASH_OK)
 			break;
 		n_acked++;
 	}
 	CHECK(e == SIMHASH_ENOSPC);
-	simhash_store_errmsg(st, err, sizeof err);
-	CHECK(strstr(err, "MDB_MAP_FULL") != NULL);
+	CHECK(strstr(err.msg, "MDB_MAP_FULL") != NULL);
 	CHECK(n_acked > 100);
 	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
-	CHECK(simhash_store_get(st, "m0", 2, r) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, "m0", 2, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 1);
 	simhash_store_close(st);
 	st = NULL;
 	/* without the limit: writes again, and everything acknowledged is there */
-	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, &err) == SIMHASH_OK);
 	if (st) {
 		simhash_store_doc d;
 		simhash_store_stats s = { .size = sizeof s };
@@ -517,17 +515,17 @@ static void test_full_map_gives_enospc_and_loses_nothing(void)
 		d.id_len = 5;
 		d.fp.bits = 64;
 		d.fp.w[0] = 1;
-		CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
-		CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+		CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
+		CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 		CHECK_EQ_U64(s.n_docs, (uint64_t)n_acked + 1);
 		for (i = 0; i < n_acked; i++) {
 			char id[16];
 
 			snprintf(id, sizeof id, "m%d", i);
-			CHECK(simhash_store_get(st, id, strlen(id), r) == SIMHASH_OK &&
+			CHECK(simhash_store_get(st, id, strlen(id), r, NULL) == SIMHASH_OK &&
 			      simhash_store_results_count(r) == 1);
 		}
-		CHECK(simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+		CHECK(simhash_store_verify(st, count_problem, &problems, &n, NULL) == SIMHASH_OK);
 		CHECK_EQ_U64(n, 0);
 		simhash_store_close(st);
 	}
@@ -580,14 +578,14 @@ static void test_damaged_record_can_be_deleted_or_replaced(void)
 	put_le64(word, docs[2].fp.w[0]);
 	CHECK(flip_live(docs[1].meta, strlen(docs[1].meta)));
 	CHECK(flip_live(word, 8));
-	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		return;
 	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
-	CHECK(simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK(simhash_store_verify(st, count_problem, &problems, &n, NULL) == SIMHASH_OK);
 	CHECK(n > 0);
-	CHECK(simhash_store_get(st, docs[1].id, strlen(docs[1].id), r) == SIMHASH_ECORRUPT);
-	CHECK(simhash_store_delete(st, docs[1].id, strlen(docs[1].id), &del) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, docs[1].id, strlen(docs[1].id), r, NULL) == SIMHASH_ECORRUPT);
+	CHECK(simhash_store_delete(st, docs[1].id, strlen(docs[1].id), &del, NULL) == SIMHASH_OK);
 	CHECK(del == 1);
 	memset(&d, 0, sizeof d);
 	d.id = docs[2].id;
@@ -595,22 +593,22 @@ static void test_damaged_record_can_be_deleted_or_replaced(void)
 	d.fp = docs[2].fp;
 	d.meta = meta;
 	d.meta_len = strlen(meta);
-	CHECK(simhash_store_put(st, &d) == SIMHASH_OK);
-	CHECK(simhash_store_get(st, docs[1].id, strlen(docs[1].id), r) == SIMHASH_OK &&
+	CHECK(simhash_store_put(st, &d, NULL) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, docs[1].id, strlen(docs[1].id), r, NULL) == SIMHASH_OK &&
 	      simhash_store_results_count(r) == 0);
-	CHECK(simhash_store_get(st, docs[2].id, strlen(docs[2].id), r) == SIMHASH_OK &&
+	CHECK(simhash_store_get(st, docs[2].id, strlen(docs[2].id), r, NULL) == SIMHASH_OK &&
 	      simhash_store_results_count(r) == 1 &&
 	      simhash_store_results_get(r, 0)->meta_len == strlen(meta));
-	CHECK(simhash_store_query(st, &docs[2].fp, 0, 0, r) == SIMHASH_OK &&
+	CHECK(simhash_store_query(st, &docs[2].fp, 0, 0, r, NULL) == SIMHASH_OK &&
 	      simhash_store_results_count(r) == 1);
 	n = 0;
-	CHECK(simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK(simhash_store_verify(st, count_problem, &problems, &n, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(n, 0);
 	simhash_store_close(st);
 	st = NULL;
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
 	n = 0;
-	CHECK(st && simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK(st && simhash_store_verify(st, count_problem, &problems, &n, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(n, 0);
 	simhash_store_close(st);
 	simhash_store_results_free(r);
@@ -633,7 +631,8 @@ static void test_v2_store_is_refused_read_only_and_upgraded(void)
 	simhash_store *st = NULL;
 	simhash_store_results *r = NULL;
 	simhash_store_stats s = { .size = sizeof s };
-	char err[SIMHASH_STORE_ERR_MAX], idx[200];
+	char idx[200];
+	simhash_error err;
 	json_error_t je;
 	FILE *f;
 	char line[1024];
@@ -647,22 +646,22 @@ static void test_v2_store_is_refused_read_only_and_upgraded(void)
 		CHECK(!"tests/data/store_v2 readable (run from the repository)");
 		return;
 	}
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, err, sizeof err) ==
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, &err) ==
 	      SIMHASH_ECORRUPT);
 	CHECK(st == NULL);
-	CHECK(strstr(err, "format version 2") && strstr(err, "simhash store upgrade"));
-	CHECK(simhash_store_open(path, 0, &st, err, sizeof err) == SIMHASH_OK);
+	CHECK(strstr(err.msg, "format version 2") && strstr(err.msg, "simhash store upgrade"));
+	CHECK(simhash_store_open(path, 0, &st, &err) == SIMHASH_OK);
 	if (!st) {
-		fprintf(stderr, "upgrade: %s\n", err);
+		fprintf(stderr, "upgrade: %s\n", err.msg);
 		return;
 	}
 	simhash_store_close(st);
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, err, sizeof err) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, &err) == SIMHASH_OK);
 	if (!st)
 		return;
-	CHECK(simhash_store_verify(st, count_problem, &problems, &n) == SIMHASH_OK);
+	CHECK(simhash_store_verify(st, count_problem, &problems, &n, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(n, 0);
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(s.format_version, 3);
 	CHECK_EQ_U64(s.n_docs, 7);
 	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
@@ -677,7 +676,7 @@ static void test_v2_store_is_refused_read_only_and_upgraded(void)
 
 		n_docs++;
 		CHECK(id && hex);
-		if (!id || !hex || simhash_store_get(st, id, strlen(id), r) != SIMHASH_OK ||
+		if (!id || !hex || simhash_store_get(st, id, strlen(id), r, NULL) != SIMHASH_OK ||
 		    !(m = simhash_store_results_get(r, 0))) {
 			CHECK(!"every exported document is there");
 			json_decref(j);
@@ -692,7 +691,7 @@ static void test_v2_store_is_refused_read_only_and_upgraded(void)
 		json_decref(j);
 	}
 	CHECK_EQ_U64(n_docs, 7);
-	CHECK(simhash_store_get(st, "doc-5", 5, r) == SIMHASH_OK);
+	CHECK(simhash_store_get(st, "doc-5", 5, r, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(simhash_store_results_count(r), 0);
 	if (f)
 		fclose(f);

@@ -67,8 +67,8 @@ static void *child_thread(void *p)
 
 		snprintf(id, sizeof id, "c%d-t%d-%d", a->cycle, a->t, i);
 		d = (simhash_store_doc){ id, strlen(id), fp_of(id), "{}", 2, 0 };
-		if (a->t % 2 ? simhash_store_check_and_put(a->st, &d, 2, 1, 0, r, &added)
-			     : simhash_store_put(a->st, &d))
+		if (a->t % 2 ? simhash_store_check_and_put(a->st, &d, 2, 1, 0, r, &added, NULL)
+			     : simhash_store_put(a->st, &d, NULL))
 			_exit(4);
 		n = snprintf(line, sizeof line, "%s\n", id);
 		if (added && write(a->fd, line, (size_t)n) != n)
@@ -83,7 +83,7 @@ static void child(int cycle, int fd)
 	pthread_t th[THREADS];
 	simhash_store *st;
 
-	if (simhash_store_open(path, 0, &st, NULL, 0))
+	if (simhash_store_open(path, 0, &st, NULL))
 		_exit(2);
 	for (int t = 0; t < THREADS; t++) {
 		a[t] = (struct child_arg){ st, cycle, t, fd };
@@ -111,7 +111,7 @@ static int check_acked(int fd, size_t len, simhash_store *st, simhash_store_resu
 		const simhash_store_match *m;
 
 		*nl = 0;
-		if (simhash_store_get(st, line, strlen(line), r) != SIMHASH_OK ||
+		if (simhash_store_get(st, line, strlen(line), r, NULL) != SIMHASH_OK ||
 		    !(m = simhash_store_results_get(r, 0)) || m->fp.w[0] != fp_of(line).w[0]) {
 			fprintf(stderr, "acknowledged id %s missing after SIGKILL (seed %llx)\n",
 				line, (unsigned long long)SEED);
@@ -127,7 +127,7 @@ static void test_acknowledged_writes_survive_sigkill(void)
 	simhash_config cfg;
 	simhash_store *st;
 	simhash_store_results *r;
-	char err[SIMHASH_STORE_ERR_MAX];
+	simhash_error err;
 	size_t n_acked = 0;
 
 	rng_state = SEED;
@@ -136,7 +136,7 @@ static void test_acknowledged_writes_survive_sigkill(void)
 		abort();
 	snprintf(path, sizeof path, "%s/s.db", dir);
 	simhash_config_init(&cfg);
-	CHECK(simhash_store_create(path, &cfg, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_create(path, &cfg, &st, NULL) == SIMHASH_OK);
 	simhash_store_close(st);
 	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
 	for (int cycle = 0; cycle < CYCLES; cycle++) {
@@ -165,8 +165,8 @@ static void test_acknowledged_writes_survive_sigkill(void)
 		waitpid(pid, &status, 0);
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 		st = NULL;
-		if (simhash_store_open(path, 0, &st, err, sizeof err) != SIMHASH_OK)
-			fprintf(stderr, "reopen after SIGKILL: %s\n", err);
+		if (simhash_store_open(path, 0, &st, &err) != SIMHASH_OK)
+			fprintf(stderr, "reopen after SIGKILL: %s\n", err.msg);
 		CHECK(st != NULL);
 		if (!st) {
 			close(fds[0]);
@@ -174,7 +174,7 @@ static void test_acknowledged_writes_survive_sigkill(void)
 		}
 		CHECK(!check_acked(fds[0], got > 0 ? (size_t)got : 0, st, r, &n_acked));
 		close(fds[0]);
-		CHECK(simhash_store_verify(st, NULL, NULL, &n_problems) == SIMHASH_OK);
+		CHECK(simhash_store_verify(st, NULL, NULL, &n_problems, NULL) == SIMHASH_OK);
 		CHECK_EQ_U64(n_problems, 0);
 		/* a clean close: it saves the index, which the next child's writes
 		 * make stale, so the next open must notice and rebuild */
@@ -197,7 +197,7 @@ static int wait_checkpoints(simhash_store *st, uint64_t n)
 	for (int i = 0; i < 2000; i++) {
 		simhash_store_stats s = { .size = sizeof s };
 
-		if (simhash_store_stats_get(st, &s) == SIMHASH_OK && s.n_checkpoints >= n)
+		if (simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK && s.n_checkpoints >= n)
 			return 1;
 		usleep(10000);
 	}
@@ -225,21 +225,21 @@ static void ckpt_child(int fd)
 	size_t n_exp = 0;
 	uint64_t n_problems = 1;
 
-	if (simhash_store_open(path, 0, &st, NULL, 0))
+	if (simhash_store_open(path, 0, &st, NULL))
 		_exit(2);
 	for (int i = 0; i < N_A; i++) {
 		snprintf(ids[i], sizeof ids[i], "a%d", i);
 		docs[i] = (simhash_store_doc){ ids[i], strlen(ids[i]), fp_of(ids[i]), NULL, 0,
 					       i < 500 ? 1000 : 0 };
 	}
-	if (simhash_store_put_many(st, docs, N_A) || !wait_checkpoints(st, 1))
+	if (simhash_store_put_many(st, docs, N_A, NULL) || !wait_checkpoints(st, 1))
 		_exit(3);
 	for (int i = 0; i < 100; i++)
-		if (simhash_store_delete(st, ids[i], strlen(ids[i]), NULL))
+		if (simhash_store_delete(st, ids[i], strlen(ids[i]), NULL, NULL))
 			_exit(4);
 	for (int i = 100; i < 150; i++) {
 		simhash_store_doc d = { ids[i], strlen(ids[i]), fp_new(ids[i]), NULL, 0, 0 };
-		if (simhash_store_put(st, &d))
+		if (simhash_store_put(st, &d, NULL))
 			_exit(5);
 	}
 	for (int i = 0; i < N_B; i++) {
@@ -248,13 +248,13 @@ static void ckpt_child(int fd)
 
 		d.id_len = (size_t)snprintf(id, sizeof id, "b%d", i);
 		d.fp = fp_of(id);
-		if (simhash_store_put(st, &d))
+		if (simhash_store_put(st, &d, NULL))
 			_exit(6);
 	}
-	if (simhash_store_expire(st, 2000, &n_exp) || n_exp != 350)
+	if (simhash_store_expire(st, 2000, &n_exp, NULL) || n_exp != 350)
 		_exit(7);
 	/* the live index, swapped for the checkpoint's, is still exact */
-	if (simhash_store_verify(st, NULL, NULL, &n_problems) || n_problems)
+	if (simhash_store_verify(st, NULL, NULL, &n_problems, NULL) || n_problems)
 		_exit(9);
 	if (write(fd, "ok\n", 3) != 3)
 		_exit(8);
@@ -267,10 +267,10 @@ static int present(simhash_store *st, simhash_store_results *r, const char *id, 
 	const simhash_store_match *m;
 	int found = 0;
 
-	if (simhash_store_get(st, id, strlen(id), r) || !(m = simhash_store_results_get(r, 0)) ||
+	if (simhash_store_get(st, id, strlen(id), r, NULL) || !(m = simhash_store_results_get(r, 0)) ||
 	    m->fp.w[0] != fp.w[0])
 		return 0;
-	if (simhash_store_query(st, &fp, 0, 0, r))
+	if (simhash_store_query(st, &fp, 0, 0, r, NULL))
 		return 0;
 	for (size_t i = 0; i < simhash_store_results_count(r); i++)
 		found |= !strcmp(simhash_store_results_get(r, i)->id, id);
@@ -280,7 +280,7 @@ static int present(simhash_store *st, simhash_store_results *r, const char *id, 
 /* Whether no query at distance 0 of fp finds id. */
 static int unfound(simhash_store *st, simhash_store_results *r, const char *id, simhash_fp fp)
 {
-	if (simhash_store_query(st, &fp, 0, 0, r))
+	if (simhash_store_query(st, &fp, 0, 0, r, NULL))
 		return 0;
 	for (size_t i = 0; i < simhash_store_results_count(r); i++)
 		if (!strcmp(simhash_store_results_get(r, i)->id, id))
@@ -291,7 +291,7 @@ static int unfound(simhash_store *st, simhash_store_results *r, const char *id, 
 /* Whether id is gone: no get, and no query at distance 0 of fp finds it. */
 static int absent(simhash_store *st, simhash_store_results *r, const char *id, simhash_fp fp)
 {
-	if (simhash_store_get(st, id, strlen(id), r) || simhash_store_results_count(r))
+	if (simhash_store_get(st, id, strlen(id), r, NULL) || simhash_store_results_count(r))
 		return 0;
 	return unfound(st, r, id, fp);
 }
@@ -336,7 +336,7 @@ static void test_crash_after_checkpoint_replays_the_changes(void)
 		abort();
 	snprintf(path, sizeof path, "%s/s.db", dir);
 	simhash_config_init(&cfg);
-	CHECK(simhash_store_create(path, &cfg, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_create(path, &cfg, &st, NULL) == SIMHASH_OK);
 	simhash_store_close(st);
 	CHECK(simhash_store_results_new(&r) == SIMHASH_OK);
 	CHECK(pipe(fds) == 0);
@@ -351,35 +351,35 @@ static void test_crash_after_checkpoint_replays_the_changes(void)
 		fprintf(stderr, "the checkpoint child exited %d\n", WEXITSTATUS(status));
 	close(fds[0]);
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		goto out;
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	/* mapped and replayed: 100 deletions, 50 replacements (a deletion and
 	 * an addition each), 300 additions, 350 expired */
 	CHECK_EQ_U64(s.open_replayed, 100 + 2 * 50 + 300 + 350);
 	CHECK_EQ_U64(s.n_docs, N_A - 100 - 350 + N_B);
 	CHECK_EQ_U64(check_after_replay(st, r), 0);
-	CHECK(simhash_store_verify(st, NULL, NULL, &n_problems) == SIMHASH_OK);
+	CHECK(simhash_store_verify(st, NULL, NULL, &n_problems, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(n_problems, 0);
 	/* a clean close with no checkpoint due saves none: the next open
 	 * replays the same changes, and after a checkpoint none */
 	simhash_store_close(st);
-	CHECK(simhash_store_open(path, 0, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, 0, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		goto out;
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(s.open_replayed, 100 + 2 * 50 + 300 + 350);
-	CHECK(simhash_store_checkpoint(st) == SIMHASH_OK);
+	CHECK(simhash_store_checkpoint(st, NULL) == SIMHASH_OK);
 	simhash_store_close(st);
-	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL, 0) == SIMHASH_OK);
+	CHECK(simhash_store_open(path, SIMHASH_STORE_RDONLY, &st, NULL) == SIMHASH_OK);
 	if (!st)
 		goto out;
-	CHECK(simhash_store_stats_get(st, &s) == SIMHASH_OK);
+	CHECK(simhash_store_stats_get(st, &s, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(s.open_replayed, 0);
 	CHECK_EQ_U64(check_after_replay(st, r), 0);
 	n_problems = 1;
-	CHECK(simhash_store_verify(st, NULL, NULL, &n_problems) == SIMHASH_OK);
+	CHECK(simhash_store_verify(st, NULL, NULL, &n_problems, NULL) == SIMHASH_OK);
 	CHECK_EQ_U64(n_problems, 0);
 	simhash_store_close(st);
 out:
