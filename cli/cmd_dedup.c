@@ -13,11 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include "commands.h"
 #include "config_opts.h"
 #include "dedup.h"
+#include "idesc.h"
 #include "jsonl.h"
 #include "outfile.h"
 #include "util.h"
@@ -83,8 +82,7 @@ static void help(void)
 	      "By default two documents are near-duplicates when their exact similarity\n"
 	      "SIM reaches 0.8: the Jaccard index of the word 3-shingles of long texts,\n"
 	      "and for texts of at most 176 characters 1 - (1 - J) / 3, J that of their\n"
-	      "character 3-grams (2-grams in Chinese and Japanese), of which at most\n"
-	      "64 may differ (an edit changes a few, whatever the length); DIST is\n"
+	      "character 3-grams (2-grams in Chinese and Japanese); DIST is\n"
 	      "round(100 (1 - SIM)). Candidate pairs come from banded MinHash (far\n"
 	      "fewer than all pairs); each is checked exactly, and 99 % of the pairs\n"
 	      "are found on the public sets (docs/quality.md); --exhaustive finds every\n"
@@ -94,21 +92,6 @@ static void help(void)
 	      "--verify, kept when their exact similarity SIM reaches T).\n",
 	      stdout);
 	cli_opts_help(stdout, opts, 1);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static unsigned online_cores(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n < 1 ? 1 : n > MAX_JOBS ? MAX_JOBS : (unsigned)n;
 }
 
 /* --verify-features: shingleN, word or charN into cfg. */
@@ -213,31 +196,16 @@ static int parse(int argc, char **argv, struct dedup_run *run, struct cli_config
 	return ret;
 }
 
-/* The id strings of an index built by `simhash index` (its user section,
- * "names": magic, count, count + 1 offsets, bytes; docs/format.md). */
-#define NAMES_MAGIC "SHNAMES1"
-
-static void index_name(const simhash_index *ix, uint64_t id, struct sbuf *out)
+/* Appends the id string of the index's id (idesc.h's names section), or
+ * the number itself for an index without names. */
+static int add_index_name(const struct idesc_names *nm, uint64_t id, struct sbuf *out)
 {
-	const void *data;
+	const char *s;
 	size_t len;
-	uint64_t n, a, b;
-	const char *p;
 
-	simhash_index_user(ix, &data, &len);
-	p = data;
-	if (len >= 16 && !memcmp(p, NAMES_MAGIC, 8)) {
-		memcpy(&n, p + 8, 8);
-		if (id < n && n <= (len - 16) / 8 - 1) {
-			memcpy(&a, p + 16 + 8 * id, 8);
-			memcpy(&b, p + 16 + 8 * (id + 1), 8);
-			if (a <= b && 16 + 8 * (n + 1) + b <= len) {
-				sbuf_add(out, p + 16 + 8 * (n + 1) + a, (size_t)(b - a));
-				return;
-			}
-		}
-	}
-	sbuf_add_u64(out, id); /* an index without names: its numeric ids */
+	if (idesc_names_get(nm, id, &s, &len) == 0)
+		return sbuf_add(out, s, len);
+	return sbuf_add_u64(out, id);
 }
 
 /* --against: each document's matches in the index. Pairs mode prints them;
@@ -248,6 +216,9 @@ static int against_index(const char *path, const struct dedup_docs *d, unsigned 
 {
 	char scheme[SIMHASH_SCHEME_MAX];
 	simhash_error why;
+	struct idesc_names names;
+	const void *user;
+	size_t user_len;
 	simhash_index *ix = NULL;
 	simhash_matches m = { 0 };
 	struct sbuf b = { 0 };
@@ -280,6 +251,9 @@ static int against_index(const char *path, const struct dedup_docs *d, unsigned 
 		ret = EXIT_USAGE;
 		goto done;
 	}
+	simhash_index_user(ix, &user, &user_len);
+	if (idesc_names_parse(user, user_len, &names))
+		names.n = 0; /* damaged: every id as its number */
 	*n_pairs = 0;
 	for (i = 0; i < d->n && ret == EXIT_OK; i++) {
 		simhash_fp fp = { { d->fps[i * d->nw], d->nw == 2 ? d->fps[i * d->nw + 1] : 0 },
@@ -295,7 +269,7 @@ static int against_index(const char *path, const struct dedup_docs *d, unsigned 
 			for (j = 0; j < m.n; j++) {
 				dedup_add_id(&b, d, i);
 				sbuf_addc(&b, '\t');
-				index_name(ix, m.v[j].id, &b);
+				add_index_name(&names, m.v[j].id, &b);
 				sbuf_addc(&b, '\t');
 				sbuf_add_u64(&b, m.v[j].dist);
 				if (sbuf_addc(&b, '\n'))
@@ -415,16 +389,13 @@ static int read_docs(struct dedup_cmd *c, int argc, char **argv, int first)
 	c->n_paths = first < argc ? (size_t)(argc - first) : 1;
 	c->run.multi = c->n_paths > 1;
 	if (!c->o.jobs)
-		c->o.jobs = online_cores();
+		c->o.jobs = cli_online_cores(MAX_JOBS);
 	c->docs.nw = c->cc.cfg.bits == 128 ? 2 : 1;
 	c->ins = xcalloc(c->n_paths, sizeof(*c->ins));
 	ret = dedup_open_inputs(c->ins, c->paths, c->n_paths, c->run.mode);
 	if (ret)
 		return ret;
-	ret = dedup_workers_new(&c->run, c->o.jobs);
-	if (ret)
-		return ret;
-	ret = dedup_fingerprint_all(&c->run, c->o.jobs, c->ins, c->paths, c->n_paths, &c->docs);
+	ret = dedup_read_all(&c->run, c->o.jobs, c->ins, c->paths, c->n_paths, &c->docs);
 	if (dedup_flush_inputs(c->ins, c->n_paths))
 		ret = EXIT_FAIL;
 	return ret;
@@ -448,7 +419,7 @@ static int run_against(struct dedup_cmd *c)
 		ret = outfile_commit(&out);
 	if (ret == EXIT_OK && !c->o.quiet)
 		fprintf(stderr, "simhash: dedup: %zu documents, %zu pairs with %s, %.2f s\n",
-			c->docs.n, n_pairs, c->o.against, now() - c->t0);
+			c->docs.n, n_pairs, c->o.against, cli_now() - c->t0);
 	return ret;
 }
 
@@ -461,10 +432,10 @@ static int run_near(struct dedup_cmd *c)
 	ret = dedup_near_run(&c->o, &c->run, c->ins, &c->docs, &n_pairs, &n_clusters);
 	if (ret == EXIT_OK && !c->o.quiet && c->o.output == OUT_PAIRS)
 		fprintf(stderr, "simhash: dedup: %zu documents, %zu pairs, %zu clusters, %.2f s\n",
-			c->docs.n, n_pairs, n_clusters, now() - c->t0);
+			c->docs.n, n_pairs, n_clusters, cli_now() - c->t0);
 	else if (ret == EXIT_OK && !c->o.quiet)
 		fprintf(stderr, "simhash: dedup: %zu documents, %zu clusters, %.2f s\n",
-			c->docs.n, n_clusters, now() - c->t0);
+			c->docs.n, n_clusters, cli_now() - c->t0);
 	return ret;
 }
 
@@ -516,7 +487,7 @@ static int run_kpairs(struct dedup_cmd *c)
 		n_clusters = dedup_count_clusters(cl, d->n);
 	if (ret == EXIT_OK && !c->o.quiet)
 		fprintf(stderr, "simhash: dedup: %zu documents, %zu pairs, %zu clusters, %.2f s\n",
-			d->n, n_pairs, n_clusters, now() - c->t0);
+			d->n, n_pairs, n_clusters, cli_now() - c->t0);
 out:
 	simhash_pairs_free(pairs);
 	free(sims);
@@ -529,7 +500,7 @@ int cmd_dedup(int argc, char **argv)
 	struct dedup_cmd c = {
 		.run = { .mode = MODE_FILES, .text_field = "text", .id_field = "id" },
 		.o = { .k = -1 },
-		.t0 = now(),
+		.t0 = cli_now(),
 	};
 	int first, ret;
 
@@ -555,7 +526,6 @@ int cmd_dedup(int argc, char **argv)
 	else
 		ret = run_kpairs(&c);
 out:
-	dedup_workers_free(&c.run);
 	dedup_close_inputs(c.ins, c.n_paths);
 	free(c.ins);
 	dedup_docs_free(&c.docs);

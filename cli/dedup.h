@@ -1,8 +1,9 @@
 /* dedup.h - what the files of `simhash dedup` share. cmd_dedup.c (options,
  * --against, the command's steps) calls the others; they call one way:
  *
- *	dedup_read.c    documents read and fingerprinted or sketched, in input
- *	                order; their records re-read by offset
+ *	dedup_read.c    documents read through the document source (source.h),
+ *	                fingerprinted or sketched, in input order; their
+ *	                records re-read by offset
  *	dedup_out.c     outputs of both decisions: pairs, clusters, keep/drop
  *	dedup_verify.c  --verify: the exact check of -k's candidate pairs
  *	dedup_near.c    the default decision: sketches joined, its own outputs
@@ -19,11 +20,11 @@
 #include <stdio.h>
 #include "outfile.h"
 #include "simhash.h"
+#include "source.h"
 #include "util.h"
 
 #define DEDUP_ERR_MAX 512
 
-enum mode { MODE_FILES, MODE_LINES, MODE_JSONL };
 enum output { OUT_PAIRS, OUT_CLUSTERS, OUT_KEEP, OUT_DROP };
 enum verify { VERIFY_NONE, VERIFY_JACCARD, VERIFY_COSINE };
 
@@ -59,17 +60,13 @@ struct dedup_docs {
 	struct sbuf keys;
 };
 
-struct dedup_worker;
-
-/* How documents are read, and the threads that fingerprint them. */
+/* How documents are read. */
 struct dedup_run {
 	enum mode mode;
 	int multi;
 	const char *text_field, *id_field;
 	unsigned jsonl_flags;
 	const simhash_config *cfg;
-	struct dedup_worker *workers;
-	unsigned n_workers;
 	int near; /* sketch documents for simhash_near_join() instead */
 };
 
@@ -82,12 +79,6 @@ struct dedup_input {
 
 /* ---- dedup_read.c */
 
-/* n per-thread states, the first with its simhash_ctx made now so that a bad
- * configuration is reported before any input is read. EXIT_OK, or the exit
- * status after printing why. */
-int dedup_workers_new(struct dedup_run *run, unsigned n);
-void dedup_workers_free(struct dedup_run *run);
-
 /* Opens what verification and keep/drop re-read: each regular file, or a
  * spool for standard input (and any other stream). */
 int dedup_open_inputs(struct dedup_input *ins, char **paths, size_t n, enum mode mode);
@@ -96,9 +87,11 @@ int dedup_flush_inputs(struct dedup_input *ins, size_t n);
 void dedup_close_inputs(struct dedup_input *ins, size_t n);
 
 /* Reads, fingerprints (or sketches) every document of the inputs on jobs
- * threads into docs, in input order. EXIT_OK, or EXIT_FAIL after printing why. */
-int dedup_fingerprint_all(struct dedup_run *run, unsigned jobs, struct dedup_input *ins,
-			  char **paths, size_t n_paths, struct dedup_docs *docs);
+ * threads into docs, in input order, spooling the streams of ins. A
+ * configuration the library refuses is reported before any input is read.
+ * EXIT_OK, or the exit status after printing why. */
+int dedup_read_all(const struct dedup_run *run, unsigned jobs, struct dedup_input *ins,
+		   char **paths, size_t n_paths, struct dedup_docs *docs);
 void dedup_docs_free(struct dedup_docs *d);
 
 /* Reads document i's record (with its line break) into out. 0, or -1 with

@@ -10,6 +10,9 @@
  *  3. Messages go out on the main thread only, in input order: a worker
  *     records its batch's errors, the main thread prints them when it takes
  *     the batch, after those of every earlier batch.
+ *  4. The tee hook sees every piece of input before its documents are
+ *     submitted, in input order, so a spool it writes holds each record at
+ *     the rec_off its document reports.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -106,13 +109,14 @@ int src_text_id(struct sbuf *out, const struct doc *d, int multi)
  * failed (recorded). */
 static int take_doc(const struct source *s, struct src_private *b, struct doc *d, int fd)
 {
+	int fingerprint = !s->o.raw && !s->o.no_fingerprint;
 	simhash_err err = SIMHASH_OK;
 	uint64_t n_bytes = 0;
 	simhash_error e;
 
-	if (!s->o.raw && d->text)
+	if (fingerprint && d->text)
 		err = simhash_fingerprint(d->ctx, d->text, d->text_len, &d->fp, &e);
-	else if (!s->o.raw) {
+	else if (fingerprint) {
 		err = simhash_fingerprint_fd(d->ctx, fd, &d->fp, &n_bytes, &e);
 		b->pub.n_bytes += n_bytes;
 		d->rec_len = n_bytes;
@@ -147,7 +151,7 @@ static int do_file(const struct source *s, struct worker *w, struct src_private 
 {
 	int fd, ret;
 
-	if (s->o.whole_files || s->o.raw) {
+	if (s->o.whole_files || s->o.raw || s->o.no_fingerprint) {
 		if (read_path_all(d->path, &w->file))
 			return src_fail(&b->pub, d, "%s", strerror(errno));
 		b->pub.n_bytes += w->file.len;
@@ -348,6 +352,7 @@ static void run_files(struct source *s, char *const *paths, size_t n_paths)
 
 static void run_lines(struct source *s, const char *path, uint32_t input)
 {
+	char err[ERR_MAX];
 	struct reader r;
 	struct src_private *b;
 	uint64_t off = 0;
@@ -370,6 +375,13 @@ static void run_lines(struct source *s, const char *path, uint32_t input)
 					  (unsigned long long)(r.next_line + r.n_found));
 			else if (ret < 0)
 				fail_here(s, "%s: %s", display_name(path), strerror(errno));
+			break;
+		}
+		if (s->o.tee && s->o.tee(input, b->chunk.data, b->chunk.len, s->o.arg, err,
+					 sizeof(err))) {
+			s->free[s->n_free++] = b;
+			fail_here(s, "%s", err);
+			s->failed = 1; /* even keep_going: the tee's copy has a gap */
 			break;
 		}
 		b->path = path;

@@ -1,7 +1,7 @@
 /* source.h - the one document source of the commands: files, lines or JSON
  * Lines records with their ids, fingerprinted in parallel and handed on in
- * input order. `fingerprint`, `store add`, `store import` and `index query`
- * read their documents through it.
+ * input order. `fingerprint`, `dedup`, `store add`, `store import` and
+ * `index query` read their documents through it.
  *
  * The main thread cuts the input into batches - a few files, or about 64 KB
  * of whole lines - and the pool (pool.h) runs them on -j workers, each with
@@ -19,11 +19,12 @@
  * keep_going it is reported (`FILE:LINE: what`, in input order) and skipped,
  * and the run ends with status 1. Running out of memory always stops.
  *
- * For `dedup` (which still has its own loop): its per-document work (a
- * fingerprint or a near sketch, and what it keeps to read the text again for
- * verification: doc->input, rec_off and rec_len) is a doc hook like the
- * others; doc->ctx and doc->worker select per-worker state such as a
- * simhash_near.
+ * `dedup` keeps, per document, a fingerprint or a near sketch (the source
+ * then only parses: no_fingerprint) and where to read the text again for
+ * verification and keep/drop (doc->input, rec_off and rec_len); doc->worker
+ * selects per-worker state such as its simhash_near. A stream it cannot read
+ * twice (standard input, a pipe) it spools through the tee hook, which sees
+ * every piece of input as it is read, so rec_off is an offset in the spool.
  */
 #ifndef CLI_SOURCE_H
 #define CLI_SOURCE_H
@@ -49,7 +50,7 @@ struct doc {
 	const struct jsonl_rec *rec; /* MODE_JSONL: the parsed record (id, fields) */
 	uint64_t rec_off;  /* the record's first byte in its input (0 for a file) */
 	uint64_t rec_len;  /* its bytes, with the line break; a file's size */
-	simhash_fp fp;     /* unless the source is raw */
+	simhash_fp fp;     /* unless the source is raw or no_fingerprint */
 	simhash_ctx *ctx;  /* the worker's context */
 	unsigned worker;   /* the worker's number, 0 .. n_threads - 1 */
 };
@@ -69,12 +70,21 @@ struct src_batch {
 typedef int (*src_doc_fn)(struct src_batch *b, const struct doc *d, void *arg);
 typedef int (*src_batch_fn)(struct src_batch *b, void *arg);
 
+/* Main thread, MODE_LINES and MODE_JSONL: the len bytes at data are the next
+ * piece of input `input` (the index among src_run's paths), whole lines, in
+ * input order, before any of their documents reach a worker. 0, or -1 with a
+ * message in err, which stops the run. */
+typedef int (*src_tee_fn)(uint32_t input, const char *data, size_t len, void *arg, char *err,
+			  size_t err_size);
+
 struct src_opts {
 	const char *cmd;            /* "fingerprint": the prefix of setup messages */
 	enum mode mode;
 	const simhash_config *cfg;  /* the config of every worker's ctx */
 	int raw;                    /* hand on records unfingerprinted (store import) */
 	int whole_files;            /* read a file into memory (doc->text) to fingerprint it */
+	int no_fingerprint;         /* parse records, leave the rest to the doc hook (files
+				     * are read whole): dedup's near sketches */
 	int keep_going;
 	const char *text_field;     /* MODE_JSONL */
 	const char *id_field;
@@ -82,7 +92,8 @@ struct src_opts {
 	unsigned n_threads;
 	src_doc_fn doc;
 	src_batch_fn batch;
-	void *arg;                  /* of the batch hook, and of the doc hook ... */
+	src_tee_fn tee;             /* optional */
+	void *arg;                  /* of the batch and tee hooks, and of the doc hook ... */
 	void *doc_arg;              /* ... unless this is set */
 };
 
