@@ -35,6 +35,7 @@ enum {
 	SH_CPU_AVX512BW = 1u << 4,
 	SH_CPU_AVX512VPOPCNTDQ = 1u << 5,
 	SH_CPU_AVX512VBMI2 = 1u << 6,
+	SH_CPU_AVX512VBMI = 1u << 7,
 };
 int sh_cpu_has(unsigned features);
 
@@ -426,4 +427,9 @@ simhash_err sh_near_pairs_of(sh_near_run_fn run, const simhash_sketch *docs, siz
 			     uint64_t *same, simhash_near_pair **out, size_t *n_out);
 simhash_err sh_near_clusters_of(sh_near_run_fn run, const simhash_sketch *docs, size_t n,
 				uint64_t *cluster);
+/* ---- index/near_bands.c: simhash_near_bands() on the path asked for (vbmi:
+ * AVX-512 VBMI densification, only where sh_near_bands_have_vbmi()); both
+ * give the same keys, and the tests run both. */
+void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi);
+int sh_near_bands_have_vbmi(void);
 #endif
