@@ -406,6 +406,25 @@ static inline uint64_t sh_near_tenths(simhash_near_kind kind)
 	return kind == SIMHASH_NEAR_CHARS ? 4 : 8;
 }
 
+/* ---- index/near_join.c: (key, index) entries sorted by key, ascending i
+ * within a key (the band join's buckets, the exact duplicates): a stable
+ * scatter on the top bits, again on the next 11 within large runs, then
+ * insertion within the rest (the keys are uniform hashes). The scratch is
+ * made once for up to n entries and reused; free accepts a zeroed one. */
+typedef struct sh_near_ent {
+	uint64_t key;
+	uint32_t i;    /* an index: a sketch, a first member */
+	uint32_t band; /* the band join's band */
+} sh_near_ent;
+typedef struct sh_near_sort {
+	sh_near_ent *tmp;
+	size_t *start, *ends1, *ends2;
+	unsigned bits;
+} sh_near_sort;
+simhash_err sh_near_sort_init(sh_near_sort *s, size_t n);
+void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n);
+void sh_near_sort_free(sh_near_sort *s);
+
 /* ---- index/near_join.c: exact duplicates among n sketches: same[i] gets
  * the first j <= i whose sketch is identical to i's (same kind and keys). */
 simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same);

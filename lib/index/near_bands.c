@@ -155,12 +155,6 @@ void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BAND
 
 /* ---- buckets */
 
-struct ent {
-	uint64_t key;
-	uint32_t rep; /* first member, by position in bj->rep */
-	uint32_t band;
-};
-
 /* What the filters of a pair read of each side, in one place: its size,
  * kind, bit set and the keys lost to another's bit (summarize()). */
 struct summary {
@@ -186,89 +180,13 @@ struct bandjoin {
 	size_t n_out;
 	/* scratch, made once and reused band after band (fresh pages for each
 	 * band were 7 % of the time on 300,000 short lines) */
-	struct ent *tmp;            /* n_reps: the other half of the sort */
-	size_t *start, *ends1, *ends2; /* the scatters' counters */
-	unsigned bits;              /* digits of the first scatter */
+	sh_near_sort sort;          /* a band's (key, first member) entries */
 	struct summary *local;      /* a bucket's summaries, side by side */
 	struct member *m;           /* a large bucket's members */
 	size_t *g;                  /* where its groups start */
 	uint32_t *roots;            /* a small bucket's components */
 	size_t cap;                 /* of local, m, g, roots: members */
 };
-
-/* Insertion sort by key of e[0..n) (stable: members stay ascending). */
-static void insert_sort(struct ent *e, size_t n)
-{
-	for (size_t a = 1; a < n; a++) {
-		struct ent v = e[a];
-		size_t b = a;
-		while (b > 0 && e[b - 1].key > v.key) {
-			e[b] = e[b - 1];
-			b--;
-		}
-		e[b] = v;
-	}
-}
-
-/* Stable scatter of from[0..n) into to[] by the `bits` key bits at
- * `shift`; ends[d] gets the end of digit d's run (start: 2^bits + 1
- * counters). */
-static void scatter(const struct ent *from, struct ent *to, size_t n, unsigned shift,
-		    unsigned bits, size_t *start, size_t *ends)
-{
-	size_t mask = ((size_t)1 << bits) - 1;
-
-	memset(start, 0, (mask + 2) * sizeof *start);
-	for (size_t i = 0; i < n; i++)
-		start[(from[i].key >> shift & mask) + 1]++;
-	for (size_t d = 1; d <= mask + 1; d++)
-		start[d] += start[d - 1];
-	for (size_t i = 0; i < n; i++)
-		to[start[from[i].key >> shift & mask]++] = from[i];
-	memcpy(ends, start, (mask + 1) * sizeof *ends);
-}
-
-/* The scratch of sort_entries() for n_reps entries a band: the first
- * scatter takes about n / 4 digits, at most 2^16, so the counters stay in
- * cache. */
-static simhash_err sort_scratch(struct bandjoin *bj)
-{
-	size_t n = bj->n_reps, digits;
-
-	bj->bits = 8;
-	while (bj->bits < 16 && ((size_t)1 << bj->bits) < n / 4)
-		bj->bits++;
-	digits = (size_t)1 << bj->bits;
-	bj->tmp = malloc((n ? n : 1) * sizeof *bj->tmp);
-	/* counters for either scatter: 2^bits or 2048 digits, plus two */
-	bj->start = malloc(((digits > 2048 ? digits : 2048) + 2) * sizeof *bj->start);
-	bj->ends1 = malloc(digits * sizeof *bj->ends1);
-	bj->ends2 = malloc(2048 * sizeof *bj->ends2);
-	return bj->tmp && bj->start && bj->ends1 && bj->ends2 ? SIMHASH_OK : SIMHASH_ENOMEM;
-}
-
-/* The entries sorted by key, members ascending within a key: one stable
- * scatter on the top bits, a second on the next 11 bits within each run
- * of a larger input, then insertion within the rest (short: the keys are
- * uniform). */
-static void sort_entries(struct bandjoin *bj, struct ent *e, size_t n)
-{
-	size_t p, q, from = 0, digits = (size_t)1 << bj->bits;
-	struct ent *tmp = bj->tmp;
-
-	scatter(e, tmp, n, 64 - bj->bits, bj->bits, bj->start, bj->ends1);
-	for (p = 0; p < digits; from = bj->ends1[p++]) {
-		size_t len = bj->ends1[p] - from, sub = 0;
-		if (len <= 32) {
-			memcpy(e + from, tmp + from, len * sizeof *e);
-			insert_sort(e + from, len);
-			continue;
-		}
-		scatter(tmp + from, e + from, len, 64 - bj->bits - 11, 11, bj->start, bj->ends2);
-		for (q = 0; q < 2048; sub = bj->ends2[q++])
-			insert_sort(e + from + sub, bj->ends2[q] - sub);
-	}
-}
 
 /* Whether band `band` is the first in which x and y agree. */
 static int owned(const struct bandjoin *bj, uint32_t x, uint32_t y, uint32_t band)
@@ -380,26 +298,26 @@ static simhash_err bucket_scratch(struct bandjoin *bj, size_t s)
 /* The summaries of a bucket's members, side by side (one miss each, not
  * one per pair). */
 static inline __attribute__((always_inline)) const struct summary *
-gather(struct bandjoin *bj, const struct ent *e, const struct member *m, size_t s)
+gather(struct bandjoin *bj, const sh_near_ent *e, const struct member *m, size_t s)
 {
 	for (size_t i = 0; i < s; i++)
-		bj->local[i] = bj->sum[e ? e[i].rep : m[i].rep];
+		bj->local[i] = bj->sum[e ? e[i].i : m[i].rep];
 	return bj->local;
 }
 
 /* Pairs: every owned pair of the bucket checked. */
 static inline __attribute__((always_inline)) simhash_err
-bucket_pairs(struct bandjoin *bj, const struct ent *e, size_t s)
+bucket_pairs(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
 	const struct summary *sm = gather(bj, e, NULL, s);
 	double jac;
 
 	for (size_t a = 0; a < s; a++)
 		for (size_t b = a + 1; b < s; b++)
-			if (owned(bj, e[a].rep, e[b].rep, e[a].band) &&
-			    near_pair(bj, e[a].rep, e[b].rep, &sm[a], &sm[b], &jac)) {
-				simhash_err err = sh_near_emit(&bj->out, &bj->n_out, bj->rep[e[a].rep],
-							bj->rep[e[b].rep], jac);
+			if (owned(bj, e[a].i, e[b].i, e[a].band) &&
+			    near_pair(bj, e[a].i, e[b].i, &sm[a], &sm[b], &jac)) {
+				simhash_err err = sh_near_emit(&bj->out, &bj->n_out, bj->rep[e[a].i],
+							bj->rep[e[b].i], jac);
 				if (err)
 					return err;
 			}
@@ -409,20 +327,20 @@ bucket_pairs(struct bandjoin *bj, const struct ent *e, size_t s)
 /* Clusters, small bucket: pair by pair, skipping connected ones (the
  * members' roots looked up once, and again after each join). */
 static inline __attribute__((always_inline)) void
-bucket_small(struct bandjoin *bj, const struct ent *e, size_t s)
+bucket_small(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
 	const struct summary *sm = gather(bj, e, NULL, s);
 	uint32_t *r = bj->roots;
 	double jac;
 
 	for (size_t a = 0; a < s; a++)
-		r[a] = sh_near_find(bj->uf, e[a].rep);
+		r[a] = sh_near_find(bj->uf, e[a].i);
 	for (size_t a = 0; a < s; a++)
 		for (size_t b = a + 1; b < s; b++)
-			if (r[a] != r[b] && near_pair(bj, e[a].rep, e[b].rep, &sm[a], &sm[b], &jac)) {
-				uf_join(bj->uf, e[a].rep, e[b].rep);
+			if (r[a] != r[b] && near_pair(bj, e[a].i, e[b].i, &sm[a], &sm[b], &jac)) {
+				uf_join(bj->uf, e[a].i, e[b].i);
 				for (size_t c = 0; c < s; c++)
-					r[c] = sh_near_find(bj->uf, e[c].rep);
+					r[c] = sh_near_find(bj->uf, e[c].i);
 			}
 }
 
@@ -439,7 +357,7 @@ static int by_root(const void *a, const void *b)
  * connected pairs are skipped, so the components are those of checking
  * every pair. */
 static inline __attribute__((always_inline)) void
-bucket_groups(struct bandjoin *bj, const struct ent *e, size_t s)
+bucket_groups(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
 	struct member *m = bj->m;
 	const struct summary *sm;
@@ -447,8 +365,8 @@ bucket_groups(struct bandjoin *bj, const struct ent *e, size_t s)
 	double jac;
 
 	for (i = 0; i < s; i++) {
-		m[i].rep = e[i].rep;
-		m[i].root = sh_near_find(bj->uf, e[i].rep);
+		m[i].rep = e[i].i;
+		m[i].root = sh_near_find(bj->uf, e[i].i);
 	}
 	qsort(m, s, sizeof *m, by_root);
 	sm = gather(bj, NULL, m, s);
@@ -474,7 +392,7 @@ bucket_groups(struct bandjoin *bj, const struct ent *e, size_t s)
  * popcnt instruction and without (a call to libgcc's __popcountdi2 per
  * word, 8 % of the time on 300,000 short lines); the same results. */
 static inline __attribute__((always_inline)) simhash_err
-run_buckets(struct bandjoin *bj, const struct ent *e, size_t n_e)
+run_buckets(struct bandjoin *bj, const sh_near_ent *e, size_t n_e)
 {
 	size_t r, t;
 	simhash_err err = SIMHASH_OK;
@@ -497,13 +415,13 @@ run_buckets(struct bandjoin *bj, const struct ent *e, size_t n_e)
 	return err;
 }
 
-SH_TARGET_POPCNT static simhash_err run_buckets_popcnt(struct bandjoin *bj, const struct ent *e,
+SH_TARGET_POPCNT static simhash_err run_buckets_popcnt(struct bandjoin *bj, const sh_near_ent *e,
 						       size_t n_e)
 {
 	return run_buckets(bj, e, n_e);
 }
 
-static simhash_err run_buckets_plain(struct bandjoin *bj, const struct ent *e, size_t n_e)
+static simhash_err run_buckets_plain(struct bandjoin *bj, const sh_near_ent *e, size_t n_e)
 {
 	return run_buckets(bj, e, n_e);
 }
@@ -522,7 +440,7 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 			     uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
 {
 	struct bandjoin bj = { .d = docs };
-	struct ent *e = NULL;
+	sh_near_ent *e = NULL;
 	size_t i, n_e;
 	int popcnt;
 	simhash_err err;
@@ -548,7 +466,8 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	bj.sum = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.sum);
 	if (cluster)
 		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
-	if (!bj.bands || !e || !bj.sum || (cluster && !bj.uf) || sort_scratch(&bj)) {
+	if (!bj.bands || !e || !bj.sum || (cluster && !bj.uf) ||
+	    sh_near_sort_init(&bj.sort, bj.n_reps)) {
 		err = SIMHASH_ENOMEM;
 		goto done;
 	}
@@ -564,10 +483,10 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS && !err; k++) {
 		for (i = 0; i < bj.n_reps; i++) {
 			e[i].key = bj.bands[i * SIMHASH_NEAR_BANDS + k];
-			e[i].rep = (uint32_t)i;
+			e[i].i = (uint32_t)i;
 			e[i].band = k;
 		}
-		sort_entries(&bj, e, bj.n_reps);
+		sh_near_sort_run(&bj.sort, e, bj.n_reps);
 		err = popcnt ? run_buckets_popcnt(&bj, e, bj.n_reps) : run_buckets_plain(&bj, e, bj.n_reps);
 	}
 	if (!err)
@@ -581,10 +500,7 @@ done:
 	free(bj.sum);
 	free(bj.rep);
 	free(bj.uf);
-	free(bj.tmp);
-	free(bj.start);
-	free(bj.ends1);
-	free(bj.ends2);
+	sh_near_sort_free(&bj.sort);
 	free(bj.local);
 	free(bj.m);
 	free(bj.g);

@@ -94,20 +94,107 @@ static simhash_err count_key(struct table *t, uint64_t key)
 	return SIMHASH_OK;
 }
 
-/* ---- exact duplicates */
+/* ---- (key, index) entries sorted by key */
 
-struct hashed {
-	uint64_t h;
-	uint64_t i;
-};
-
-static int by_hash(const void *a, const void *b)
+static int by_key_i(const void *a, const void *b)
 {
-	const struct hashed *x = a, *y = b;
-	if (x->h != y->h)
-		return x->h < y->h ? -1 : 1;
+	const sh_near_ent *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
 	return x->i < y->i ? -1 : x->i > y->i;
 }
+
+/* Insertion sort by key of e[0..n) (stable: i stays ascending); a long run
+ * (keys that share their top 27 bits by chance or by design) by qsort on
+ * (key, i), the same order in n log n. */
+static void insert_sort(sh_near_ent *e, size_t n)
+{
+	if (n > 64) {
+		qsort(e, n, sizeof *e, by_key_i);
+		return;
+	}
+	for (size_t a = 1; a < n; a++) {
+		sh_near_ent v = e[a];
+		size_t b = a;
+		while (b > 0 && e[b - 1].key > v.key) {
+			e[b] = e[b - 1];
+			b--;
+		}
+		e[b] = v;
+	}
+}
+
+/* Stable scatter of from[0..n) into to[] by the `bits` key bits at
+ * `shift`; ends[d] gets the end of digit d's run (start: 2^bits + 1
+ * counters). */
+static void scatter(const sh_near_ent *from, sh_near_ent *to, size_t n, unsigned shift,
+		    unsigned bits, size_t *start, size_t *ends)
+{
+	size_t mask = ((size_t)1 << bits) - 1;
+
+	memset(start, 0, (mask + 2) * sizeof *start);
+	for (size_t i = 0; i < n; i++)
+		start[(from[i].key >> shift & mask) + 1]++;
+	for (size_t d = 1; d <= mask + 1; d++)
+		start[d] += start[d - 1];
+	for (size_t i = 0; i < n; i++)
+		to[start[from[i].key >> shift & mask]++] = from[i];
+	memcpy(ends, start, (mask + 1) * sizeof *ends);
+}
+
+/* The scratch for up to n entries: the first scatter takes about n / 4
+ * digits, at most 2^16, so the counters stay in cache. */
+simhash_err sh_near_sort_init(sh_near_sort *s, size_t n)
+{
+	size_t digits;
+
+	s->bits = 8;
+	while (s->bits < 16 && ((size_t)1 << s->bits) < n / 4)
+		s->bits++;
+	digits = (size_t)1 << s->bits;
+	s->tmp = malloc((n ? n : 1) * sizeof *s->tmp);
+	/* counters for either scatter: 2^bits or 2048 digits, plus two */
+	s->start = malloc(((digits > 2048 ? digits : 2048) + 2) * sizeof *s->start);
+	s->ends1 = malloc(digits * sizeof *s->ends1);
+	s->ends2 = malloc(2048 * sizeof *s->ends2);
+	if (s->tmp && s->start && s->ends1 && s->ends2)
+		return SIMHASH_OK;
+	sh_near_sort_free(s);
+	return SIMHASH_ENOMEM;
+}
+
+void sh_near_sort_free(sh_near_sort *s)
+{
+	free(s->tmp);
+	free(s->start);
+	free(s->ends1);
+	free(s->ends2);
+	memset(s, 0, sizeof *s);
+}
+
+/* The entries sorted by key, ascending i within a key: one stable
+ * scatter on the top bits, a second on the next 11 bits within each run
+ * of a larger input, then insertion within the rest (short: the keys are
+ * uniform). */
+void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n)
+{
+	size_t p, q, from = 0, digits = (size_t)1 << s->bits;
+
+	scatter(e, s->tmp, n, 64 - s->bits, s->bits, s->start, s->ends1);
+	for (p = 0; p < digits; from = s->ends1[p++]) {
+		size_t len = s->ends1[p] - from, sub = 0;
+		if (len <= 32) {
+			memcpy(e + from, s->tmp + from, len * sizeof *e);
+			insert_sort(e + from, len);
+			continue;
+		}
+		scatter(s->tmp + from, e + from, len, 64 - s->bits - 11, 11, s->start, s->ends2);
+		for (q = 0; q < 2048; sub = s->ends2[q++])
+			insert_sort(e + from + sub, s->ends2[q] - sub);
+	}
+}
+
+/* ---- exact duplicates */
 
 static int same_sketch(const simhash_sketch *a, const simhash_sketch *b)
 {
@@ -119,18 +206,25 @@ static int same_sketch(const simhash_sketch *a, const simhash_sketch *b)
  * run of one hash is compared member by member with its distinct firsts. */
 simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same)
 {
-	struct hashed *h = malloc((n ? n : 1) * sizeof *h);
+	sh_near_ent *h;
+	sh_near_sort sort = { 0 };
 	size_t i, r, j;
 
-	if (!h)
+	if (n > UINT32_MAX)
+		return SIMHASH_EINVAL;
+	h = malloc((n ? n : 1) * sizeof *h);
+	if (!h || sh_near_sort_init(&sort, n)) {
+		free(h);
 		return SIMHASH_ENOMEM;
-	for (i = 0; i < n; i++) {
-		h[i].h = sh_key(d[i].keys, d[i].n_keys * sizeof *d[i].keys) ^ (uint64_t)d[i].kind;
-		h[i].i = i;
 	}
-	qsort(h, n, sizeof *h, by_hash);
+	for (i = 0; i < n; i++) {
+		h[i].key = sh_key(d[i].keys, d[i].n_keys * sizeof *d[i].keys) ^ (uint64_t)d[i].kind;
+		h[i].i = (uint32_t)i;
+	}
+	sh_near_sort_run(&sort, h, n);
+	sh_near_sort_free(&sort);
 	for (r = 0; r < n; r = j) {
-		for (j = r; j < n && h[j].h == h[r].h; j++) {
+		for (j = r; j < n && h[j].key == h[r].key; j++) {
 			size_t k;
 			same[h[j].i] = h[j].i;
 			for (k = r; k < j; k++)
