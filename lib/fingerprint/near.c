@@ -125,14 +125,62 @@ static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 	}
 }
 
+/* Sorts k[0..n) (tmp holds n) and drops repeats; returns how many stay. */
+static size_t sort_distinct(uint64_t *k, size_t n, uint64_t *tmp)
+{
+	size_t m = 0;
+
+	sort_keys(k, n, tmp);
+	for (size_t i = 0; i < n; i++)
+		if (!m || k[i] != k[m - 1])
+			k[m++] = k[i];
+	return m;
+}
+
+/* The distinct keys of the n features ctx has prepared, ascending, into
+ * nd->keys. Char n-grams are hashed in place, eight at a time, as the
+ * fingerprint's own pass does (sh_ngram_keys()), then sorted with their
+ * repeats dropped: no table of distinct features per text. Other features
+ * (word shingles; a text shorter than an n-gram, whose one feature is the
+ * whole text; none) go through the table (sh_dedup_run()). */
+static simhash_err distinct_keys(simhash_near *nd, simhash_ctx *ctx, size_t n, size_t *n_keys)
+{
+	const sh_text *t;
+	const sh_uniq *u;
+	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
+	size_t n_uniq, i;
+	uint64_t *k;
+	simhash_err err;
+
+	if (ng) {
+		if (sh_buf_reserve(&nd->keys, 2 * (n + 1) * sizeof *k))
+			return SIMHASH_ENOMEM;
+		k = (uint64_t *)(void *)nd->keys.p;
+		*n_keys = sort_distinct(k, sh_ngram_keys(t, ng, ngc, n, k), k + n + 1);
+		return SIMHASH_OK;
+	}
+	err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
+	if (err)
+		return err;
+	/* a text without features has none here (not the empty feature) */
+	if (sh_feats_none(ctx->feats))
+		n_uniq = 0;
+	if (sh_buf_reserve(&nd->keys, 2 * (n_uniq + 1) * sizeof *k))
+		return SIMHASH_ENOMEM;
+	k = (uint64_t *)(void *)nd->keys.p;
+	for (i = 0; i < n_uniq; i++)
+		k[i] = u[i].key;
+	sort_keys(k, n_uniq, k + n_uniq + 1);
+	*n_keys = n_uniq;
+	return SIMHASH_OK;
+}
+
 simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
 				simhash_sketch *out)
 {
 	const uint8_t *p = (const uint8_t *)text;
-	size_t n_cp = 0, n_uniq, i;
-	const sh_uniq *u;
+	size_t n_cp = 0, n, i;
 	simhash_ctx *ctx;
-	uint64_t *k;
 	simhash_err err;
 
 	if (!nd || !out || (!text && len))
@@ -140,17 +188,12 @@ simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
 	for (i = 0; i < len && n_cp <= SIMHASH_NEAR_SHORT; i++)
 		n_cp += (p[i] & 0xc0) != 0x80;
 	ctx = n_cp <= SIMHASH_NEAR_SHORT ? nd->chars : nd->shingles;
-	err = sh_ctx_distinct(ctx, text ? text : "", len, &u, &n_uniq);
+	err = sh_ctx_features(ctx, text ? text : "", len, &n);
+	if (!err)
+		err = distinct_keys(nd, ctx, n, &out->n_keys);
 	if (err)
 		return err;
-	if (sh_buf_reserve(&nd->keys, 2 * (n_uniq + 1) * sizeof *k))
-		return SIMHASH_ENOMEM;
-	k = (uint64_t *)(void *)nd->keys.p;
-	for (i = 0; i < n_uniq; i++)
-		k[i] = u[i].key;
-	sort_keys(k, n_uniq, k + n_uniq + 1);
-	out->keys = k;
-	out->n_keys = n_uniq;
+	out->keys = (const uint64_t *)(void *)nd->keys.p;
 	out->kind = ctx == nd->chars ? SIMHASH_NEAR_CHARS : SIMHASH_NEAR_SHINGLES;
 	return SIMHASH_OK;
 }
