@@ -54,6 +54,7 @@
 #define SH_NB_WORDS 8 /* a sketch's bit set: 512 bits */
 #define SH_NB_BINS (SIMHASH_NEAR_BANDS * SH_NB_ROWS)
 #define SH_NB_SEED 0x5be0cd19137e2179ull
+#define SH_NB_AHEAD 48 /* entries: how far run_buckets() fetches ahead */
 
 /* Densification, the portable path: an empty bin walks its probe row to
  * the first filled bin. */
@@ -394,12 +395,23 @@ bucket_groups(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 static inline __attribute__((always_inline)) simhash_err
 run_buckets(struct bandjoin *bj, const sh_near_ent *e, size_t n_e)
 {
-	size_t r, t;
+	size_t r, t, q = 0;
 	simhash_err err = SIMHASH_OK;
 
 	for (r = 0; r < n_e && !err; r = t) {
 		for (t = r + 1; t < n_e && e[t].key == e[r].key; t++)
 			;
+		/* the summaries and union-find slots of the members of buckets
+		 * SH_NB_AHEAD entries on, fetched now: gathering them waited on
+		 * memory for half of this loop's time */
+		for (; q < n_e && q < t + SH_NB_AHEAD; q++)
+			if ((q > 0 && e[q - 1].key == e[q].key) || (q + 1 < n_e && e[q + 1].key == e[q].key)) {
+				const char *sp = (const char *)&bj->sum[e[q].i];
+				__builtin_prefetch(sp);
+				__builtin_prefetch(sp + sizeof(struct summary) - 1);
+				if (bj->uf)
+					__builtin_prefetch(&bj->uf[e[q].i]);
+			}
 		if (t - r < 2)
 			continue;
 		err = bucket_scratch(bj, t - r);
