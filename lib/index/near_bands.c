@@ -42,7 +42,7 @@
  * so a bucket of one cluster costs its size, not its size squared.
  *
  * Memory, per first member: its 24 band keys (192 bytes), its summary
- * (88 bytes), one band's entry (16 bytes, twice while sorting) and its
+ * (64 bytes), one band's entry (16 bytes, twice while sorting) and its
  * union-find slot; and the result.
  */
 #include <stdlib.h>
@@ -51,7 +51,8 @@
 #include "near_probe.h"
 
 #define SH_NB_ROWS 3
-#define SH_NB_WORDS 8 /* a sketch's bit set: 512 bits */
+#define SH_NB_WORDS 7 /* a sketch's bit set: 448 bits, so a summary is one line */
+#define SH_NB_LOST_MAX 0xffff /* summary.lost at or above: no bound */
 #define SH_NB_BINS (SIMHASH_NEAR_BANDS * SH_NB_ROWS)
 #define SH_NB_SEED 0x5be0cd19137e2179ull
 #define SH_NB_AHEAD 48 /* entries: how far run_buckets() fetches ahead */
@@ -160,10 +161,10 @@ void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BAND
  * kind, bit set and the keys lost to another's bit (summarize()). */
 struct summary {
 	uint64_t bits[SH_NB_WORDS];
-	uint64_t n_keys;
-	uint32_t lost;
-	uint32_t kind;
-};
+	uint32_t n_keys; /* < 2^32 (band_join()) */
+	uint16_t lost;   /* SH_NB_LOST_MAX: too many to bound */
+	uint16_t kind;
+} __attribute__((aligned(64)));
 
 /* A member of a large bucket, with its component (bucket_groups()). */
 struct member {
@@ -244,12 +245,12 @@ near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y, const struct summar
 	ub = sa->lost < sb->lost ? sa->lost : sb->lost;
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
 		ub += (uint64_t)__builtin_popcountll(sa->bits[w] & sb->bits[w]);
-	if (ub * (10 + tenths) < tenths * (na + nb))
+	if (ub * (10 + tenths) < tenths * (na + nb) && ub < SH_NB_LOST_MAX)
 		return 0;
 	return near_merge(bj, x, y, tenths, jac);
 }
 
-/* The bit set of a sketch (a key sets bit key mod 512) and the keys lost
+/* The bit set of a sketch (a key sets bit key mod 448) and the keys lost
  * to another's bit: the two share at most popcount(A & B) + min(lost)
  * keys, since shared keys set common bits and at most `lost` of them merge
  * into another's, so a pair below the overlap it needs fails without a
@@ -260,13 +261,13 @@ static void summarize(const simhash_sketch *s, struct summary *out)
 
 	memset(out->bits, 0, sizeof out->bits);
 	for (size_t i = 0; i < s->n_keys; i++) {
-		unsigned b = (unsigned)(s->keys[i] & (SH_NB_WORDS * 64 - 1));
+		unsigned b = (unsigned)(s->keys[i] % (SH_NB_WORDS * 64));
 		set += !(out->bits[b >> 6] >> (b & 63) & 1);
 		out->bits[b >> 6] |= 1ull << (b & 63);
 	}
-	out->n_keys = s->n_keys;
-	out->lost = (uint32_t)(s->n_keys - set); /* n_keys < 2^32 (band_join) */
-	out->kind = (uint32_t)s->kind;
+	out->n_keys = (uint32_t)s->n_keys;
+	out->lost = (uint16_t)(s->n_keys - set < SH_NB_LOST_MAX ? s->n_keys - set : SH_NB_LOST_MAX);
+	out->kind = (uint16_t)s->kind;
 }
 
 static void uf_join(uint32_t *p, uint32_t a, uint32_t b)
@@ -286,7 +287,7 @@ static simhash_err bucket_scratch(struct bandjoin *bj, size_t s)
 	free(bj->g);
 	free(bj->roots);
 	bj->cap = s < 64 ? 64 : s;
-	bj->local = malloc(bj->cap * sizeof *bj->local);
+	bj->local = aligned_alloc(64, bj->cap * sizeof *bj->local);
 	bj->m = malloc(bj->cap * sizeof *bj->m);
 	bj->g = malloc((bj->cap + 1) * sizeof *bj->g);
 	bj->roots = malloc(bj->cap * sizeof *bj->roots);
@@ -408,7 +409,6 @@ run_buckets(struct bandjoin *bj, const sh_near_ent *e, size_t n_e)
 			if ((q > 0 && e[q - 1].key == e[q].key) || (q + 1 < n_e && e[q + 1].key == e[q].key)) {
 				const char *sp = (const char *)&bj->sum[e[q].i];
 				__builtin_prefetch(sp);
-				__builtin_prefetch(sp + sizeof(struct summary) - 1);
 				if (bj->uf)
 					__builtin_prefetch(&bj->uf[e[q].i]);
 			}
@@ -475,7 +475,7 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	n_e = bj.n_reps * SIMHASH_NEAR_BANDS;
 	bj.bands = malloc((n_e ? n_e : 1) * sizeof *bj.bands);
 	e = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *e);
-	bj.sum = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.sum);
+	bj.sum = aligned_alloc(64, (bj.n_reps ? bj.n_reps : 1) * sizeof *bj.sum);
 	if (cluster)
 		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
 	if (!bj.bands || !e || !bj.sum || (cluster && !bj.uf) ||
