@@ -408,9 +408,9 @@ static inline uint64_t sh_near_tenths(simhash_near_kind kind)
 
 /* ---- index/near_join.c: (key, index) entries sorted by key, ascending i
  * within a key (the band join's buckets, the exact duplicates): a stable
- * scatter on the top bits, again on the next 11 within large runs, then
- * insertion within the rest (the keys are uniform hashes). The scratch is
- * made once for up to n entries and reused; free accepts a zeroed one. */
+ * scatter on the top bits, then one insertion pass (the keys are uniform
+ * hashes; qsort where they are not). The scratch is made once for up to n
+ * entries and reused; free accepts a zeroed one. */
 typedef struct sh_near_ent {
 	uint64_t key;
 	uint32_t i;    /* an index: a sketch, a first member */
@@ -418,7 +418,7 @@ typedef struct sh_near_ent {
 } sh_near_ent;
 typedef struct sh_near_sort {
 	sh_near_ent *tmp;
-	size_t *start, *ends1, *ends2;
+	size_t *start;
 	unsigned bits;
 } sh_near_sort;
 simhash_err sh_near_sort_init(sh_near_sort *s, size_t n);

@@ -84,15 +84,19 @@ static void insertion(uint64_t *k, size_t n)
 }
 
 /* Sorts n keys (tmp holds n): insertion for a few; up to 32 Ki keys one
- * stable scatter by the top bits (about n / 2 digits, at most 4096) and
- * insertion within each digit (a digit holds about two keys: the keys are
- * hashes); beyond, an LSD radix sort by bytes. */
+ * stable scatter by the top bits (about n / 2 digits, at most 4096) and one
+ * insertion pass over the whole (a key moves only within its digit, which
+ * holds about two: the keys are hashes; a pass that moves more than 8 n
+ * keys, keys sharing their top bits, gives way to the radix sort); beyond,
+ * an LSD radix sort by bytes. */
 static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 {
 	if (n <= 16) {
 		insertion(k, n);
-	} else if (n <= 32768) {
-		size_t count[4097];
+		return;
+	}
+	if (n <= 32768) {
+		size_t count[4097], moved = 0;
 		unsigned bits = 4;
 		while (bits < 12 && ((size_t)1 << bits) < n / 2)
 			bits++;
@@ -103,11 +107,21 @@ static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 			count[d] += count[d - 1];
 		for (size_t i = 0; i < n; i++)
 			tmp[count[k[i] >> (64 - bits)]++] = k[i];
-		/* count[d] now ends digit d */
-		for (size_t d = 0, from = 0; d < ((size_t)1 << bits); from = count[d++])
-			insertion(tmp + from, count[d] - from);
+		for (size_t i = 1; i < n && moved <= 8 * n; i++) {
+			uint64_t v = tmp[i];
+			size_t j = i;
+			while (j > 0 && tmp[j - 1] > v) {
+				tmp[j] = tmp[j - 1];
+				j--;
+			}
+			tmp[j] = v;
+			moved += i - j;
+		}
 		memcpy(k, tmp, n * sizeof *k);
-	} else {
+		if (moved <= 8 * n)
+			return;
+	}
+	{
 		uint64_t *from = k, *to = tmp;
 		for (unsigned shift = 0; shift < 64; shift += 8) {
 			size_t count[257] = { 0 };

@@ -104,15 +104,32 @@ static int by_key_i(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Insertion sort by key of e[0..n) (stable: i stays ascending); a long run
- * (keys that share their top 27 bits by chance or by design) by qsort on
- * (key, i), the same order in n log n. */
-static void insert_sort(sh_near_ent *e, size_t n)
+/* Stable scatter of from[0..n) into to[] by the top `bits` key bits
+ * (start: 2^bits + 1 counters). */
+static void scatter(const sh_near_ent *from, sh_near_ent *to, size_t n, unsigned bits,
+		    size_t *start)
 {
-	if (n > 64) {
-		qsort(e, n, sizeof *e, by_key_i);
-		return;
-	}
+	size_t digits = (size_t)1 << bits;
+
+	memset(start, 0, (digits + 1) * sizeof *start);
+	for (size_t i = 0; i < n; i++)
+		start[(from[i].key >> (64 - bits)) + 1]++;
+	for (size_t d = 1; d <= digits; d++)
+		start[d] += start[d - 1];
+	for (size_t i = 0; i < n; i++)
+		to[start[from[i].key >> (64 - bits)]++] = from[i];
+}
+
+/* One insertion pass over e[0..n), which the scatter left in order of the
+ * keys' top bits, so an entry moves only within its digit (a few places:
+ * the keys are uniform). Stable: i stays ascending within a key. 0 once the
+ * moves pass 8 n + 1024 (many keys sharing their top bits, by chance or by
+ * design): the caller then sorts by qsort on (key, i), the same order in
+ * n log n. */
+static int insert_pass(sh_near_ent *e, size_t n)
+{
+	size_t moved = 0, budget = 8 * n + 1024;
+
 	for (size_t a = 1; a < n; a++) {
 		sh_near_ent v = e[a];
 		size_t b = a;
@@ -121,43 +138,23 @@ static void insert_sort(sh_near_ent *e, size_t n)
 			b--;
 		}
 		e[b] = v;
+		moved += a - b;
+		if (moved > budget)
+			return 0;
 	}
+	return 1;
 }
 
-/* Stable scatter of from[0..n) into to[] by the `bits` key bits at
- * `shift`; ends[d] gets the end of digit d's run (start: 2^bits + 1
- * counters). */
-static void scatter(const sh_near_ent *from, sh_near_ent *to, size_t n, unsigned shift,
-		    unsigned bits, size_t *start, size_t *ends)
-{
-	size_t mask = ((size_t)1 << bits) - 1;
-
-	memset(start, 0, (mask + 2) * sizeof *start);
-	for (size_t i = 0; i < n; i++)
-		start[(from[i].key >> shift & mask) + 1]++;
-	for (size_t d = 1; d <= mask + 1; d++)
-		start[d] += start[d - 1];
-	for (size_t i = 0; i < n; i++)
-		to[start[from[i].key >> shift & mask]++] = from[i];
-	memcpy(ends, start, (mask + 1) * sizeof *ends);
-}
-
-/* The scratch for up to n entries: the first scatter takes about n / 4
- * digits, at most 2^16, so the counters stay in cache. */
+/* The scratch for up to n entries: the scatter takes about n / 4 digits,
+ * at most 2^16, so its counters stay in cache. */
 simhash_err sh_near_sort_init(sh_near_sort *s, size_t n)
 {
-	size_t digits;
-
 	s->bits = 8;
 	while (s->bits < 16 && ((size_t)1 << s->bits) < n / 4)
 		s->bits++;
-	digits = (size_t)1 << s->bits;
 	s->tmp = malloc((n ? n : 1) * sizeof *s->tmp);
-	/* counters for either scatter: 2^bits or 2048 digits, plus two */
-	s->start = malloc(((digits > 2048 ? digits : 2048) + 2) * sizeof *s->start);
-	s->ends1 = malloc(digits * sizeof *s->ends1);
-	s->ends2 = malloc(2048 * sizeof *s->ends2);
-	if (s->tmp && s->start && s->ends1 && s->ends2)
+	s->start = malloc((((size_t)1 << s->bits) + 1) * sizeof *s->start);
+	if (s->tmp && s->start)
 		return SIMHASH_OK;
 	sh_near_sort_free(s);
 	return SIMHASH_ENOMEM;
@@ -167,31 +164,17 @@ void sh_near_sort_free(sh_near_sort *s)
 {
 	free(s->tmp);
 	free(s->start);
-	free(s->ends1);
-	free(s->ends2);
 	memset(s, 0, sizeof *s);
 }
 
-/* The entries sorted by key, ascending i within a key: one stable
- * scatter on the top bits, a second on the next 11 bits within each run
- * of a larger input, then insertion within the rest (short: the keys are
- * uniform). */
+/* The entries sorted by key, ascending i within a key: a stable scatter on
+ * the top bits, then one insertion pass (or qsort, see insert_pass()). */
 void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n)
 {
-	size_t p, q, from = 0, digits = (size_t)1 << s->bits;
-
-	scatter(e, s->tmp, n, 64 - s->bits, s->bits, s->start, s->ends1);
-	for (p = 0; p < digits; from = s->ends1[p++]) {
-		size_t len = s->ends1[p] - from, sub = 0;
-		if (len <= 32) {
-			memcpy(e + from, s->tmp + from, len * sizeof *e);
-			insert_sort(e + from, len);
-			continue;
-		}
-		scatter(s->tmp + from, e + from, len, 64 - s->bits - 11, 11, s->start, s->ends2);
-		for (q = 0; q < 2048; sub = s->ends2[q++])
-			insert_sort(e + from + sub, s->ends2[q] - sub);
-	}
+	scatter(e, s->tmp, n, s->bits, s->start);
+	memcpy(e, s->tmp, n * sizeof *e);
+	if (!insert_pass(e, n))
+		qsort(e, n, sizeof *e, by_key_i);
 }
 
 /* ---- exact duplicates */

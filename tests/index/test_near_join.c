@@ -377,10 +377,51 @@ static void test_sketch_keys_are_the_distinct_features(void)
 	simhash_ctx_free(ctx);
 }
 
+static int by_key_then_i(const void *a, const void *b)
+{
+	const sh_near_ent *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* sh_near_sort_run() orders by (key, i) whatever the keys: uniform, sharing
+ * their top 40 bits (the insertion pass gives way to qsort), a few values
+ * repeated (long runs of one key), and sizes from 0 to 20,000. */
+static void test_entry_sort_any_keys(void)
+{
+	static sh_near_ent e[20000], want[20000];
+	static const size_t sizes[] = {0, 1, 7, 300, 20000};
+
+	for (unsigned shape = 0; shape < 3; shape++)
+		for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+			size_t n = sizes[z];
+			sh_near_sort s = { 0 };
+			test_rnd_seed(7000 + 10 * shape + z);
+			for (size_t i = 0; i < n; i++) {
+				uint64_t r = test_rnd();
+				e[i].key = shape == 0 ? r : shape == 1 ? (0xabcdef1234ull << 24) | (r & 0xffffff)
+								      : r % 5 * 0x9e3779b97f4a7c15ull;
+				e[i].i = (uint32_t)i;
+				e[i].band = 0;
+				want[i] = e[i];
+			}
+			qsort(want, n, sizeof *want, by_key_then_i);
+			CHECK(sh_near_sort_init(&s, n) == SIMHASH_OK);
+			sh_near_sort_run(&s, e, n);
+			sh_near_sort_free(&s);
+			if (memcmp(e, want, n * sizeof *e)) {
+				printf("  shape %u, %zu entries: wrong order\n", shape, n);
+				CHECK(0);
+			}
+		}
+}
+
 TEST_MAIN("near_join",
 	  TEST(test_join_equals_brute_force),
 	  TEST(test_band_join_equals_its_definition),
 	  TEST(test_decision_edges),
 	  TEST(test_texts),
 	  TEST(test_band_keys_both_paths),
-	  TEST(test_sketch_keys_are_the_distinct_features))
+	  TEST(test_sketch_keys_are_the_distinct_features),
+	  TEST(test_entry_sort_any_keys))
