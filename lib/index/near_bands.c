@@ -56,6 +56,7 @@
 #define SH_NB_BINS (SIMHASH_NEAR_BANDS * SH_NB_ROWS)
 #define SH_NB_SEED 0x5be0cd19137e2179ull
 #define SH_NB_AHEAD 48 /* entries: how far run_buckets() fetches ahead */
+#define SH_NB_SEEN_MAX 21 /* shared_keys()'s bit maps: at most 256 KiB each */
 
 /* Densification, the portable path: an empty bin walks its probe row to
  * the first filled bin. */
@@ -175,7 +176,7 @@ struct bandjoin {
 	const simhash_sketch *d;
 	size_t n_reps;
 	uint64_t *rep;   /* the first members, ascending */
-	uint64_t *bands; /* n_reps * SIMHASH_NEAR_BANDS */
+	uint64_t *bands; /* band k of first member i at k * n_reps + i */
 	struct summary *sum; /* per first member: what the filters read */
 	uint32_t *uf;    /* clusters only */
 	sh_buf out;      /* simhash_near_pair[n_out] */
@@ -193,11 +194,8 @@ struct bandjoin {
 /* Whether band `band` is the first in which x and y agree. */
 static int owned(const struct bandjoin *bj, uint32_t x, uint32_t y, uint32_t band)
 {
-	const uint64_t *a = bj->bands + (size_t)x * SIMHASH_NEAR_BANDS;
-	const uint64_t *b = bj->bands + (size_t)y * SIMHASH_NEAR_BANDS;
-
 	for (uint32_t k = 0; k < band; k++)
-		if (a[k] == b[k])
+		if (bj->bands[k * bj->n_reps + x] == bj->bands[k * bj->n_reps + y])
 			return 0;
 	return 1;
 }
@@ -438,6 +436,43 @@ static simhash_err run_buckets_plain(struct bandjoin *bj, const sh_near_ent *e, 
 	return run_buckets(bj, e, n_e);
 }
 
+/* The bits of shared_keys()'s maps: about 8 per first member, 2^6 to
+ * 2^SH_NB_SEEN_MAX (so they stay in cache). */
+static unsigned seen_bits(size_t n_reps)
+{
+	unsigned bits = 6;
+
+	while (bits < SH_NB_SEEN_MAX && ((size_t)1 << bits) < 8 * n_reps)
+		bits++;
+	return bits;
+}
+
+/* The entries of band k whose key may be shared, into e; returns how many.
+ * Two bit maps over the keys' low bits (seen, seen twice: seen_bits() each)
+ * keep every key held twice or more and drop most of the rest, which form
+ * buckets of one: about a third of the entries are left to sort (300,000
+ * short lines). */
+static size_t shared_keys(const struct bandjoin *bj, uint32_t k, uint64_t *seen, sh_near_ent *e)
+{
+	const uint64_t *col = bj->bands + (size_t)k * bj->n_reps;
+	unsigned bits = seen_bits(bj->n_reps);
+	uint64_t *twice = seen + ((size_t)1 << (bits - 6)), mask = ((uint64_t)1 << bits) - 1;
+	size_t i, n = 0;
+
+	memset(seen, 0, 2 * ((size_t)1 << (bits - 6)) * sizeof *seen);
+	for (i = 0; i < bj->n_reps; i++) {
+		uint64_t h = col[i] & mask, bit = (uint64_t)1 << (h & 63);
+		twice[h >> 6] |= seen[h >> 6] & bit;
+		seen[h >> 6] |= bit;
+	}
+	for (i = 0; i < bj->n_reps; i++) {
+		uint64_t h = col[i] & mask;
+		if (twice[h >> 6] >> (h & 63) & 1)
+			e[n++] = (sh_near_ent){ col[i], (uint32_t)i, k };
+	}
+	return n;
+}
+
 static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
 			     uint64_t *cluster, simhash_near_pair **out, size_t *n_out);
 
@@ -453,6 +488,7 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 {
 	struct bandjoin bj = { .d = docs };
 	sh_near_ent *e = NULL;
+	uint64_t *seen = NULL;
 	size_t i, n_e;
 	int popcnt;
 	simhash_err err;
@@ -478,13 +514,17 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	bj.sum = aligned_alloc(64, (bj.n_reps ? bj.n_reps : 1) * sizeof *bj.sum);
 	if (cluster)
 		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
-	if (!bj.bands || !e || !bj.sum || (cluster && !bj.uf) ||
+	seen = malloc(2 * ((size_t)1 << (seen_bits(bj.n_reps) - 6)) * sizeof *seen);
+	if (!bj.bands || !e || !bj.sum || !seen || (cluster && !bj.uf) ||
 	    sh_near_sort_init(&bj.sort, bj.n_reps)) {
 		err = SIMHASH_ENOMEM;
 		goto done;
 	}
 	for (i = 0; i < bj.n_reps; i++) {
-		simhash_near_bands(&docs[bj.rep[i]], bj.bands + i * SIMHASH_NEAR_BANDS);
+		uint64_t b[SIMHASH_NEAR_BANDS];
+		simhash_near_bands(&docs[bj.rep[i]], b);
+		for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS; k++)
+			bj.bands[k * bj.n_reps + i] = b[k];
 		summarize(&docs[bj.rep[i]], &bj.sum[i]);
 		if (bj.uf)
 			bj.uf[i] = (uint32_t)i;
@@ -493,13 +533,9 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	 * band are skipped in the next */
 	popcnt = sh_cpu_has(SH_CPU_POPCNT);
 	for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS && !err; k++) {
-		for (i = 0; i < bj.n_reps; i++) {
-			e[i].key = bj.bands[i * SIMHASH_NEAR_BANDS + k];
-			e[i].i = (uint32_t)i;
-			e[i].band = k;
-		}
-		sh_near_sort_run(&bj.sort, e, bj.n_reps);
-		err = popcnt ? run_buckets_popcnt(&bj, e, bj.n_reps) : run_buckets_plain(&bj, e, bj.n_reps);
+		size_t n_k = shared_keys(&bj, k, seen, e);
+		sh_near_sort_run(&bj.sort, e, n_k);
+		err = popcnt ? run_buckets_popcnt(&bj, e, n_k) : run_buckets_plain(&bj, e, n_k);
 	}
 	if (!err)
 		err = sh_near_result(&bj.out, bj.n_out, out, n_out);
@@ -508,6 +544,7 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 done:
 	sh_buf_free(&bj.out);
 	free(e);
+	free(seen);
 	free(bj.bands);
 	free(bj.sum);
 	free(bj.rep);
