@@ -465,10 +465,10 @@ static size_t shared_keys(const struct bandjoin *bj, uint32_t k, uint64_t *seen,
 		twice[h >> 6] |= seen[h >> 6] & bit;
 		seen[h >> 6] |= bit;
 	}
-	for (i = 0; i < bj->n_reps; i++) {
+	for (i = 0; i < bj->n_reps; i++) { /* no branch: e has room for all */
 		uint64_t h = col[i] & mask;
-		if (twice[h >> 6] >> (h & 63) & 1)
-			e[n++] = (sh_near_ent){ col[i], (uint32_t)i, k };
+		e[n] = (sh_near_ent){ col[i], (uint32_t)i, k };
+		n += twice[h >> 6] >> (h & 63) & 1;
 	}
 	return n;
 }
