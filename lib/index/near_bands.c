@@ -176,7 +176,6 @@ struct bandjoin {
 	const simhash_sketch *d;
 	size_t n_reps;
 	uint64_t *rep;   /* the first members, ascending */
-	const uint64_t **kp; /* per first member: its keys (one miss less per merge) */
 	uint64_t *bands; /* band k of first member i at k * n_reps + i */
 	struct summary *sum; /* per first member: what the filters read */
 	uint32_t *uf;    /* clusters only */
@@ -203,15 +202,15 @@ static int owned(const struct bandjoin *bj, uint32_t x, uint32_t y, uint32_t ban
 
 /* The merge of near_pair(), for the few pairs its bounds let through; it
  * stops once the rest cannot reach the overlap J >= T needs. */
-static int near_merge(const struct bandjoin *bj, uint32_t x, uint32_t y, size_t na, size_t nb,
-		      uint64_t tenths, double *jac)
+static int near_merge(const struct bandjoin *bj, uint32_t x, uint32_t y, uint64_t tenths,
+		      double *jac)
 {
-	const uint64_t *a = bj->kp[x], *b = bj->kp[y];
-	size_t i = 0, k = 0, shared = 0, uni;
+	const simhash_sketch *a = &bj->d[bj->rep[x]], *b = &bj->d[bj->rep[y]];
+	size_t na = a->n_keys, nb = b->n_keys, i = 0, k = 0, shared = 0, uni;
 	uint64_t want = (tenths * (na + nb) + 10 + tenths - 1) / (10 + tenths);
 
 	while (i < na && k < nb && shared + (na - i < nb - k ? na - i : nb - k) >= want) {
-		uint64_t ai = a[i], bk = b[k];
+		uint64_t ai = a->keys[i], bk = b->keys[k];
 		shared += ai == bk;
 		i += ai <= bk;
 		k += bk <= ai;
@@ -246,7 +245,7 @@ near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y, const struct summar
 		ub += (uint64_t)__builtin_popcountll(sa->bits[w] & sb->bits[w]);
 	if (ub * (10 + tenths) < tenths * (na + nb) && ub < SH_NB_LOST_MAX)
 		return 0;
-	return near_merge(bj, x, y, na, nb, tenths, jac);
+	return near_merge(bj, x, y, tenths, jac);
 }
 
 /* The bit set of a sketch (a key sets bit key mod 448) and the keys lost
@@ -513,11 +512,10 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	bj.bands = malloc((n_e ? n_e : 1) * sizeof *bj.bands);
 	e = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *e);
 	bj.sum = aligned_alloc(64, (bj.n_reps ? bj.n_reps : 1) * sizeof *bj.sum);
-	bj.kp = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.kp);
 	if (cluster)
 		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
 	seen = malloc(2 * ((size_t)1 << (seen_bits(bj.n_reps) - 6)) * sizeof *seen);
-	if (!bj.bands || !e || !bj.sum || !bj.kp || !seen || (cluster && !bj.uf) ||
+	if (!bj.bands || !e || !bj.sum || !seen || (cluster && !bj.uf) ||
 	    sh_near_sort_init(&bj.sort, bj.n_reps)) {
 		err = SIMHASH_ENOMEM;
 		goto done;
@@ -528,7 +526,6 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 		for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS; k++)
 			bj.bands[k * bj.n_reps + i] = b[k];
 		summarize(&docs[bj.rep[i]], &bj.sum[i]);
-		bj.kp[i] = docs[bj.rep[i]].keys;
 		if (bj.uf)
 			bj.uf[i] = (uint32_t)i;
 	}
@@ -550,7 +547,6 @@ done:
 	free(seen);
 	free(bj.bands);
 	free(bj.sum);
-	free(bj.kp);
 	free(bj.rep);
 	free(bj.uf);
 	sh_near_sort_free(&bj.sort);
