@@ -15,6 +15,7 @@
  *     is a pure function of the pair, the same in any order of the input.
  */
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../common/internal.h"
@@ -70,8 +71,12 @@ void simhash_near_free(simhash_near *nd)
 	free(nd);
 }
 
-static void insertion(uint64_t *k, size_t n)
+/* Insertion sort of k[0..n); 0 (k then partly sorted) once the keys moved
+ * pass `budget`. */
+static int insertion(uint64_t *k, size_t n, size_t budget)
 {
+	size_t moved = 0;
+
 	for (size_t i = 1; i < n; i++) {
 		uint64_t v = k[i];
 		size_t j = i;
@@ -80,7 +85,11 @@ static void insertion(uint64_t *k, size_t n)
 			j--;
 		}
 		k[j] = v;
+		moved += i - j;
+		if (moved > budget)
+			return 0;
 	}
+	return 1;
 }
 
 /* Sorts n keys (tmp holds n): insertion for a few; up to 32 Ki keys one
@@ -92,11 +101,12 @@ static void insertion(uint64_t *k, size_t n)
 static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 {
 	if (n <= 16) {
-		insertion(k, n);
+		insertion(k, n, SIZE_MAX);
 		return;
 	}
 	if (n <= 32768) {
-		size_t count[4097], moved = 0;
+		size_t count[4097];
+		int done;
 		unsigned bits = 4;
 		while (bits < 12 && ((size_t)1 << bits) < n / 2)
 			bits++;
@@ -107,18 +117,9 @@ static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 			count[d] += count[d - 1];
 		for (size_t i = 0; i < n; i++)
 			tmp[count[k[i] >> (64 - bits)]++] = k[i];
-		for (size_t i = 1; i < n && moved <= 8 * n; i++) {
-			uint64_t v = tmp[i];
-			size_t j = i;
-			while (j > 0 && tmp[j - 1] > v) {
-				tmp[j] = tmp[j - 1];
-				j--;
-			}
-			tmp[j] = v;
-			moved += i - j;
-		}
+		done = insertion(tmp, n, 8 * n);
 		memcpy(k, tmp, n * sizeof *k);
-		if (moved <= 8 * n)
+		if (done)
 			return;
 	}
 	{
