@@ -31,10 +31,14 @@
  *     found in several bands is listed once, whatever the order of the
  *     buckets, and the result is a pure function of the sketches (a cluster
  *     job grouping the same band keys finds the same pairs).
- * Buckets are found band by band, by sorting that band's (key, member)
- * entries (sort_entries(): scatters on the keys' top bits, then insertion
- * within the small runs left), so a band's entries stay in cache and pairs
- * joined in one band are skipped in the next.
+ * Buckets are found band by band (the band keys are stored band-major):
+ * two bit maps drop most keys held once (shared_keys()), the rest are
+ * sorted as (key, member) entries (sh_near_sort_run(): one scatter on the
+ * top bits, one insertion pass), so a band's entries stay in cache and
+ * pairs joined in one band are skipped in the next. The bucket loops are
+ * compiled twice, with and without the popcnt instruction, and fetch the
+ * summaries of the buckets ahead. None of this changes which pairs are
+ * candidates or how they are decided.
  *
  * Clusters need no pair list: a pair whose sides are already connected is
  * not checked, and a large bucket is taken group by group (its members
@@ -43,7 +47,7 @@
  *
  * Memory, per first member: its 24 band keys (192 bytes), its summary
  * (64 bytes), one band's entry (16 bytes, twice while sorting) and its
- * union-find slot; and the result.
+ * union-find slot; two bit maps of at most 256 KiB; and the result.
  */
 #include <stdlib.h>
 #include <string.h>
