@@ -234,8 +234,7 @@ static int near_merge(const struct bandjoin *bj, uint32_t x, uint32_t y, uint64_
  * run_buckets(), so the popcounts compile to the instruction where the CPU
  * has it. */
 static inline __attribute__((always_inline)) int
-near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y, const struct summary *sa,
-	  const struct summary *sb, double *jac)
+pair_bound(const struct summary *sa, const struct summary *sb)
 {
 	uint64_t tenths, na = sa->n_keys, nb = sb->n_keys, ub;
 
@@ -247,9 +246,15 @@ near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y, const struct summar
 	ub = sa->lost < sb->lost ? sa->lost : sb->lost;
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
 		ub += (uint64_t)__builtin_popcountll(sa->bits[w] & sb->bits[w]);
-	if (ub * (10 + tenths) < tenths * (na + nb) && ub < SH_NB_LOST_MAX)
-		return 0;
-	return near_merge(bj, x, y, tenths, jac);
+	return ub * (10 + tenths) >= tenths * (na + nb) || ub >= SH_NB_LOST_MAX;
+}
+
+static inline __attribute__((always_inline)) int
+near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y, const struct summary *sa,
+	  const struct summary *sb, double *jac)
+{
+	return pair_bound(sa, sb) &&
+	       near_merge(bj, x, y, sh_near_tenths((simhash_near_kind)sa->kind), jac);
 }
 
 /* The bit set of a sketch (a key sets bit key mod 448) and the keys lost
@@ -328,24 +333,49 @@ bucket_pairs(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 	return SIMHASH_OK;
 }
 
-/* Clusters, small bucket: pair by pair, skipping connected ones (the
- * members' roots looked up once, and again after each join). */
+/* Starts fetching the keys of first member x, which a merge reads next. */
+static inline __attribute__((always_inline)) void fetch_keys(const struct bandjoin *bj,
+							     uint32_t x)
+{
+	const uint64_t *k = bj->d[bj->rep[x]].keys;
+
+	if (k) {
+		__builtin_prefetch(k);
+		__builtin_prefetch(k + 8);
+	}
+}
+
+/* Clusters, small bucket (at most 8 members): the pairs of members not yet
+ * connected that pass the bounds are listed first, their keys fetched, and
+ * then merged in the same order, each skipped if a join before it has
+ * connected its sides: the same pairs merged and joined as checking them
+ * one by one (the bounds read nothing a join changes), with the merges'
+ * memory waits overlapped (most merges come from small buckets). */
 static inline __attribute__((always_inline)) void
 bucket_small(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
 	const struct summary *sm = gather(bj, e, NULL, s);
 	uint32_t *r = bj->roots;
+	unsigned char pa[28], pb[28];
+	size_t n_p = 0;
 	double jac;
 
 	for (size_t a = 0; a < s; a++)
 		r[a] = sh_near_find(bj->uf, e[a].i);
 	for (size_t a = 0; a < s; a++)
 		for (size_t b = a + 1; b < s; b++)
-			if (r[a] != r[b] && near_pair(bj, e[a].i, e[b].i, &sm[a], &sm[b], &jac)) {
-				uf_join(bj->uf, e[a].i, e[b].i);
-				for (size_t c = 0; c < s; c++)
-					r[c] = sh_near_find(bj->uf, e[c].i);
+			if (r[a] != r[b] && pair_bound(&sm[a], &sm[b])) {
+				fetch_keys(bj, e[a].i);
+				fetch_keys(bj, e[b].i);
+				pa[n_p] = (unsigned char)a;
+				pb[n_p++] = (unsigned char)b;
 			}
+	for (size_t p = 0; p < n_p; p++) {
+		uint32_t x = e[pa[p]].i, y = e[pb[p]].i;
+		if (sh_near_find(bj->uf, x) != sh_near_find(bj->uf, y) &&
+		    near_merge(bj, x, y, sh_near_tenths((simhash_near_kind)sm[pa[p]].kind), &jac))
+			uf_join(bj->uf, x, y);
+	}
 }
 
 static int by_root(const void *a, const void *b)
