@@ -35,6 +35,7 @@ enum {
 	SH_CPU_AVX512BW = 1u << 4,
 	SH_CPU_AVX512VPOPCNTDQ = 1u << 5,
 	SH_CPU_AVX512VBMI2 = 1u << 6,
+	SH_CPU_AVX512VBMI = 1u << 7,
 };
 int sh_cpu_has(unsigned features);
 
@@ -441,6 +442,25 @@ static inline int sh_near_accept(simhash_near_kind kind, uint64_t shared, uint64
 	return kind != SIMHASH_NEAR_CHARS || union_ - shared <= SIMHASH_NEAR_DIFF_SHORT;
 }
 
+/* ---- index/near_join.c: (key, index) entries sorted by key, ascending i
+ * within a key (the band join's buckets, the exact duplicates): a stable
+ * scatter on the top bits, then one insertion pass (the keys are uniform
+ * hashes; qsort where they are not). The scratch is made once for up to n
+ * entries and reused; free accepts a zeroed one. */
+typedef struct sh_near_ent {
+	uint64_t key;
+	uint32_t i;    /* an index: a sketch, a first member */
+	uint32_t band; /* the band join's band */
+} sh_near_ent;
+typedef struct sh_near_sort {
+	sh_near_ent *tmp;
+	size_t *start;
+	unsigned bits;
+} sh_near_sort;
+simhash_err sh_near_sort_init(sh_near_sort *s, size_t n);
+void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n);
+void sh_near_sort_free(sh_near_sort *s);
+
 /* ---- index/near_join.c: exact duplicates among n sketches: same[i] gets
  * the first j <= i whose sketch is identical to i's (same kind and keys). */
 simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same);
@@ -462,4 +482,9 @@ simhash_err sh_near_pairs_of(sh_near_run_fn run, const simhash_sketch *docs, siz
 			     uint64_t *same, simhash_near_pair **out, size_t *n_out);
 simhash_err sh_near_clusters_of(sh_near_run_fn run, const simhash_sketch *docs, size_t n,
 				uint64_t *cluster);
+/* ---- index/near_bands.c: simhash_near_bands() on the path asked for (vbmi:
+ * AVX-512 VBMI densification, only where sh_near_bands_have_vbmi()); both
+ * give the same keys, and the tests run both. */
+void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi);
+int sh_near_bands_have_vbmi(void);
 #endif

@@ -290,12 +290,17 @@ static void dedup_rehash(uint32_t *slots, size_t cap, const sh_uniq *uq, size_t 
  * occurrences and 1M distinct features needs the 1M). */
 simhash_err sh_dedup_run(sh_dedup *d, sh_feats *f, size_t n, const sh_uniq **u, size_t *n_uniq)
 {
-	size_t cap = 1024, k = 0, poll_at = sh_intr_step(d->intr);
+	size_t cap = 16, k = 0, poll_at = sh_intr_step(d->intr);
 	uint32_t *slots;
 	sh_uniq *uq;
 
 	if (n > UINT32_MAX / 4)
 		return SIMHASH_EINVAL;
+	/* room for every feature distinct at most half full, up to 1024 slots
+	 * (beyond, the table grows with the distinct ones): a short text
+	 * clears a few hundred bytes, not 4 KiB */
+	while (cap < 1024 && cap < 2 * n)
+		cap *= 2;
 	if (sh_buf_reserve(&d->slots, cap * sizeof(uint32_t)) ||
 	    sh_buf_reserve(&d->uniq, 512 * sizeof(sh_uniq)))
 		return SIMHASH_ENOMEM;

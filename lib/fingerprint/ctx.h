@@ -68,6 +68,11 @@ struct sh_vote;
  * are no features. */
 void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc, size_t from,
 		    size_t to, struct sh_vote *v);
+/* The keys (XXH3-64 of the bytes, as sh_dedup_run() takes them) of the char
+ * n-grams starting at characters [0, n) of t, in order, repeats included,
+ * into out (room for n); returns how many: windows that run past t's end
+ * are no features. */
+size_t sh_ngram_keys(const sh_text *t, unsigned ng, unsigned ngc, size_t n, uint64_t *out);
 /* Puts the char n-grams at positions [from, to) of t into the MinHash bins
  * mins (auto.h's sh_mh_*): the key of an n-gram is XXH3-64 of its bytes. */
 void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc,

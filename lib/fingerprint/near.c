@@ -15,6 +15,7 @@
  *     is a pure function of the pair, the same in any order of the input.
  */
 #include <assert.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../common/internal.h"
@@ -70,8 +71,12 @@ void simhash_near_free(simhash_near *nd)
 	free(nd);
 }
 
-static void insertion(uint64_t *k, size_t n)
+/* Insertion sort of k[0..n); 0 (k then partly sorted) once the keys moved
+ * pass `budget`. */
+static int insertion(uint64_t *k, size_t n, size_t budget)
 {
+	size_t moved = 0;
+
 	for (size_t i = 1; i < n; i++) {
 		uint64_t v = k[i];
 		size_t j = i;
@@ -80,19 +85,28 @@ static void insertion(uint64_t *k, size_t n)
 			j--;
 		}
 		k[j] = v;
+		moved += i - j;
+		if (moved > budget)
+			return 0;
 	}
+	return 1;
 }
 
 /* Sorts n keys (tmp holds n): insertion for a few; up to 32 Ki keys one
- * stable scatter by the top bits (about n / 2 digits, at most 4096) and
- * insertion within each digit (a digit holds about two keys: the keys are
- * hashes); beyond, an LSD radix sort by bytes. */
+ * stable scatter by the top bits (about n / 2 digits, at most 4096) and one
+ * insertion pass over the whole (a key moves only within its digit, which
+ * holds about two: the keys are hashes; a pass that moves more than 8 n
+ * keys, keys sharing their top bits, gives way to the radix sort); beyond,
+ * an LSD radix sort by bytes. */
 static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 {
 	if (n <= 16) {
-		insertion(k, n);
-	} else if (n <= 32768) {
+		insertion(k, n, SIZE_MAX);
+		return;
+	}
+	if (n <= 32768) {
 		size_t count[4097];
+		int done;
 		unsigned bits = 4;
 		while (bits < 12 && ((size_t)1 << bits) < n / 2)
 			bits++;
@@ -103,11 +117,12 @@ static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 			count[d] += count[d - 1];
 		for (size_t i = 0; i < n; i++)
 			tmp[count[k[i] >> (64 - bits)]++] = k[i];
-		/* count[d] now ends digit d */
-		for (size_t d = 0, from = 0; d < ((size_t)1 << bits); from = count[d++])
-			insertion(tmp + from, count[d] - from);
+		done = insertion(tmp, n, 8 * n);
 		memcpy(k, tmp, n * sizeof *k);
-	} else {
+		if (done)
+			return;
+	}
+	{
 		uint64_t *from = k, *to = tmp;
 		for (unsigned shift = 0; shift < 64; shift += 8) {
 			size_t count[257] = { 0 };
@@ -125,14 +140,62 @@ static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
 	}
 }
 
+/* Sorts k[0..n) (tmp holds n) and drops repeats; returns how many stay. */
+static size_t sort_distinct(uint64_t *k, size_t n, uint64_t *tmp)
+{
+	size_t m = 0;
+
+	sort_keys(k, n, tmp);
+	for (size_t i = 0; i < n; i++)
+		if (!m || k[i] != k[m - 1])
+			k[m++] = k[i];
+	return m;
+}
+
+/* The distinct keys of the n features ctx has prepared, ascending, into
+ * nd->keys. Char n-grams are hashed in place, eight at a time, as the
+ * fingerprint's own pass does (sh_ngram_keys()), then sorted with their
+ * repeats dropped: no table of distinct features per text. Other features
+ * (word shingles; a text shorter than an n-gram, whose one feature is the
+ * whole text; none) go through the table (sh_dedup_run()). */
+static simhash_err distinct_keys(simhash_near *nd, simhash_ctx *ctx, size_t n, size_t *n_keys)
+{
+	const sh_text *t;
+	const sh_uniq *u;
+	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
+	size_t n_uniq, i;
+	uint64_t *k;
+	simhash_err err;
+
+	if (ng) {
+		if (sh_buf_reserve(&nd->keys, 2 * (n + 1) * sizeof *k))
+			return SIMHASH_ENOMEM;
+		k = (uint64_t *)(void *)nd->keys.p;
+		*n_keys = sort_distinct(k, sh_ngram_keys(t, ng, ngc, n, k), k + n + 1);
+		return SIMHASH_OK;
+	}
+	err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
+	if (err)
+		return err;
+	/* a text without features has none here (not the empty feature) */
+	if (sh_feats_none(ctx->feats))
+		n_uniq = 0;
+	if (sh_buf_reserve(&nd->keys, 2 * (n_uniq + 1) * sizeof *k))
+		return SIMHASH_ENOMEM;
+	k = (uint64_t *)(void *)nd->keys.p;
+	for (i = 0; i < n_uniq; i++)
+		k[i] = u[i].key;
+	sort_keys(k, n_uniq, k + n_uniq + 1);
+	*n_keys = n_uniq;
+	return SIMHASH_OK;
+}
+
 simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
 				simhash_sketch *out)
 {
 	const uint8_t *p = (const uint8_t *)text;
-	size_t n_cp = 0, n_uniq, i;
-	const sh_uniq *u;
+	size_t n_cp = 0, n, i;
 	simhash_ctx *ctx;
-	uint64_t *k;
 	simhash_err err;
 
 	if (!nd || !out || (!text && len))
@@ -140,17 +203,12 @@ simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
 	for (i = 0; i < len && n_cp <= SIMHASH_NEAR_SHORT; i++)
 		n_cp += (p[i] & 0xc0) != 0x80;
 	ctx = n_cp <= SIMHASH_NEAR_SHORT ? nd->chars : nd->shingles;
-	err = sh_ctx_distinct(ctx, text ? text : "", len, &u, &n_uniq);
+	err = sh_ctx_features(ctx, text ? text : "", len, &n);
+	if (!err)
+		err = distinct_keys(nd, ctx, n, &out->n_keys);
 	if (err)
 		return err;
-	if (sh_buf_reserve(&nd->keys, 2 * (n_uniq + 1) * sizeof *k))
-		return SIMHASH_ENOMEM;
-	k = (uint64_t *)(void *)nd->keys.p;
-	for (i = 0; i < n_uniq; i++)
-		k[i] = u[i].key;
-	sort_keys(k, n_uniq, k + n_uniq + 1);
-	out->keys = k;
-	out->n_keys = n_uniq;
+	out->keys = (const uint64_t *)(void *)nd->keys.p;
 	out->kind = ctx == nd->chars ? SIMHASH_NEAR_CHARS : SIMHASH_NEAR_SHINGLES;
 	return SIMHASH_OK;
 }

@@ -209,6 +209,23 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
 			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(ngram_key(t, i, ng, ngc), 0)));
 }
 
+size_t sh_ngram_keys(const sh_text *t, unsigned ng, unsigned ngc, size_t n, uint64_t *out)
+{
+	size_t safe = windows_fit(t, ng, ngc, n), i = 0, k = 0;
+
+	/* as in sh_ngram_votes(): windows starting before `safe` fit, eight
+	 * at a time; the rest are checked */
+	while (i + 8 <= safe) {
+		ngram_keys8(t, i, ng, ngc, sh_text_one_byte8(t, i, ng), out + k);
+		k += 8;
+		i += 8;
+	}
+	for (; i < n; i++)
+		if (i + (t->cls[i] == SH_C_CJK ? ngc : ng) <= t->n_chars)
+			out[k++] = ngram_key(t, i, ng, ngc);
+	return k;
+}
+
 /* One-bit MinHash of the set of the n char features (auto.h's sh_mh_*): the
  * key of a feature is XXH3-64 of its bytes. A text shorter than an n-gram
  * has one feature, its whole text, and the empty text the empty feature

@@ -95,20 +95,90 @@ static simhash_err count_key(struct table *t, uint64_t key)
 	return SIMHASH_OK;
 }
 
-/* ---- exact duplicates */
+/* ---- (key, index) entries sorted by key */
 
-struct hashed {
-	uint64_t h;
-	uint64_t i;
-};
-
-static int by_hash(const void *a, const void *b)
+static int by_key_i(const void *a, const void *b)
 {
-	const struct hashed *x = a, *y = b;
-	if (x->h != y->h)
-		return x->h < y->h ? -1 : 1;
+	const sh_near_ent *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
 	return x->i < y->i ? -1 : x->i > y->i;
 }
+
+/* Stable scatter of from[0..n) into to[] by the top `bits` key bits
+ * (start: 2^bits + 1 counters). */
+static void scatter(const sh_near_ent *from, sh_near_ent *to, size_t n, unsigned bits,
+		    size_t *start)
+{
+	size_t digits = (size_t)1 << bits;
+
+	memset(start, 0, (digits + 1) * sizeof *start);
+	for (size_t i = 0; i < n; i++)
+		start[(from[i].key >> (64 - bits)) + 1]++;
+	for (size_t d = 1; d <= digits; d++)
+		start[d] += start[d - 1];
+	for (size_t i = 0; i < n; i++)
+		to[start[from[i].key >> (64 - bits)]++] = from[i];
+}
+
+/* One insertion pass over e[0..n), which the scatter left in order of the
+ * keys' top bits, so an entry moves only within its digit (a few places:
+ * the keys are uniform). Stable: i stays ascending within a key. 0 once the
+ * moves pass 8 n + 1024 (many keys sharing their top bits, by chance or by
+ * design): the caller then sorts by qsort on (key, i), the same order in
+ * n log n. */
+static int insert_pass(sh_near_ent *e, size_t n)
+{
+	size_t moved = 0, budget = 8 * n + 1024;
+
+	for (size_t a = 1; a < n; a++) {
+		sh_near_ent v = e[a];
+		size_t b = a;
+		while (b > 0 && e[b - 1].key > v.key) {
+			e[b] = e[b - 1];
+			b--;
+		}
+		e[b] = v;
+		moved += a - b;
+		if (moved > budget)
+			return 0;
+	}
+	return 1;
+}
+
+/* The scratch for up to n entries: the scatter takes about n / 4 digits,
+ * at most 2^16, so its counters stay in cache. */
+simhash_err sh_near_sort_init(sh_near_sort *s, size_t n)
+{
+	s->bits = 8;
+	while (s->bits < 16 && ((size_t)1 << s->bits) < n / 4)
+		s->bits++;
+	s->tmp = malloc((n ? n : 1) * sizeof *s->tmp);
+	s->start = malloc((((size_t)1 << s->bits) + 1) * sizeof *s->start);
+	if (s->tmp && s->start)
+		return SIMHASH_OK;
+	sh_near_sort_free(s);
+	return SIMHASH_ENOMEM;
+}
+
+void sh_near_sort_free(sh_near_sort *s)
+{
+	free(s->tmp);
+	free(s->start);
+	memset(s, 0, sizeof *s);
+}
+
+/* The entries sorted by key, ascending i within a key: a stable scatter on
+ * the top bits, then one insertion pass (or qsort, see insert_pass()). */
+void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n)
+{
+	scatter(e, s->tmp, n, s->bits, s->start);
+	memcpy(e, s->tmp, n * sizeof *e);
+	if (!insert_pass(e, n))
+		qsort(e, n, sizeof *e, by_key_i);
+}
+
+/* ---- exact duplicates */
 
 static int same_sketch(const simhash_sketch *a, const simhash_sketch *b)
 {
@@ -120,18 +190,25 @@ static int same_sketch(const simhash_sketch *a, const simhash_sketch *b)
  * run of one hash is compared member by member with its distinct firsts. */
 simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same)
 {
-	struct hashed *h = malloc((n ? n : 1) * sizeof *h);
+	sh_near_ent *h;
+	sh_near_sort sort = { 0 };
 	size_t i, r, j;
 
-	if (!h)
+	if (n > UINT32_MAX)
+		return SIMHASH_EINVAL;
+	h = malloc((n ? n : 1) * sizeof *h);
+	if (!h || sh_near_sort_init(&sort, n)) {
+		free(h);
 		return SIMHASH_ENOMEM;
-	for (i = 0; i < n; i++) {
-		h[i].h = sh_key(d[i].keys, d[i].n_keys * sizeof *d[i].keys) ^ (uint64_t)d[i].kind;
-		h[i].i = i;
 	}
-	qsort(h, n, sizeof *h, by_hash);
+	for (i = 0; i < n; i++) {
+		h[i].key = sh_key(d[i].keys, d[i].n_keys * sizeof *d[i].keys) ^ (uint64_t)d[i].kind;
+		h[i].i = (uint32_t)i;
+	}
+	sh_near_sort_run(&sort, h, n);
+	sh_near_sort_free(&sort);
 	for (r = 0; r < n; r = j) {
-		for (j = r; j < n && h[j].h == h[r].h; j++) {
+		for (j = r; j < n && h[j].key == h[r].key; j++) {
 			size_t k;
 			same[h[j].i] = h[j].i;
 			for (k = r; k < j; k++)

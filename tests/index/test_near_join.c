@@ -4,11 +4,13 @@
  * so that near pairs are common, exact duplicates, empty sketches, both
  * kinds, sizes across the thresholds' boundaries and the short texts'
  * budget of features not shared), seeded; the seed is printed on a failure.
- * simhash_near_decide() itself against a plain reference of the rule, and
- * the decision's edge cases. */
+ * simhash_near_decide() itself against a plain reference of the rule, the
+ * decision's edge cases, the band keys of both densification paths, and a
+ * sketch's keys against the distinct features the table path lists. */
 #include <math.h>
 #include <stdint.h>
 #include "../test.h"
+#include "common/internal.h"
 #include "simhash.h"
 
 #define MAX_DOCS 120
@@ -354,9 +356,156 @@ static void test_texts(void)
 	simhash_near_free(NULL);
 }
 
+/* The AVX-512 VBMI densification gives the portable walk's band keys, on
+ * sketches of every size (one key: every bin densified from one, so rows
+ * whose first 64 probes miss take the tail walk) and both kinds. */
+static void test_band_keys_both_paths(void)
+{
+	static const unsigned universes[] = {4, 20, 400};
+	uint64_t a[SIMHASH_NEAR_BANDS], b[SIMHASH_NEAR_BANDS];
+
+	if (!sh_near_bands_have_vbmi()) {
+		printf("  (no AVX-512 VBMI here: the portable path alone)\n");
+		return;
+	}
+	for (unsigned round = 0; round < 60; round++) {
+		test_rnd_seed(2000 + round);
+		make_set(MAX_DOCS, universes[round % 3]);
+		for (size_t i = 0; i < MAX_DOCS; i++) {
+			simhash_sketch one = sk[i];
+			for (size_t m = 0; m <= 3 && m <= sk[i].n_keys; m++) {
+				/* the sketch, and its first m keys alone */
+				one.n_keys = m == 3 ? sk[i].n_keys : m;
+				sh_near_bands_path(&one, a, 0);
+				sh_near_bands_path(&one, b, 1);
+				if (memcmp(a, b, sizeof a)) {
+					printf("  seed %u, sketch %zu of %zu keys: paths differ\n", 2000 + round,
+					       i, one.n_keys);
+					CHECK(0);
+					return;
+				}
+			}
+		}
+	}
+	{ /* the public function takes one of them */
+		uint64_t k[2] = {5, 9};
+		simhash_sketch s = {k, 2, SIMHASH_NEAR_CHARS};
+		simhash_near_bands(&s, a);
+		sh_near_bands_path(&s, b, 0);
+		CHECK(!memcmp(a, b, sizeof a));
+	}
+}
+
+struct listed {
+	uint64_t k[512];
+	size_t n;
+};
+
+static int list_key(const char *data, size_t len, uint32_t count, void *arg)
+{
+	struct listed *l = arg;
+	(void)count;
+	if (l->n < 512)
+		l->k[l->n++] = sh_key(data, len);
+	return 0;
+}
+
+/* A short text's sketch (char n-grams hashed in place) holds exactly the
+ * keys of the distinct features simhash_features_each() lists for the same
+ * config, ascending: ASCII, Chinese, mixed scripts, repeats, fullwidth
+ * forms that normalize to ASCII, texts shorter than an n-gram, a text at
+ * the short limit. */
+static void test_sketch_keys_are_the_distinct_features(void)
+{
+	static const char *texts[] = {
+		"The library will extend its opening hours during the exam period in December.",
+		"图书馆将在十二月考试期间延长开放时间。",
+		"Version 2.0 发布 of the 数据 toolkit, version 2.1 发布!",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa abab abab abab",
+		"\xef\xbc\xa1\xef\xbc\xa2\xef\xbc\xa3 ＡＢＣ abc ABC", /* fullwidth */
+		"ab", "a", "中", "中文", "x中", "caf\xc3\xa9 na\xc3\xafve r\xc3\xa9sum\xc3\xa9",
+		"0123456789012345678901234567890123456789012345678901234567890123456789"
+		"0123456789012345678901234567890123456789012345678901234567890123456789"
+		"012345678901234567890123456789012345", /* 176 characters */
+	};
+	simhash_config c;
+	simhash_ctx *ctx = NULL;
+	simhash_near *nd = NULL;
+	simhash_sketch s;
+
+	simhash_config_init(&c);
+	c.features = SIMHASH_FEATURES_CHAR;
+	c.ngram = 3;
+	c.ngram_cjk = 2;
+	CHECK(simhash_ctx_new(&c, &ctx) == SIMHASH_OK);
+	CHECK(simhash_near_new(&nd) == SIMHASH_OK);
+	for (size_t t = 0; t < sizeof texts / sizeof *texts; t++) {
+		static struct listed l;
+		l.n = 0;
+		CHECK(simhash_features_each(ctx, texts[t], strlen(texts[t]), list_key, &l, NULL) == SIMHASH_OK);
+		for (size_t a = 1; a < l.n; a++) /* ascending */
+			for (size_t b = a; b > 0 && l.k[b - 1] > l.k[b]; b--) {
+				uint64_t x = l.k[b];
+				l.k[b] = l.k[b - 1];
+				l.k[b - 1] = x;
+			}
+		CHECK(simhash_near_sketch(nd, texts[t], strlen(texts[t]), &s) == SIMHASH_OK);
+		CHECK(s.kind == SIMHASH_NEAR_CHARS);
+		if (s.n_keys != l.n || memcmp(s.keys, l.k, l.n * sizeof *l.k)) {
+			printf("  text %zu: %zu keys, %zu distinct features\n", t, s.n_keys, l.n);
+			CHECK(0);
+		}
+	}
+	simhash_near_free(nd);
+	simhash_ctx_free(ctx);
+}
+
+static int by_key_then_i(const void *a, const void *b)
+{
+	const sh_near_ent *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* sh_near_sort_run() orders by (key, i) whatever the keys: uniform, sharing
+ * their top 40 bits (the insertion pass gives way to qsort), a few values
+ * repeated (long runs of one key), and sizes from 0 to 20,000. */
+static void test_entry_sort_any_keys(void)
+{
+	static sh_near_ent e[20000], want[20000];
+	static const size_t sizes[] = {0, 1, 7, 300, 20000};
+
+	for (unsigned shape = 0; shape < 3; shape++)
+		for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+			size_t n = sizes[z];
+			sh_near_sort s = { 0 };
+			test_rnd_seed(7000 + 10 * shape + z);
+			for (size_t i = 0; i < n; i++) {
+				uint64_t r = test_rnd();
+				e[i].key = shape == 0 ? r : shape == 1 ? (0xabcdef1234ull << 24) | (r & 0xffffff)
+								      : r % 5 * 0x9e3779b97f4a7c15ull;
+				e[i].i = (uint32_t)i;
+				e[i].band = 0;
+				want[i] = e[i];
+			}
+			qsort(want, n, sizeof *want, by_key_then_i);
+			CHECK(sh_near_sort_init(&s, n) == SIMHASH_OK);
+			sh_near_sort_run(&s, e, n);
+			sh_near_sort_free(&s);
+			if (memcmp(e, want, n * sizeof *e)) {
+				printf("  shape %u, %zu entries: wrong order\n", shape, n);
+				CHECK(0);
+			}
+		}
+}
+
 TEST_MAIN("near_join",
 	  TEST(test_join_equals_brute_force),
 	  TEST(test_band_join_equals_its_definition),
 	  TEST(test_decide_equals_reference),
 	  TEST(test_decision_edges),
-	  TEST(test_texts))
+	  TEST(test_texts),
+	  TEST(test_band_keys_both_paths),
+	  TEST(test_sketch_keys_are_the_distinct_features),
+	  TEST(test_entry_sort_any_keys))
