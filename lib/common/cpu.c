@@ -25,6 +25,8 @@ int sh_cpu_has(unsigned features)
 		return 0;
 	if ((features & SH_CPU_AVX512VBMI2) && !__builtin_cpu_supports("avx512vbmi2"))
 		return 0;
+	if ((features & SH_CPU_AVX512VBMI) && !__builtin_cpu_supports("avx512vbmi"))
+		return 0;
 	return 1;
 #else
 	return features == 0;

@@ -35,6 +35,7 @@ enum {
 	SH_CPU_AVX512BW = 1u << 4,
 	SH_CPU_AVX512VPOPCNTDQ = 1u << 5,
 	SH_CPU_AVX512VBMI2 = 1u << 6,
+	SH_CPU_AVX512VBMI = 1u << 7,
 };
 int sh_cpu_has(unsigned features);
 
@@ -311,6 +312,9 @@ void sh_norm_set_reorder(sh_norm *n, int on);
  * NFKC_Casefold maps alone, whatever their neighbours (normalize.c's
  * SH_LAZY); off, ICU normalizes each of them in its segment. */
 void sh_norm_set_mapped(sh_norm *n, int on);
+/* The class (SH_C_*) of a non-ASCII code point c after normalization, or -1
+ * if it vanishes (a format character such as a joiner). Thread safety: safe. */
+int sh_norm_classify(uint32_t c);
 /* Decodes UTF-8 into code points (invalid sequences replaced), for the compat mode. */
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps);
