@@ -205,50 +205,75 @@ static inline unsigned takeable(const uint8_t *in, size_t i, size_t stop, const 
 	return n_lanes;
 }
 
+/* One window of 64 bytes at i: its characters (at[]: their byte offsets),
+ * the first 16 of them as lanes, and their kinds. */
+struct window {
+	unsigned covered, n, n_lanes;
+	__mmask16 lanes;
+	struct lanes l;
+	uint8_t at[64];
+};
+
+/* Reads the window at i (i < stop); 0 if it is ascii_run()'s (64 ASCII
+ * bytes) or starts with no character mixed.c takes apart. */
+SH_MIXED512 static inline __attribute__((always_inline)) int
+window(const sh_mixed_out *m, const uint8_t *in, size_t i, size_t stop, __m512i amap_lo,
+       __m512i amap_hi, struct window *w)
+{
+	uint64_t valid = stop - i >= 64 ? ~0ull : (1ull << (stop - i)) - 1;
+	__m512i x = _mm512_maskz_loadu_epi8(valid, (const void *)(in + i));
+	uint64_t starts;
+
+	if (valid == ~0ull && !_mm512_movepi8_mask(x))
+		return 0;
+	starts = char_starts(x, valid, &w->covered);
+	w->n = (unsigned)__builtin_popcountll(starts);
+	if (w->n == 0)
+		return 0;
+	_mm512_storeu_si512((void *)w->at,
+			    _mm512_maskz_compress_epi8(starts, _mm512_loadu_si512(iota64)));
+	w->n_lanes = w->n < 16 ? w->n : 16;
+	w->lanes = (__mmask16)((1u << w->n_lanes) - 1);
+	kinds(m, x, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)w->at)), w->lanes,
+	      amap_lo, amap_hi, &w->l);
+	return 1;
+}
+
 SH_MIXED512 size_t sh_mixed_run512(const sh_mixed_out *m, const uint8_t *in, size_t i,
 				   size_t stop, size_t *plen, size_t *pnc, int *ppending)
 {
 	const __m512i amap_lo = _mm512_loadu_si512((const void *)m->amap);
 	const __m512i amap_hi = _mm512_loadu_si512((const void *)(m->amap + 64));
-	const __m512i iota = _mm512_loadu_si512((const void *)iota64);
 	struct state st = { *plen, *pnc, *ppending, *pnc > 0 && m->oc[*pnc - 1] != SH_C_CJK };
-	uint8_t at[64];
+	struct window wins[2], *w = &wins[0], *next_w = &wins[1], *swap;
+	int more = i < stop && window(m, in, i, stop, amap_lo, amap_hi, w);
 
-	while (i < stop) {
-		uint64_t valid = stop - i >= 64 ? ~0ull : (1ull << (stop - i)) - 1;
-		__m512i x = _mm512_maskz_loadu_epi8(valid, (const void *)(in + i));
-		unsigned covered, n, n_lanes, k;
-		uint64_t starts;
-		__mmask16 lanes, ok;
-		struct lanes l;
-
-		if (valid == ~0ull && !_mm512_movepi8_mask(x))
-			break; /* 64 ASCII bytes: ascii_run()'s */
-		starts = char_starts(x, valid, &covered);
-		n = (unsigned)__builtin_popcountll(starts);
-		if (n == 0)
-			break;
-		_mm512_storeu_si512((void *)at, _mm512_maskz_compress_epi8(starts, iota));
-		n_lanes = n < 16 ? n : 16;
-		lanes = (__mmask16)((1u << n_lanes) - 1);
-		kinds(m, x, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)at)), lanes,
-		      amap_lo, amap_hi, &l);
-		ok = (l.word | l.cjk | l.sep) & lanes;
+	while (more) {
+		__mmask16 ok = (w->l.word | w->l.cjk | w->l.sep) & w->lanes;
 		/* The step's length does not wait for the table (the gather):
 		 * k lanes unless one of them is of no kind, rarely. */
-		k = takeable(in, i, stop, at, n_lanes);
-		if (SH_UNLIKELY(ok != lanes || k == 0)) {
+		unsigned k = takeable(in, i, stop, w->at, w->n_lanes);
+		size_t next;
+
+		if (SH_UNLIKELY(ok != w->lanes || k == 0)) {
 			/* lane k is of no kind: the lanes before it, then stop */
 			k = (unsigned)__builtin_ctz(~(uint32_t)ok);
 			if (k > 0)
-				k = takeable(in, i, stop, at, k);
+				k = takeable(in, i, stop, w->at, k);
 			if (k > 0)
-				put(m, &l, k, &st);
-			i += k < n ? at[k] : covered;
+				put(m, &w->l, k, &st);
+			i += k < w->n ? w->at[k] : w->covered;
 			break;
 		}
-		put(m, &l, k, &st);
-		i += k < n ? at[k] : covered;
+		/* the next window's table loads go out before this one's stores:
+		 * the two overlap */
+		next = i + (k < w->n ? w->at[k] : w->covered);
+		more = next < stop && window(m, in, next, stop, amap_lo, amap_hi, next_w);
+		put(m, &w->l, k, &st);
+		i = next;
+		swap = w;
+		w = next_w;
+		next_w = swap;
 	}
 	*plen = st.len;
 	*pnc = st.nc;
