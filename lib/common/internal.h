@@ -300,7 +300,9 @@ simhash_err sh_norm_end(sh_norm *n, sh_text *out);
  * straddles p, never between an ASCII byte and a non-ASCII one (a combining
  * mark composes with the character before it). */
 size_t sh_norm_cut(const uint8_t *in, size_t len);
-/* For tests: the AVX2 path of ASCII runs off (0) or on where the CPU has it. */
+/* For tests: the vector paths (ASCII runs, AVX2 and AVX-512; text mixing
+ * ASCII and three-byte characters, mixed.c) off (0) or on where the CPU
+ * has them. */
 void sh_norm_set_simd(sh_norm *n, int on);
 /* For tests: the slice of a non-ASCII run handled at once (0: the default,
  * 1 MiB); tests make it tiny to cross slice ends often. */
