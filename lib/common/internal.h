@@ -36,6 +36,7 @@ enum {
 	SH_CPU_AVX512VPOPCNTDQ = 1u << 5,
 	SH_CPU_AVX512VBMI2 = 1u << 6,
 	SH_CPU_AVX512VBMI = 1u << 7,
+	SH_CPU_BMI2 = 1u << 8,
 };
 int sh_cpu_has(unsigned features);
 

@@ -30,7 +30,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#define SH_MIXED512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt")))
+#define SH_MIXED512 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi2")))
 
 static const uint8_t iota64[64] = {
 	0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
@@ -192,26 +192,33 @@ SH_MIXED512 static inline __attribute__((always_inline)) void put(const sh_mixed
 		st->last_word = word >> (31 - __builtin_clz(keep)) & 1;
 }
 
-/* How many lanes of n_lanes (characters at byte offsets at[] from in + i)
+/* The offset of character j (j < the count) of a window whose characters
+ * start at the set bits of starts: its j-th set bit, from the mask alone. */
+SH_MIXED512 static inline unsigned nth(uint64_t starts, unsigned j)
+{
+	return (unsigned)__builtin_ctzll(_pdep_u64(1ull << j, starts));
+}
+
+/* How many lanes of n_lanes (characters at the bits of starts from in + i)
  * may be taken whatever their kinds: all but an ASCII character last when
  * what follows it is not ASCII or not known (invariant 2). */
-static inline unsigned takeable(const uint8_t *in, size_t i, size_t stop, const uint8_t *at,
-				unsigned n_lanes)
+SH_MIXED512 static inline unsigned takeable(const uint8_t *in, size_t i, size_t stop,
+					    uint64_t starts, unsigned n_lanes)
 {
-	size_t next = i + at[n_lanes - 1] + 1;
+	size_t next = i + nth(starts, n_lanes - 1) + 1;
 
 	if (in[next - 1] < 0x80 && (next >= stop || in[next] >= 0x80))
 		return n_lanes - 1;
 	return n_lanes;
 }
 
-/* One window of 64 bytes at i: its characters (at[]: their byte offsets),
- * the first 16 of them as lanes, and their kinds. */
+/* One window of 64 bytes at i: its characters (they start at the set bits
+ * of starts), the first 16 of them as lanes, and their kinds. */
 struct window {
 	unsigned covered, n, n_lanes;
 	__mmask16 lanes;
+	uint64_t starts;
 	struct lanes l;
-	uint8_t at[64];
 };
 
 /* Reads the window at i (i < stop); 0 if it is ascii_run()'s (64 ASCII
@@ -222,20 +229,19 @@ window(const sh_mixed_out *m, const uint8_t *in, size_t i, size_t stop, __m512i 
 {
 	uint64_t valid = stop - i >= 64 ? ~0ull : (1ull << (stop - i)) - 1;
 	__m512i x = _mm512_maskz_loadu_epi8(valid, (const void *)(in + i));
-	uint64_t starts;
+	__m512i at;
 
 	if (valid == ~0ull && !_mm512_movepi8_mask(x))
 		return 0;
-	starts = char_starts(x, valid, &w->covered);
-	w->n = (unsigned)__builtin_popcountll(starts);
+	w->starts = char_starts(x, valid, &w->covered);
+	w->n = (unsigned)__builtin_popcountll(w->starts);
 	if (w->n == 0)
 		return 0;
-	_mm512_storeu_si512((void *)w->at,
-			    _mm512_maskz_compress_epi8(starts, _mm512_loadu_si512(iota64)));
+	at = _mm512_maskz_compress_epi8(w->starts, _mm512_loadu_si512(iota64));
 	w->n_lanes = w->n < 16 ? w->n : 16;
 	w->lanes = (__mmask16)((1u << w->n_lanes) - 1);
-	kinds(m, x, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)w->at)), w->lanes,
-	      amap_lo, amap_hi, &w->l);
+	kinds(m, x, _mm512_cvtepu8_epi32(_mm512_castsi512_si128(at)), w->lanes, amap_lo, amap_hi,
+	      &w->l);
 	return 1;
 }
 
@@ -252,22 +258,22 @@ SH_MIXED512 size_t sh_mixed_run512(const sh_mixed_out *m, const uint8_t *in, siz
 		__mmask16 ok = (w->l.word | w->l.cjk | w->l.sep) & w->lanes;
 		/* The step's length does not wait for the table (the gather):
 		 * k lanes unless one of them is of no kind, rarely. */
-		unsigned k = takeable(in, i, stop, w->at, w->n_lanes);
+		unsigned k = takeable(in, i, stop, w->starts, w->n_lanes);
 		size_t next;
 
 		if (SH_UNLIKELY(ok != w->lanes || k == 0)) {
 			/* lane k is of no kind: the lanes before it, then stop */
 			k = (unsigned)__builtin_ctz(~(uint32_t)ok);
 			if (k > 0)
-				k = takeable(in, i, stop, w->at, k);
+				k = takeable(in, i, stop, w->starts, k);
 			if (k > 0)
 				put(m, &w->l, k, &st);
-			i += k < w->n ? w->at[k] : w->covered;
+			i += k < w->n ? nth(w->starts, k) : w->covered;
 			break;
 		}
 		/* the next window's table loads go out before this one's stores:
 		 * the two overlap */
-		next = i + (k < w->n ? w->at[k] : w->covered);
+		next = i + (k < w->n ? nth(w->starts, k) : w->covered);
 		more = next < stop && window(m, in, next, stop, amap_lo, amap_hi, next_w);
 		put(m, &w->l, k, &st);
 		i = next;
@@ -284,7 +290,7 @@ SH_MIXED512 size_t sh_mixed_run512(const sh_mixed_out *m, const uint8_t *in, siz
 int sh_mixed_have(void)
 {
 	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512VBMI |
-			  SH_CPU_AVX512VBMI2 | SH_CPU_POPCNT);
+			  SH_CPU_AVX512VBMI2 | SH_CPU_POPCNT | SH_CPU_BMI2);
 }
 #else
 size_t sh_mixed_run512(const sh_mixed_out *m, const uint8_t *in, size_t i, size_t stop,
