@@ -208,7 +208,7 @@ static int run_all(struct run *run, struct source *src, char **paths, size_t n_p
 	ret = outfile_open(&run->out, output);
 	if (ret)
 		return ret;
-	progress_init(&run->progress, cli_total_size(paths, n_paths));
+	progress_init_paths(&run->progress, paths, n_paths);
 	failed = src_run(src, paths, n_paths, &run->progress) != EXIT_OK;
 	if (!failed && run->bin && simhash_fpfile_writer_finish(run->fpw, write_out, &run->out))
 		failed = 1; /* outfile_write has said why */

@@ -10,6 +10,7 @@
 #ifndef CLI_PROGRESS_H
 #define CLI_PROGRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct progress {
@@ -22,6 +23,9 @@ struct progress {
 };
 
 void progress_init(struct progress *p, uint64_t total_bytes);
+/* progress_init() with the total size of the files paths[0..n) (as
+ * cli_total_size()), taken only when the line may be drawn. */
+void progress_init_paths(struct progress *p, char *const *paths, size_t n);
 /* Whether a line may be drawn on err_fd while output goes to out_fd. */
 int progress_may_draw(int out_fd, int err_fd);
 /* Adds bytes and documents done; redraws if due. */

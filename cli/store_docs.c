@@ -256,7 +256,7 @@ static int put_all(const char *cmd, struct opts *o, int argc, char **argv, int f
 		cli_err("%s: %s", cmd, simhash_strerror(e));
 		goto out;
 	}
-	progress_init(&prog, cli_total_size(paths, n_paths));
+	progress_init_paths(&prog, paths, n_paths);
 	ret = src_run(src, paths, n_paths, &prog);
 	if (put_flush(w)) /* the documents before a bad one too */
 		ret = EXIT_FAIL;

@@ -27,6 +27,8 @@ int sh_cpu_has(unsigned features)
 		return 0;
 	if ((features & SH_CPU_AVX512VBMI) && !__builtin_cpu_supports("avx512vbmi"))
 		return 0;
+	if ((features & SH_CPU_BMI2) && !__builtin_cpu_supports("bmi2"))
+		return 0;
 	return 1;
 #else
 	return features == 0;

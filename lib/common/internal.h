@@ -36,6 +36,7 @@ enum {
 	SH_CPU_AVX512VPOPCNTDQ = 1u << 5,
 	SH_CPU_AVX512VBMI2 = 1u << 6,
 	SH_CPU_AVX512VBMI = 1u << 7,
+	SH_CPU_BMI2 = 1u << 8,
 };
 int sh_cpu_has(unsigned features);
 
@@ -322,7 +323,9 @@ simhash_err sh_norm_end(sh_norm *n, sh_text *out);
  * straddles p, never between an ASCII byte and a non-ASCII one (a combining
  * mark composes with the character before it). */
 size_t sh_norm_cut(const uint8_t *in, size_t len);
-/* For tests: the AVX2 path of ASCII runs off (0) or on where the CPU has it. */
+/* For tests: the vector paths (ASCII runs, AVX2 and AVX-512; text mixing
+ * ASCII and three-byte characters, mixed.c) off (0) or on where the CPU
+ * has them. */
 void sh_norm_set_simd(sh_norm *n, int on);
 /* For tests: the slice of a non-ASCII run handled at once (0: the default,
  * 1 MiB); tests make it tiny to cross slice ends often. */
@@ -334,6 +337,9 @@ void sh_norm_set_reorder(sh_norm *n, int on);
  * NFKC_Casefold maps alone, whatever their neighbours (normalize.c's
  * SH_LAZY); off, ICU normalizes each of them in its segment. */
 void sh_norm_set_mapped(sh_norm *n, int on);
+/* The class (SH_C_*) of a non-ASCII code point c after normalization, or -1
+ * if it vanishes (a format character such as a joiner). Thread safety: safe. */
+int sh_norm_classify(uint32_t c);
 /* Decodes UTF-8 into code points (invalid sequences replaced), for the compat mode. */
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
 			   size_t *n_cps);

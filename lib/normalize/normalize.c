@@ -13,7 +13,10 @@
  * in one call, together with the ASCII character just before it, because a
  * combining mark composes with the character it follows (e + U+0301 -> é). No
  * character composes with the one before an ASCII byte, so ASCII bytes never
- * need ICU. The output is identical to normalizing the whole text at once.
+ * need ICU. Text that mixes ASCII with three-byte characters (Chinese, with
+ * its punctuation, digits and Latin words) goes 16 characters at a time
+ * through mixed.c where the CPU allows. The output is identical to
+ * normalizing the whole text at once.
  *
  * Invariants of the output (sh_text): no space at either end, never two
  * spaces in a row, off[] strictly increasing, off[n_chars] == len.
@@ -27,6 +30,7 @@
 #include <unicode/utf16.h>
 #include "../common/internal.h"
 #include "ascii.h"
+#include "mixed.h"
 #include "reorder.h"
 
 #define NORM_SLICE ((size_t)1 << 20)
@@ -47,6 +51,7 @@ struct sh_norm {
 	uint8_t pack[256][8]; /* sh_ascii_bulk(): mask -> shuffle packing its bytes */
 	int simd;          /* sh_ascii_bulk() may run (ascii.c) */
 	int simd512;       /* sh_ascii_bulk512() may run */
+	int mixed;         /* sh_mixed_run512() may run: the CPU and the rules fit */
 	size_t slice;      /* bytes of a non-ASCII run handled at once */
 	int no_reorder;    /* tests only: leave long combining runs to ICU */
 	int no_mapped;     /* tests only: leave SH_LAZY characters to ICU */
@@ -115,8 +120,7 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 		while (k < 8)
 			n->pack[m][k++] = 0x80;
 	}
-	n->simd = sh_ascii_have_avx2();
-	n->simd512 = sh_ascii_have_vbmi2();
+	sh_norm_set_simd(n, 1);
 	n->slice = NORM_SLICE;
 	n->nfkc_cf = unorm2_getNFKCCasefoldInstance(&st);
 	if (U_FAILURE(st)) {
@@ -158,63 +162,7 @@ void sh_norm_free(sh_norm *n)
 	free(n);
 }
 
-static int is_cjk(uint32_t c)
-{
-	UErrorCode st = U_ZERO_ERROR;
-	UScriptCode sc;
-
-	if (c < 0x2E80)
-		return 0;
-	sc = uscript_getScript((UChar32)c, &st);
-	return sc == USCRIPT_HAN || sc == USCRIPT_HIRAGANA || sc == USCRIPT_KATAKANA ||
-	       c == 0x30FC || c == 0x3005; /* prolonged sound mark, iteration mark */
-}
-
-/* Class of a non-ASCII code point after normalization; -1 drops it (format
- * characters such as joiners, which separate nothing). */
-static int classify(uint32_t c)
-{
-	int8_t t = u_charType((UChar32)c);
-
-	switch (t) {
-	case U_UPPERCASE_LETTER:
-	case U_LOWERCASE_LETTER:
-	case U_TITLECASE_LETTER:
-	case U_MODIFIER_LETTER:
-	case U_OTHER_LETTER:
-		return is_cjk(c) ? SH_C_CJK : SH_C_WORD;
-	case U_DECIMAL_DIGIT_NUMBER:
-	case U_LETTER_NUMBER:
-	case U_OTHER_NUMBER:
-	case U_NON_SPACING_MARK:
-	case U_ENCLOSING_MARK:
-	case U_COMBINING_SPACING_MARK:
-		return SH_C_WORD;
-	case U_SPACE_SEPARATOR:
-	case U_LINE_SEPARATOR:
-	case U_PARAGRAPH_SEPARATOR:
-	case U_CONTROL_CHAR:
-		return SH_C_SPACE;
-	case U_FORMAT_CHAR:
-	case U_UNASSIGNED:
-	case U_SURROGATE:
-	case U_PRIVATE_USE_CHAR:
-		return t == U_FORMAT_CHAR ? -1 : SH_C_PUNCT;
-	default:
-		return SH_C_PUNCT;
-	}
-}
-
-/* Entries of n->bmp. */
-#define SH_INERT (1u << 30) /* NFKC_Casefold leaves it and its neighbours alone */
-#define SH_DROP (1u << 29)  /* a format character: vanishes */
-#define SH_KNOWN (1u << 28) /* class and output are set (every code point but surrogates) */
-/* Not inert, but with a normalization boundary on both sides: NFKC_Casefold
- * maps it alone, whatever its neighbours (U+FF0C FULLWIDTH COMMA -> ','), so
- * once ICU has given its mapping (resolve()), a mapping of one BMP character
- * or none is kept here and the character is then treated as inert. */
-#define SH_LAZY (1u << 31)
-
+/* The entries of n->bmp (SH_INERT, SH_LAZY, ...) are defined in mixed.h. */
 
 /* The block of CJK Unified Ideographs, nearly every character of Chinese
  * text, has a second table of 2-byte entries: the output of a character whose
@@ -255,7 +203,7 @@ static void fill_bmp_page(sh_norm *n, uint32_t page)
 		if (!inert && unorm2_hasBoundaryBefore(n->nfkc_cf, (UChar32)c) &&
 		    unorm2_hasBoundaryAfter(n->nfkc_cf, (UChar32)c))
 			inert = SH_LAZY;
-		cls = c < 0x80 ? ascii_class[c] : classify(c);
+		cls = c < 0x80 ? ascii_class[c] : sh_norm_classify(c);
 		if (cls < 0) {
 			t[c] = SH_KNOWN | (inert & SH_INERT) | SH_DROP;
 			continue;
@@ -446,7 +394,7 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 			     ascii_class[c]);
 			continue;
 		}
-		cls = classify((uint32_t)c);
+		cls = sh_norm_classify((uint32_t)c);
 		if (cls < 0)
 			continue;
 		if (cls == SH_C_CJK && n->t2s)
@@ -759,6 +707,21 @@ static simhash_err start(sh_norm *n, int stream)
 	return room(n, 1, 1);
 }
 
+/* sh_mixed_run512() from *pi to at most to, with room for what it writes. */
+static simhash_err mixed_run(sh_norm *n, const uint8_t *in, size_t *pi, size_t to)
+{
+	size_t i = *pi;
+	/* a byte gives at most a byte and a character, and a pending space one
+	 * more; + 64: the slack of the vector stores */
+	simhash_err err = room(n, to - i + 65, to - i + 65);
+	sh_mixed_out m = { n->o, n->oo, n->oc, n->bmp, n->amap };
+
+	if (err)
+		return err;
+	*pi = sh_mixed_run512(&m, in, i, to, &n->len, &n->n_chars, &n->pending_space);
+	return sh_intr_poll(n->intr, *pi - i) ? SIMHASH_EINTR : SIMHASH_OK;
+}
+
 /* Normalizes in[0..len) after what the run has had so far. */
 static simhash_err run(sh_norm *n, const uint8_t *in, size_t len)
 {
@@ -774,6 +737,14 @@ static simhash_err run(sh_norm *n, const uint8_t *in, size_t len)
 		size_t stop = ascii_end(in, i, end);
 		if (stop < len && stop > i)
 			stop--;
+		if (n->mixed && !n->m && stop < len && stop - i < 64) {
+			/* a few ASCII bytes at most before non-ASCII ones */
+			size_t to = len - i > sh_intr_step(n->intr) ? i + sh_intr_step(n->intr) : len;
+			size_t from = i;
+			err = mixed_run(n, in, &i, to);
+			if (err || i > from)
+				continue; /* the bytes before i are done: look again */
+		}
 		/* + 16: slack for the eight-byte stores of sh_ascii_bulk() */
 		err = room(n, 2 * (stop - i) + 16, 2 * (stop - i) + 16);
 		if (err)
@@ -913,6 +884,10 @@ void sh_norm_set_simd(sh_norm *n, int on)
 {
 	n->simd = on && sh_ascii_have_avx2();
 	n->simd512 = on && sh_ascii_have_vbmi2();
+	/* the rules mixed.c writes by (its invariant 1), and a table */
+	n->mixed = on && sh_mixed_have() && n->cfg.punct == SIMHASH_PUNCT_DROP &&
+		   n->cfg.space == SIMHASH_SPACE_AUTO && !n->cfg.max_repeat &&
+		   n->cfg.compat == SIMHASH_COMPAT_NONE;
 }
 
 simhash_err sh_norm_decode(sh_norm *n, const uint8_t *in, size_t len, const uint32_t **cps,
