@@ -47,7 +47,7 @@ static const char *name_at(const struct names *nm, uint64_t id, size_t *len)
 {
 	if (id < nm->n) {
 		*len = (size_t)(nm->off[id + 1] - nm->off[id]);
-		return nm->bytes.p + nm->off[id];
+		return nm->bytes.p ? nm->bytes.p + nm->off[id] : ""; /* NULL: every id empty */
 	}
 	if (id < nm->ext.n) {
 		const char *s;

@@ -174,6 +174,8 @@ static int append(struct fpinput *in, struct slice *s, size_t *cap)
 {
 	unsigned nw = s->nw;
 
+	if (!s->n)
+		return 0; /* its arrays may be NULL */
 	if (in->n + s->n > *cap) {
 		size_t c = *cap ? *cap : 4096;
 		uint64_t *w, *o;
