@@ -236,19 +236,33 @@ static int names_load(struct names *nm, const simhash_index *ix, int copy, const
 	return 0;
 }
 
+/* Hands nm's names to ix as its user section: the magic, the count, the
+ * n + 1 offsets, the bytes (host byte order, parsed by idesc.c). The section
+ * is laid out in nm's offset array, grown in place (a big realloc moves
+ * pages, not bytes), so that only the names' bytes go to fresh memory; nm
+ * holds no names afterwards. */
 static int names_store(struct names *nm, simhash_index *ix)
 {
-	struct sbuf b = {0};
-	uint64_t n = nm->n, zero = 0;
-	int ret = 0;
+	uint64_t n = nm->n, n_off = nm->n + 1, *blob;
+	size_t len = 16 + (size_t)n_off * 8 + nm->bytes.len;
+	int ret;
 
-	if (sbuf_grow(&b, 16 + (n + 1) * 8 + nm->bytes.len) || /* one allocation */
-	    sbuf_add(&b, NAMES_MAGIC, 8) || sbuf_add(&b, &n, 8) ||
-	    (n ? sbuf_add(&b, nm->off, (n + 1) * 8) : sbuf_add(&b, &zero, 8)) ||
-	    sbuf_add(&b, nm->bytes.p, nm->bytes.len) ||
-	    simhash_index_set_user(ix, b.p, b.len) != SIMHASH_OK)
-		ret = -1;
-	sbuf_free(&b);
+	blob = realloc(nm->off, (len + 7) / 8 * 8);
+	if (!blob)
+		return -1;
+	nm->off = blob;
+	if (n == 0)
+		blob[0] = 0; /* the one offset of no names */
+	memmove(blob + 2, blob, (size_t)n_off * 8);
+	memcpy(blob, NAMES_MAGIC, 8);
+	blob[1] = n;
+	if (nm->bytes.len)
+		memcpy(blob + 2 + n_off, nm->bytes.p, nm->bytes.len);
+	sbuf_free(&nm->bytes);
+	nm->n = nm->cap = 0;
+	ret = simhash_index_set_user(ix, blob, len) != SIMHASH_OK ? -1 : 0;
+	free(nm->off);
+	nm->off = NULL;
 	return ret;
 }
 
