@@ -187,9 +187,10 @@ static void names_index(struct names *nm)
 	}
 }
 
-/* Makes room in nm's table for n names in all, so that it never grows
- * (each growth rehashes every name, and at 10 million names the growths
- * cost a third of the numbering's time). */
+/* Makes room in nm's table and offsets for n names in all, so that they
+ * never grow (each growth rehashes every name, and at 10 million names the
+ * growths cost a third of the numbering's time); the big arrays on huge
+ * pages. */
 static void names_reserve(struct names *nm, size_t n)
 {
 	size_t n_slots = nm->n_slots ? nm->n_slots : 1024;
@@ -198,6 +199,15 @@ static void names_reserve(struct names *nm, size_t n)
 		n_slots *= 2;
 	if (n_slots > nm->n_slots)
 		names_rehash(nm, n_slots);
+	if (n + 2 > nm->cap) { /* the offsets too, at once */
+		uint64_t *off = realloc(nm->off, (n + 2) * sizeof *off);
+		if (!off) {
+			cli_err("out of memory");
+			exit(EXIT_FAIL);
+		}
+		nm->off = off, nm->cap = n + 2;
+		cli_hugepage_hint(off, nm->cap * sizeof *off);
+	}
 }
 
 /* Reads the names of ix into nm: in place for lookups by id (query), or
@@ -299,7 +309,7 @@ static void fpvec_push(struct fpvec *v, const simhash_fp *fp, uint64_t id)
 	v->id[v->n++] = id;
 }
 
-/* Room for n fingerprints in all. */
+/* Room for n fingerprints in all, on huge pages if big. */
 static void fpvec_reserve(struct fpvec *v, size_t n)
 {
 	if (n <= v->cap)
@@ -311,6 +321,8 @@ static void fpvec_reserve(struct fpvec *v, size_t n)
 		cli_err("out of memory");
 		exit(EXIT_FAIL);
 	}
+	cli_hugepage_hint(v->w, v->cap * 2 * sizeof *v->w);
+	cli_hugepage_hint(v->id, v->cap * sizeof *v->id);
 }
 
 /* Called for each fingerprint line; nonzero stops the read. */

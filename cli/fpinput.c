@@ -19,22 +19,6 @@
 #include <unistd.h>
 #include "fpinput.h"
 
-/* Asks for transparent huge pages over the 2 MB-aligned interior of a big
- * buffer: far fewer page faults when it is first written. Only a hint. */
-static void hugepage_hint(void *p, size_t len)
-{
-#ifdef MADV_HUGEPAGE
-	uintptr_t a = ((uintptr_t)p + ((1u << 21) - 1)) & ~(uintptr_t)((1u << 21) - 1);
-	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)((1u << 21) - 1);
-
-	if (len >= (8u << 20) && e > a)
-		madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)len;
-#endif
-}
-
 #define BLOCK ((size_t)32 << 20)
 #define MAX_SLICES 64
 
@@ -303,9 +287,9 @@ static void size_arrays(struct fpinput *in, size_t block_len, uint64_t file_size
 
 	if (w)
 		in->words = w;
-	hugepage_hint(in->words, want * nw * 8);
+	cli_hugepage_hint(in->words, want * nw * 8);
 	if (o) {
-		hugepage_hint(o, want * 8);
+		cli_hugepage_hint(o, want * 8);
 		in->off = o;
 		*cap = want;
 	}
@@ -339,7 +323,7 @@ static int read_text(struct fpinput *in, int fd, const char *head, size_t head_l
 		if (b->cap - b->len < BLOCK / 2) {
 			if (sbuf_grow(b, BLOCK))
 				goto oom;
-			hugepage_hint(b->p, b->cap);
+			cli_hugepage_hint(b->p, b->cap);
 		}
 		r = (ssize_t)cli_read_full(fd, b->p + b->len, b->cap - b->len, -1);
 		if (r < 0) {
