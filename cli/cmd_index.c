@@ -1,7 +1,8 @@
 /* cmd_index.c - `simhash index build|add|delete`: the exact Hamming index
  * (lib/index/) on the command line. This file holds the id table, the
- * reading of fingerprints that build, add, delete and query take, and build,
- * add and delete; the other rooms are listed in index_cmd.h.
+ * reading of fingerprints that build, add, delete and query take (a named
+ * text file for build in parallel blocks, index_read.c), and build, add and
+ * delete; the other rooms are listed in index_cmd.h.
  *
  * Fingerprints come in the text form `HEX<TAB>ID` (what `simhash fingerprint`
  * prints). The library keeps uint64 ids; the command maps each distinct ID

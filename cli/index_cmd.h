@@ -2,8 +2,10 @@
  * cmd_index.c (the id table, the reading of fingerprints in the text form or
  * a binary fingerprint file, and build, add and delete), index_query.c (the
  * query) and index_info.c (plan, stats and verify); index_opts.c holds what
- * they all use (the options, their parser, opening an index). Uses run one
- * way, from the dispatch down, never back.
+ * they all use (the options, their parser, opening an index), index_read.c
+ * the rule for a line of the text form and the parallel read of a named
+ * file that build uses. Uses run one way, from the dispatch down, never
+ * back.
  */
 #ifndef CLI_INDEX_CMD_H
 #define CLI_INDEX_CMD_H
