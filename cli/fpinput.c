@@ -1,12 +1,13 @@
 /* fpinput.c - fingerprint sets from the text form or a binary file (see
  * fpinput.h).
  *
- * Text: the main thread reads BLOCK bytes at a time (whole lines; the tail
- * of a cut line moves to the next block), splits the block into one slice per
- * thread at line ends, and the threads parse their slices into their own
- * arrays, which are then appended in order; so the result, and which error is
- * reported (the first in the input), does not depend on the number of
- * threads. The width comes from the first line; every other line must agree.
+ * Text: the main thread takes BLOCK bytes at a time (whole lines) from the
+ * file's mapping, or reads them from a stream (the tail of a cut line moves
+ * to the next block), splits the block into one slice per thread at line
+ * ends, and the threads parse their slices into their own arrays, which are
+ * then appended in order; so the result, and which error is reported (the
+ * first in the input), does not depend on the number of threads. The width
+ * comes from the first line; every other line must agree.
  */
 #include <errno.h>
 #include <fcntl.h>
