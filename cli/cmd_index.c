@@ -1,7 +1,8 @@
 /* cmd_index.c - `simhash index build|add|delete`: the exact Hamming index
  * (lib/index/) on the command line. This file holds the id table, the
- * reading of fingerprints that build, add, delete and query take, and build,
- * add and delete; the other rooms are listed in index_cmd.h.
+ * reading of fingerprints that build, add, delete and query take (a named
+ * text file for build in parallel blocks, index_read.c), and build, add and
+ * delete; the other rooms are listed in index_cmd.h.
  *
  * Fingerprints come in the text form `HEX<TAB>ID` (what `simhash fingerprint`
  * prints). The library keeps uint64 ids; the command maps each distinct ID
@@ -43,19 +44,11 @@ struct names {
 	struct idesc_names ext; /* a saved index's names, read in place */
 };
 
-static uint64_t fnv1a(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h ^ (h >> 29);
-}
-
 static const char *name_at(const struct names *nm, uint64_t id, size_t *len)
 {
 	if (id < nm->n) {
 		*len = (size_t)(nm->off[id + 1] - nm->off[id]);
-		return nm->bytes.p + nm->off[id];
+		return nm->bytes.p ? nm->bytes.p + nm->off[id] : ""; /* NULL: every id empty */
 	}
 	if (id < nm->ext.n) {
 		const char *s;
@@ -124,13 +117,7 @@ static void names_rehash(struct names *nm, size_t n_slots)
 	free(old);
 }
 
-/* The top 32 bits of the hash of a name. */
-static uint64_t name_hash(const char *s, size_t len)
-{
-	return fnv1a(s, len) >> 32;
-}
-
-/* The id of s (hash: name_hash(s)), added if new (add) or UINT64_MAX if absent. */
+/* The id of s (hash: index_name_hash(s)), added if new (add) or UINT64_MAX if absent. */
 static uint64_t names_get_hashed(struct names *nm, const char *s, size_t len, uint64_t hash, int add)
 {
 	size_t h;
@@ -193,7 +180,7 @@ static void names_index(struct names *nm)
 	for (size_t i = 0; i < nm->n; i++) {
 		size_t len;
 		const char *s = name_at(nm, i, &len);
-		uint64_t hash = name_hash(s, len);
+		uint64_t hash = index_name_hash(s, len);
 		size_t h = slot_home(hash, n_slots);
 		while (nm->slot[h])
 			h = h + 1 == n_slots ? 0 : h + 1;
@@ -201,9 +188,10 @@ static void names_index(struct names *nm)
 	}
 }
 
-/* Makes room in nm's table for n names in all, so that it never grows
- * (each growth rehashes every name, and at 10 million names the growths
- * cost a third of the numbering's time). */
+/* Makes room in nm's table and offsets for n names in all, so that they
+ * never grow (each growth rehashes every name, and at 10 million names the
+ * growths cost a third of the numbering's time); the big arrays on huge
+ * pages. */
 static void names_reserve(struct names *nm, size_t n)
 {
 	size_t n_slots = nm->n_slots ? nm->n_slots : 1024;
@@ -212,6 +200,15 @@ static void names_reserve(struct names *nm, size_t n)
 		n_slots *= 2;
 	if (n_slots > nm->n_slots)
 		names_rehash(nm, n_slots);
+	if (n + 2 > nm->cap) { /* the offsets too, at once */
+		uint64_t *off = realloc(nm->off, (n + 2) * sizeof *off);
+		if (!off) {
+			cli_err("out of memory");
+			exit(EXIT_FAIL);
+		}
+		nm->off = off, nm->cap = n + 2;
+		cli_hugepage_hint(off, nm->cap * sizeof *off);
+	}
 }
 
 /* Reads the names of ix into nm: in place for lookups by id (query), or
@@ -250,19 +247,33 @@ static int names_load(struct names *nm, const simhash_index *ix, int copy, const
 	return 0;
 }
 
+/* Hands nm's names to ix as its user section: the magic, the count, the
+ * n + 1 offsets, the bytes (host byte order, parsed by idesc.c). The section
+ * is laid out in nm's offset array, grown in place (a big realloc moves
+ * pages, not bytes), so that only the names' bytes go to fresh memory; nm
+ * holds no names afterwards. */
 static int names_store(struct names *nm, simhash_index *ix)
 {
-	struct sbuf b = {0};
-	uint64_t n = nm->n, zero = 0;
-	int ret = 0;
+	uint64_t n = nm->n, n_off = nm->n + 1, *blob;
+	size_t len = 16 + (size_t)n_off * 8 + nm->bytes.len;
+	int ret;
 
-	if (sbuf_grow(&b, 16 + (n + 1) * 8 + nm->bytes.len) || /* one allocation */
-	    sbuf_add(&b, NAMES_MAGIC, 8) || sbuf_add(&b, &n, 8) ||
-	    (n ? sbuf_add(&b, nm->off, (n + 1) * 8) : sbuf_add(&b, &zero, 8)) ||
-	    sbuf_add(&b, nm->bytes.p, nm->bytes.len) ||
-	    simhash_index_set_user(ix, b.p, b.len) != SIMHASH_OK)
-		ret = -1;
-	sbuf_free(&b);
+	blob = realloc(nm->off, (len + 7) / 8 * 8);
+	if (!blob)
+		return -1;
+	nm->off = blob;
+	if (n == 0)
+		blob[0] = 0; /* the one offset of no names */
+	memmove(blob + 2, blob, (size_t)n_off * 8);
+	memcpy(blob, NAMES_MAGIC, 8);
+	blob[1] = n;
+	if (nm->bytes.len)
+		memcpy(blob + 2 + n_off, nm->bytes.p, nm->bytes.len);
+	sbuf_free(&nm->bytes);
+	nm->n = nm->cap = 0;
+	ret = simhash_index_set_user(ix, blob, len) != SIMHASH_OK ? -1 : 0;
+	free(nm->off);
+	nm->off = NULL;
 	return ret;
 }
 
@@ -299,7 +310,7 @@ static void fpvec_push(struct fpvec *v, const simhash_fp *fp, uint64_t id)
 	v->id[v->n++] = id;
 }
 
-/* Room for n fingerprints in all. */
+/* Room for n fingerprints in all, on huge pages if big. */
 static void fpvec_reserve(struct fpvec *v, size_t n)
 {
 	if (n <= v->cap)
@@ -311,6 +322,8 @@ static void fpvec_reserve(struct fpvec *v, size_t n)
 		cli_err("out of memory");
 		exit(EXIT_FAIL);
 	}
+	cli_hugepage_hint(v->w, v->cap * 2 * sizeof *v->w);
+	cli_hugepage_hint(v->id, v->cap * sizeof *v->id);
 }
 
 /* Called for each fingerprint line; nonzero stops the read. */
@@ -335,29 +348,19 @@ int index_read_text(const char *path, unsigned *bits, line_fn fn, void *arg)
 		const char *s;
 		uint64_t line = c.first_line;
 		for (; ret == 0 && chunk_next_line(&c, &pos, &s, &len); line++) {
-			const char *tab = memchr(s, '\t', len);
+			char why_buf[96];
+			const char *why;
 			simhash_fp fp;
+			size_t id_at;
 			if (len == 0)
 				continue;
-			if (!tab || simhash_fp_parse(s, (size_t)(tab - s), &fp) != SIMHASH_OK ||
-			    fp.bits == 32) {
-				cli_err("%s:%llu: %s", display_name(path), (unsigned long long)line,
-					!tab ? "expected HEX<TAB>ID"
-					: (tab - s == 8 && simhash_fp_parse(s, 8, &fp) == SIMHASH_OK)
-						? "32-bit fingerprints cannot be indexed (64 or 128 bits)"
-						: "invalid fingerprint (16 or 32 hex digits expected)");
+			why = index_parse_line(s, len, bits, &fp, &id_at, why_buf, sizeof why_buf);
+			if (why) {
+				cli_err("%s:%llu: %s", display_name(path), (unsigned long long)line, why);
 				ret = -1;
 				break;
 			}
-			if (*bits == 0)
-				*bits = fp.bits;
-			if (fp.bits != *bits) {
-				cli_err("%s:%llu: a %u-bit fingerprint among %u-bit ones", display_name(path),
-					(unsigned long long)line, fp.bits, *bits);
-				ret = -1;
-				break;
-			}
-			ret = fn(arg, &fp, tab + 1, len - (size_t)(tab + 1 - s), path, line);
+			ret = fn(arg, &fp, s + id_at, len - id_at, path, line);
 		}
 	}
 	if (ret == 0 && got < 0) {
@@ -473,14 +476,8 @@ int index_read_any(const char *path, unsigned *bits, const char **scheme, char *
 #define COLLECT_QUEUE 4
 #define PREFETCH_AHEAD 16
 
-struct pending {
-	simhash_fp fp;
-	uint64_t hash;
-	uint32_t off, len;
-};
-
 struct cbatch {
-	struct pending pend[COLLECT_BATCH];
+	struct index_rec pend[COLLECT_BATCH];
 	unsigned n;
 	size_t expect;  /* lines expected in all, estimated (0: none) */
 	size_t arena_len, arena_cap;
@@ -523,6 +520,21 @@ static void cbatch_free(struct cbatch *b)
 	}
 }
 
+/* Numbers the ids of n lines (ids at base + rec[i].off, hashed) and keeps
+ * their fingerprints, in order. */
+static void number_recs(struct collect *c, const struct index_rec *rec, size_t n, const char *base)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct index_rec *p = &rec[i];
+		uint64_t id;
+		if (i + PREFETCH_AHEAD < n)
+			names_prefetch(c->nm, rec[i + PREFETCH_AHEAD].hash);
+		id = names_get_hashed(c->nm, base + p->off, p->len, p->hash, c->add);
+		if (id != UINT64_MAX)
+			fpvec_push(c->v, &p->fp, id);
+	}
+}
+
 /* Numbers the ids of b's lines and keeps their fingerprints, in order. */
 static void cbatch_run(struct collect *c, struct cbatch *b)
 {
@@ -532,16 +544,8 @@ static void cbatch_run(struct collect *c, struct cbatch *b)
 		b->expect = 0;
 	}
 	for (unsigned i = 0; i < b->n; i++)
-		b->pend[i].hash = name_hash(b->arena + b->pend[i].off, b->pend[i].len);
-	for (unsigned i = 0; i < b->n; i++) {
-		struct pending *p = &b->pend[i];
-		uint64_t n;
-		if (i + PREFETCH_AHEAD < b->n)
-			names_prefetch(c->nm, b->pend[i + PREFETCH_AHEAD].hash);
-		n = names_get_hashed(c->nm, b->arena + p->off, p->len, p->hash, c->add);
-		if (n != UINT64_MAX)
-			fpvec_push(c->v, &p->fp, n);
-	}
+		b->pend[i].hash = index_name_hash(b->arena + b->pend[i].off, b->pend[i].len);
+	number_recs(c, b->pend, b->n, b->arena);
 	b->n = 0;
 	b->arena_len = 0;
 }
@@ -595,21 +599,30 @@ static void collect_init(struct collect *c, struct fpvec *v, struct names *nm, i
 	}
 }
 
-/* Lines to expect in all, from the bytes per line of the first batch b,
- * at most one per 18 bytes (the shortest line: 16 hex digits, a tab, an
- * empty id, a newline). A guess: the table and vector still grow past it. */
+/* Lines to expect in size_hint bytes of input, from the first n_lines lines
+ * read (line_bytes bytes), at most one per 18 bytes (the shortest line: 16
+ * hex digits, a tab, an empty id, a newline). A guess: the table and vector
+ * still grow past it. */
+static size_t expect_lines(uint64_t size_hint, uint64_t n_lines, uint64_t line_bytes)
+{
+	uint64_t n;
+
+	if (!n_lines || !line_bytes)
+		return 0;
+	n = size_hint / ((line_bytes + n_lines - 1) / n_lines);
+	if (n > size_hint / 18)
+		n = size_hint / 18;
+	return n + n / 32; /* some slack for shorter lines later */
+}
+
+/* Lines to expect in all, from the bytes per line of the first batch b. */
 static size_t collect_expect(const struct collect *c, const struct cbatch *b)
 {
-	uint64_t line_bytes = 0, n;
+	uint64_t line_bytes = 0;
 
 	for (unsigned i = 0; i < b->n; i++) /* HEX, tab, id, newline */
 		line_bytes += b->pend[i].fp.bits / 4 + b->pend[i].len + 2;
-	if (!b->n || !line_bytes)
-		return 0;
-	n = c->size_hint / ((line_bytes + b->n - 1) / b->n);
-	if (n > c->size_hint / 18)
-		n = c->size_hint / 18;
-	return n + n / 32; /* some slack for shorter lines later */
+	return expect_lines(c->size_hint, b->n, line_bytes);
 }
 
 /* Hands the batch being filled on (to the consumer, or runs it here). */
@@ -633,6 +646,39 @@ static void collect_hand(struct collect *c)
 		pthread_cond_wait(&c->cv, &c->mu);
 	c->cur = c->spare[--c->n_spare];
 	pthread_mutex_unlock(&c->mu);
+}
+
+/* Every line handed on so far numbered: the next ones may be numbered
+ * here, on the reading thread. */
+static void collect_drain(struct collect *c)
+{
+	if (c->cur->n)
+		collect_hand(c);
+	if (!c->threaded)
+		return;
+	pthread_mutex_lock(&c->mu);
+	while (c->q_len || c->n_spare < COLLECT_QUEUE + 1)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Takes a block of lines from index_read_mapped (index_block_fn) and
+ * numbers them here, on the reading thread, in input order. */
+static int collect_block(void *arg, const struct index_rec *rec, size_t n, const char *base,
+			 size_t bytes)
+{
+	struct collect *c = arg;
+
+	if (c->size_hint) { /* the first block carries the estimate */
+		size_t expect = expect_lines(c->size_hint, n, bytes);
+		names_reserve(c->nm, expect);
+		fpvec_reserve(c->v, expect);
+		c->size_hint = n ? 0 : c->size_hint;
+	}
+	if (c->prog)
+		progress_add(c->prog, bytes, n);
+	number_recs(c, rec, n, base);
+	return 0;
 }
 
 /* Every line in; call it before using c->v (also after a failed read). */
@@ -661,7 +707,7 @@ static int collect_line(void *arg, const simhash_fp *fp, const char *id, size_t 
 {
 	struct collect *c = arg;
 	struct cbatch *b = c->cur;
-	struct pending *p;
+	struct index_rec *p;
 	(void)path, (void)line;
 	if (c->prog) { /* the line's bytes: HEX, tab, id, newline */
 		c->bytes += fp->bits / 4 + id_len + 2;
@@ -705,6 +751,22 @@ static int save_index(simhash_index *ix, const char *path)
 }
 
 /* ---- build, add, delete */
+
+/* Reads one input of build: a regular file of the text form mapped and
+ * parsed on n_threads threads (index_read_mapped), any other as before. */
+static int build_read(const char *path, unsigned *bits, const char **scheme, char *scheme_buf,
+		      unsigned n_threads, struct collect *c)
+{
+	int ret = 1;
+
+	if (strcmp(path, "-") && !is_fpfile(path)) {
+		collect_drain(c);
+		ret = index_read_mapped(path, bits, n_threads, collect_block, c);
+	}
+	if (ret == 1)
+		ret = index_read_any(path, bits, scheme, scheme_buf, collect_line, c);
+	return ret;
+}
 
 /* What build, add and delete hold until they return. */
 static void release(simhash_index *ix, struct names *nm, struct fpvec *v)
@@ -753,7 +815,7 @@ int index_cmd_build(int argc, char **argv)
 	if (optind == argc)
 		ret = index_read_text("-", &bits, collect_line, &col);
 	for (int i = optind; i < argc && ret == 0; i++)
-		ret = index_read_any(argv[i], &bits, &a.scheme, scheme_buf, collect_line, &col);
+		ret = build_read(argv[i], &bits, &a.scheme, scheme_buf, (unsigned)a.jobs, &col);
 	collect_finish(&col);
 	progress_end(&prog);
 	if (ret) {

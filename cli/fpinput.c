@@ -1,12 +1,13 @@
 /* fpinput.c - fingerprint sets from the text form or a binary file (see
  * fpinput.h).
  *
- * Text: the main thread reads BLOCK bytes at a time (whole lines; the tail
- * of a cut line moves to the next block), splits the block into one slice per
- * thread at line ends, and the threads parse their slices into their own
- * arrays, which are then appended in order; so the result, and which error is
- * reported (the first in the input), does not depend on the number of
- * threads. The width comes from the first line; every other line must agree.
+ * Text: the main thread takes BLOCK bytes at a time (whole lines) from the
+ * file's mapping, or reads them from a stream (the tail of a cut line moves
+ * to the next block), splits the block into one slice per thread at line
+ * ends, and the threads parse their slices into their own arrays, which are
+ * then appended in order; so the result, and which error is reported (the
+ * first in the input), does not depend on the number of threads. The width
+ * comes from the first line; every other line must agree.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,22 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "fpinput.h"
-
-/* Asks for transparent huge pages over the 2 MB-aligned interior of a big
- * buffer: far fewer page faults when it is first written. Only a hint. */
-static void hugepage_hint(void *p, size_t len)
-{
-#ifdef MADV_HUGEPAGE
-	uintptr_t a = ((uintptr_t)p + ((1u << 21) - 1)) & ~(uintptr_t)((1u << 21) - 1);
-	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)((1u << 21) - 1);
-
-	if (len >= (8u << 20) && e > a)
-		madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)len;
-#endif
-}
 
 #define BLOCK ((size_t)32 << 20)
 #define MAX_SLICES 64
@@ -174,6 +159,8 @@ static int append(struct fpinput *in, struct slice *s, size_t *cap)
 {
 	unsigned nw = s->nw;
 
+	if (!s->n)
+		return 0; /* its arrays may be NULL */
 	if (in->n + s->n > *cap) {
 		size_t c = *cap ? *cap : 4096;
 		uint64_t *w, *o;
@@ -270,9 +257,57 @@ static int parse_block(struct fpinput *in, struct slice *sl, const char *buf, si
 	return ret;
 }
 
-/* Reads text input. In memory (ids_in_file 0) the whole input stays in
- * in->arena, where the ids are found later; otherwise a window of BLOCK bytes
- * moves over the file. */
+/* Sets in->bits from the first line of the input's first bytes (len > 0).
+ * EXIT_OK, or EXIT_FAIL after saying why the first line is no fingerprint. */
+static int first_line(struct fpinput *in, const char *p, size_t len)
+{
+	struct slice s = { .bits = 64 };
+	const char *nl;
+
+	in->bits = first_width(p, len);
+	if (in->bits)
+		return EXIT_OK;
+	nl = memchr(p, '\n', len);
+	explain(&s, p, nl ? (size_t)(nl - p) : len);
+	if (looks_binary(p, len))
+		cli_err("%s: not a simhash fingerprint file (bad magic) nor the "
+			"text form HEX<TAB>ID", display_name(in->path));
+	else
+		cli_err("%s:1: %s", display_name(in->path), s.err);
+	return EXIT_FAIL;
+}
+
+/* Sizes the arrays once, from the fingerprints of the first block_len bytes
+ * of a file_size-byte input: one allocation, no copies as they grow. */
+static void size_arrays(struct fpinput *in, size_t block_len, uint64_t file_size, size_t *cap)
+{
+	size_t nw = in->bits == 128 ? 2 : 1;
+	size_t want = (size_t)((double)in->n * file_size / (double)block_len * 1.02) + 1024;
+	uint64_t *w = realloc(in->words, want * nw * 8);
+	uint64_t *o = w ? realloc(in->off, want * 8) : NULL;
+
+	if (w)
+		in->words = w;
+	cli_hugepage_hint(in->words, want * nw * 8);
+	if (o) {
+		cli_hugepage_hint(o, want * 8);
+		in->off = o;
+		*cap = want;
+	}
+}
+
+static void slices_free(struct slice *sl)
+{
+	for (unsigned t = 0; sl && t < MAX_SLICES; t++) {
+		free(sl[t].words);
+		free(sl[t].off);
+	}
+	free(sl);
+}
+
+/* Reads text input from a stream (standard input, a pipe) by read(). In
+ * memory (ids_in_file 0) the whole input stays in in->arena, where the ids
+ * are found later; otherwise a window of BLOCK bytes moves over the input. */
 static int read_text(struct fpinput *in, int fd, const char *head, size_t head_len,
 		     unsigned n_threads, uint64_t file_size)
 {
@@ -289,7 +324,7 @@ static int read_text(struct fpinput *in, int fd, const char *head, size_t head_l
 		if (b->cap - b->len < BLOCK / 2) {
 			if (sbuf_grow(b, BLOCK))
 				goto oom;
-			hugepage_hint(b->p, b->cap);
+			cli_hugepage_hint(b->p, b->cap);
 		}
 		r = (ssize_t)cli_read_full(fd, b->p + b->len, b->cap - b->len, -1);
 		if (r < 0) {
@@ -299,44 +334,19 @@ static int read_text(struct fpinput *in, int fd, const char *head, size_t head_l
 		}
 		eof = r == 0;
 		b->len += (size_t)r;
-		if (!in->bits && b->len > done) {
-			in->bits = first_width(b->p, b->len);
-			if (!in->bits) {
-				struct slice s = { .bits = 64 };
-				const char *nl = memchr(b->p, '\n', b->len);
-				explain(&s, b->p, nl ? (size_t)(nl - b->p) : b->len);
-				if (looks_binary(b->p, b->len))
-					cli_err("%s: not a simhash fingerprint file (bad magic) nor the "
-						"text form HEX<TAB>ID", display_name(in->path));
-				else
-					cli_err("%s:1: %s", display_name(in->path), s.err);
-				ret = EXIT_FAIL;
-				break;
-			}
-		}
+		if (!in->bits && b->len > done && first_line(in, b->p, b->len))
+			ret = EXIT_FAIL;
 		cut = b->len;
 		if (!eof)
 			while (cut > done && b->p[cut - 1] != '\n')
 				cut--;
-		if (cut > done) {
+		if (cut > done && ret == EXIT_OK) {
 			/* every line before is a fingerprint, or parsing stopped */
 			ret = parse_block(in, sl, b->p + done, cut - done, file_off, in->n + 1,
 					  n_threads, &cap);
-			if (!sized && file_size && ret == EXIT_OK) {
-				/* size the arrays once from the first block's line length */
-				size_t want = (size_t)((double)in->n * file_size / (double)(cut - done) * 1.02) + 1024;
-				uint64_t *w = realloc(in->words, want * (in->bits == 128 ? 2 : 1) * 8);
-				uint64_t *o = w ? realloc(in->off, want * 8) : NULL;
-				if (w)
-					in->words = w;
-				hugepage_hint(in->words, want * (in->bits == 128 ? 2 : 1) * 8);
-				if (o) {
-					hugepage_hint(o, want * 8);
-					in->off = o;
-					cap = want;
-				}
-				sized = 1;
-			}
+			if (!sized && file_size && ret == EXIT_OK)
+				size_arrays(in, cut - done, file_size, &cap);
+			sized = 1;
 		}
 		file_off += cut - done;
 		if (in->ids_in_file) {
@@ -347,19 +357,79 @@ static int read_text(struct fpinput *in, int fd, const char *head, size_t head_l
 			done = cut;
 		}
 	}
-	for (unsigned t = 0; t < MAX_SLICES; t++) {
-		free(sl[t].words);
-		free(sl[t].off);
-	}
-	free(sl);
+	slices_free(sl);
 	sbuf_free(&win);
 	in->fps = in->words;
+	in->text = in->arena.p;
+	in->text_len = in->arena.len;
 	return ret;
 oom:
-	free(sl);
+	slices_free(sl);
 	sbuf_free(&win);
 	cli_err("out of memory reading %s", display_name(in->path));
 	return EXIT_FAIL;
+}
+
+/* Gives back the pages of the mapping below byte `to` (whole pages only):
+ * they were parsed and their ids will be fetched by offset. */
+static void map_release(struct fpinput *in, size_t to)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	to -= to % page;
+	if (to > in->map_released)
+		(void)madvise((char *)in->map + in->map_released, to - in->map_released,
+			      MADV_DONTNEED); /* only a hint: the pages read back the same */
+	if (to > in->map_released)
+		in->map_released = to;
+}
+
+/* Reads a regular file of len > 0 bytes from a read-only mapping: the lines
+ * are parsed where they lie, with no copy of the text and no fresh pages for
+ * it. In memory (ids_in_file 0) the mapping stays for the ids; otherwise the
+ * pages parsed are given back as the parse moves on, and unmapped at the end.
+ * -2 if the file cannot be mapped (the caller reads it instead). */
+static int read_mapped(struct fpinput *in, int fd, size_t len, unsigned n_threads)
+{
+	struct slice *sl;
+	size_t cap = 0, done = 0, cut;
+	const char *p, *nl;
+	int ret;
+
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -2;
+	(void)madvise((void *)p, len, MADV_SEQUENTIAL); /* advice only */
+	in->map = (void *)p;
+	in->map_len = len;
+	sl = calloc(MAX_SLICES, sizeof(*sl));
+	if (!sl) {
+		cli_err("out of memory reading %s", display_name(in->path));
+		return EXIT_FAIL;
+	}
+	ret = first_line(in, p, len);
+	while (done < len && ret == EXIT_OK) {
+		cut = len - done > BLOCK ? done + BLOCK : len;
+		nl = cut < len ? memchr(p + cut - 1, '\n', len - (cut - 1)) : NULL;
+		if (cut < len)
+			cut = nl ? (size_t)(nl - p) + 1 : len; /* whole lines */
+		ret = parse_block(in, sl, p + done, cut - done, done, in->n + 1, n_threads, &cap);
+		if (!done && ret == EXIT_OK)
+			size_arrays(in, cut, len, &cap);
+		if (in->ids_in_file)
+			map_release(in, cut);
+		done = cut;
+	}
+	slices_free(sl);
+	in->fps = in->words;
+	if (in->ids_in_file) {
+		munmap(in->map, in->map_len);
+		in->map = NULL;
+	} else {
+		in->text = p;
+		in->text_len = len;
+	}
+	return ret;
 }
 
 static const uint8_t fp_magic[8] = { 0x89, 'S', 'H', 'F', '\r', '\n', 0x1a, '\n' };
@@ -421,8 +491,12 @@ int fpinput_read(struct fpinput *in, const char *path, unsigned n_threads)
 		int reg = !fstat(fd, &st) && S_ISREG(st.st_mode);
 		in->ids_in_file = fd != STDIN_FILENO && reg &&
 				  (uint64_t)st.st_size > FPINPUT_IDS_IN_MEMORY;
-		ret = read_text(in, fd, head, (size_t)got, n_threads,
-				reg ? (uint64_t)st.st_size : 0);
+		ret = -2;
+		if (fd != STDIN_FILENO && reg && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX)
+			ret = read_mapped(in, fd, (size_t)st.st_size, n_threads);
+		if (ret == -2)
+			ret = read_text(in, fd, head, (size_t)got, n_threads,
+					reg ? (uint64_t)st.st_size : 0);
 	}
 	if (fd != STDIN_FILENO)
 		close(fd);
@@ -530,9 +604,9 @@ void fpinput_id(const struct fpinput *in, uint64_t i, const char **id, size_t *l
 			*len = 0;
 		}
 	} else if (!in->ids_in_file) {
-		const char *p = in->arena.p + in->off[i];
-		const char *nl = memchr(p, '\n', in->arena.len - (size_t)in->off[i]);
-		size_t n = nl ? (size_t)(nl - p) : in->arena.len - (size_t)in->off[i];
+		const char *p = in->text + in->off[i];
+		const char *nl = memchr(p, '\n', in->text_len - (size_t)in->off[i]);
+		size_t n = nl ? (size_t)(nl - p) : in->text_len - (size_t)in->off[i];
 		if (n && p[n - 1] == '\r')
 			n--;
 		*id = p;
@@ -562,6 +636,8 @@ void fpinput_free(struct fpinput *in)
 	free(in->words);
 	free(in->off);
 	sbuf_free(&in->arena);
+	if (in->map)
+		munmap(in->map, in->map_len);
 	free(in->want);
 	free(in->want_off);
 	sbuf_free(&in->fetched_arena);

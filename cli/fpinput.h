@@ -2,12 +2,17 @@
  * takes fingerprints): the text form `HEX<TAB>ID` that `simhash fingerprint`
  * prints, or the binary fingerprint file (recognised by its magic).
  *
- * Text is read in large blocks and parsed on several threads; the result does
- * not depend on their number. Memory: 8 bytes per fingerprint (16 at 128
- * bits) plus, for the ids, either the ids themselves (standard input, files
- * up to FPINPUT_IDS_IN_MEMORY bytes) or the byte offset of each id in the
- * file (bigger files), whose bytes are fetched later, only for the ids asked
- * for (fpinput_fetch). A binary file is memory-mapped: nothing is copied.
+ * Text is parsed in large blocks of whole lines, each cut into one slice per
+ * thread; the result does not depend on their number. A regular file is
+ * parsed straight from a read-only mapping (no copy, no fresh pages for the
+ * text); standard input and pipes are read into memory by read(). Memory: 8
+ * bytes per fingerprint (16 at 128 bits), 8 more for where its id starts,
+ * plus either the input's bytes (the mapping of a file, or the bytes read
+ * from a stream; files up to FPINPUT_IDS_IN_MEMORY bytes) or, for bigger
+ * files, nothing more: their pages are given back as the parse moves on and
+ * the ids asked for are fetched later by offset (fpinput_fetch). A binary
+ * file is memory-mapped: nothing is copied. A mapped file must not be
+ * truncated while it is read.
  */
 #ifndef CLI_FPINPUT_H
 #define CLI_FPINPUT_H
@@ -17,7 +22,9 @@
 #include "simhash.h"
 #include "util.h"
 
+#ifndef FPINPUT_IDS_IN_MEMORY /* bytes; tests build with less */
 #define FPINPUT_IDS_IN_MEMORY ((uint64_t)1 << 30)
+#endif
 
 struct fpinput {
 	const char *path;     /* as given; "-" is standard input */
@@ -27,10 +34,14 @@ struct fpinput {
 	uint64_t *words;      /* owned copy behind fps, for text input */
 	simhash_fpfile *file; /* binary input */
 	char scheme[SIMHASH_SCHEME_MAX]; /* "" unless the binary file names it */
-	/* text ids: in memory, id i = arena[off[i], off[i+1]); or in the file,
-	 * id i starting at byte off[i] and ending at its line's end */
+	/* text ids: in memory, id i starts at text[off[i]] and ends at its line's
+	 * end; or in the file, id i starting at byte off[i] */
 	int ids_in_file;
-	struct sbuf arena;
+	const char *text;     /* the whole input: the mapping, or arena */
+	size_t text_len;
+	struct sbuf arena;    /* a stream's bytes, read */
+	void *map;            /* a regular file's read-only mapping, or NULL */
+	size_t map_len, map_released;
 	uint64_t *off;
 	/* ids fetched from the file: fetched[j] is the id of index want[j] */
 	uint64_t *want;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -168,6 +169,20 @@ void sbuf_free(struct sbuf *b)
 	free(b->p);
 	b->p = NULL;
 	b->len = b->cap = 0;
+}
+
+void cli_hugepage_hint(void *p, size_t len)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t a = ((uintptr_t)p + ((1u << 21) - 1)) & ~(uintptr_t)((1u << 21) - 1);
+	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)((1u << 21) - 1);
+
+	if (len >= (8u << 20) && e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)len;
+#endif
 }
 
 int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)

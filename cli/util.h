@@ -92,6 +92,11 @@ uint64_t cli_total_size(char *const *paths, size_t n);
  * file. The count, or -1 with errno set. */
 long cli_read_full(int fd, void *buf, size_t n, int64_t off);
 
+/* Asks for transparent huge pages over the 2 MB-aligned interior of a big
+ * buffer (8 MB or more): far fewer page faults when it is first written.
+ * Only a hint. */
+void cli_hugepage_hint(void *p, size_t len);
+
 /* The path for messages: "<stdin>" for "-". */
 static inline const char *display_name(const char *path)
 {
