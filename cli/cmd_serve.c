@@ -1,4 +1,7 @@
-/* cmd_serve.c - `simhash serve`: the HTTP service (server/) over a store.
+/* cmd_serve.c - `simhash serve`: the HTTP service (server/) over a store, as
+ * the program simhash-serve, which `simhash serve` runs in its own place
+ * (serve_exec.c says why). argv is serve's own: argv[0] the program, then
+ * the options, so simhash-serve also runs by itself.
  *
  * Without --store it serves /v1/fingerprint and /v1/compare (and the page)
  * with the configuration the flags give; the document routes answer 503.
@@ -13,7 +16,6 @@
 #include "../server/api.h"
 #include "../server/http.h"
 #include "../server/metrics.h"
-#include "commands.h"
 #include "config_opts.h"
 #include "util.h"
 
@@ -181,7 +183,7 @@ static int parse(struct cli_parse *p, int argc, char **argv, struct sh_serve_opt
 	return EXIT_OK;
 }
 
-int cmd_serve(int argc, char **argv)
+static int serve(int argc, char **argv)
 {
 	struct sh_serve_opts so;
 	struct serve_args sa = { NULL, NULL, NULL };
@@ -244,5 +246,16 @@ out:
 	free(token);
 	cli_parse_end(&p);
 	cli_config_free(&cc);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	int ret = serve(argc, argv);
+
+	if (fflush(stdout) || ferror(stdout)) {
+		cli_err("standard output: %s", strerror(errno));
+		return EXIT_FAIL;
+	}
 	return ret;
 }

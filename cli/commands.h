@@ -10,7 +10,7 @@ int cmd_idf(int argc, char **argv);
 int cmd_pairs(int argc, char **argv);
 int cmd_dedup(int argc, char **argv);
 int cmd_scheme(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
+int cmd_serve_exec(int argc, char **argv); /* runs simhash-serve: serve_exec.c */
 int cmd_store(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_version(int argc, char **argv);

@@ -19,7 +19,7 @@ static const struct cmd commands[] = {
 	{ "idf", cmd_idf, "build an IDF table from a corpus" },
 	{ "dedup", cmd_dedup, "find near-duplicate documents: pairs, clusters, keep, drop" },
 	{ "pairs", cmd_pairs, "all pairs of fingerprints within a distance" },
-	{ "serve", cmd_serve, "serve the HTTP API and web page over a store" },
+	{ "serve", cmd_serve_exec, "serve the HTTP API and web page over a store" },
 	{ "store", cmd_store, "a persistent store of fingerprints: add, query, verify" },
 	{ "index", cmd_index, "build, change and query an exact Hamming index" },
 	{ "scheme", cmd_scheme, "print the scheme string of a configuration" },

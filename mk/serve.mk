@@ -17,7 +17,7 @@ $(BUILD)/server/static.o: server/static.c $(BUILD)/gen/web_files.h server/static
 # 20 SIGKILL cycles, and a store that goes wrong (a flipped bit, a full 2 MB
 # tmpfs when mounting is permitted).
 .PHONY: http-check browser-check
-http-check: $(BUILD)/simhash
+http-check: $(BUILD)/simhash $(BUILD)/simhash-serve
 	@python3 tests/http/test_api.py $(BUILD)/simhash
 	@python3 tests/http/test_docs.py $(BUILD)/simhash docs/http.md
 	@python3 tests/http/test_attacks.py $(BUILD)/simhash
@@ -27,7 +27,7 @@ http-check: $(BUILD)/simhash
 # The page in headless Chromium (Debian's chromium) driven by playwright-core
 # from npm, installed into $(BUILD)/node; skipped without chromium or npm.
 # The screenshot stays in $(BUILD)/http/page.png.
-browser-check: $(BUILD)/simhash
+browser-check: $(BUILD)/simhash $(BUILD)/simhash-serve
 	@sh tests/http/browser.sh $(BUILD)
 
 check-all: http-check browser-check

@@ -2,7 +2,8 @@
 # run.sh BUILD - runs everything `make check` tests in one build folder:
 #   1. tests/cli/run.sh BUILD/simhash, if it exists ("cli: N passed, N failed"),
 #      and tests/cli/brute_force.py and tests/cli/flip.py BUILD/simhash where
-#      python3 is;
+#      python3 is; tests/cli/serve_exec.sh BUILD (`simhash serve` runs
+#      BUILD/simhash-serve in its place);
 #   2. each executable under BUILD/tests (sorted), which prints "NAME: N passed, N failed";
 #   3. tests/layers.sh BUILD (no layer of lib/ calls a later one),
 #      tests/store/order.sh BUILD (no file of lib/store calls one listed above it)
@@ -77,6 +78,7 @@ if [ -f "$root/tests/cli/run.sh" ]; then
 	for f in "$root"/tests/cli/*.txt; do
 		add "tests/cli/$(basename "$f")" sh "$root/tests/cli/run.sh" "$build/simhash" "$f"
 	done
+	add "tests/cli/serve_exec.sh" sh "$root/tests/cli/serve_exec.sh" "$build"
 fi
 
 # The command's answers against a brute-force scan in Python (pairs, join,
