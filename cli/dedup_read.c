@@ -76,19 +76,6 @@ static int sketch(struct reading *rd, struct src_batch *b, const struct doc *d,
 	return 0;
 }
 
-/* Appends d's id as read: the record's id, the file's path, or the line
- * number ("FILE:LINE" with several inputs). */
-static int add_id(struct sbuf *out, const struct doc *d, int multi)
-{
-	if (d->rec && d->rec->id)
-		return sbuf_add(out, d->rec->id, d->rec->id_len);
-	if (!d->line)
-		return sbuf_adds(out, d->path);
-	if (multi && (sbuf_adds(out, display_name(d->path)) || sbuf_addc(out, ':')))
-		return -1;
-	return sbuf_add_u64(out, d->line);
-}
-
 /* The doc hook: packs what dedup keeps of d into the batch. */
 static int take_doc(struct src_batch *b, const struct doc *d, void *arg)
 {
@@ -108,7 +95,7 @@ static int take_doc(struct src_batch *b, const struct doc *d, void *arg)
 	if (sbuf_grow(&b->out, sizeof(h)))
 		return src_fail(b, d, "out of memory");
 	b->out.len = id_at;
-	if (add_id(&b->out, d, rd->run->multi) ||
+	if (src_raw_id(&b->out, d, rd->run->multi, 1) ||
 	    sbuf_add(&b->out, sk.keys, sk.n_keys * sizeof(uint64_t))) {
 		b->out.len = start; /* the batch hook never sees half a document */
 		return src_fail(b, d, "out of memory");

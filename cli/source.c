@@ -103,6 +103,18 @@ int src_text_id(struct sbuf *out, const struct doc *d, int multi)
 	return sbuf_add_u64(out, d->line);
 }
 
+int src_raw_id(struct sbuf *out, const struct doc *d, int multi, int shown)
+{
+	if (d->rec && d->rec->id)
+		return sbuf_add(out, d->rec->id, d->rec->id_len);
+	if (!d->line)
+		return sbuf_adds(out, d->path);
+	if (multi && (sbuf_adds(out, shown ? display_name(d->path) : d->path) ||
+		      sbuf_addc(out, ':')))
+		return -1;
+	return sbuf_add_u64(out, d->line);
+}
+
 /* ---- the workers */
 
 /* Fingerprints d's text (or its file, as a stream) and hands it on; -1 if it

@@ -125,4 +125,9 @@ int src_fail(struct src_batch *b, const struct doc *d, const char *fmt, ...)
  * (several inputs). */
 int src_text_id(struct sbuf *out, const struct doc *d, int multi);
 
+/* The same id as raw bytes, unescaped (what the store keeps, what dedup
+ * prints); with several inputs a line's "PATH:" is the path as given, or
+ * as messages name it ("<stdin>" for "-") if shown. */
+int src_raw_id(struct sbuf *out, const struct doc *d, int multi, int shown);
+
 #endif /* CLI_SOURCE_H */

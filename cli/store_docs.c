@@ -53,19 +53,6 @@ static int pack(struct src_batch *b, const struct doc *d, const simhash_fp *fp, 
 	return 0;
 }
 
-/* The id the store keeps for d: its record's id, its file's path, or its
- * line number (after "PATH:" with several inputs), as raw bytes into buf. */
-static int store_id(struct sbuf *buf, const struct doc *d, int multi)
-{
-	if (d->rec && d->rec->id)
-		return sbuf_add(buf, d->rec->id, d->rec->id_len);
-	if (!d->line)
-		return sbuf_adds(buf, d->path);
-	if (multi && (sbuf_adds(buf, d->path) || sbuf_addc(buf, ':')))
-		return -1;
-	return sbuf_add_u64(buf, d->line);
-}
-
 /* add's doc hook: the fingerprint, id and metadata (a string as is, other
  * JSON compact) of a text. */
 static int add_doc(struct src_batch *b, const struct doc *d, void *arg)
@@ -90,7 +77,7 @@ static int add_doc(struct src_batch *b, const struct doc *d, void *arg)
 		m = dumped;
 		m_len = strlen(dumped);
 	}
-	if (store_id(&id, d, rd->multi))
+	if (src_raw_id(&id, d, rd->multi, 0))
 		ret = src_fail(b, d, "out of memory");
 	else
 		ret = pack(b, d, &d->fp, 0, id.p ? id.p : "", id.len, m, m_len);
@@ -357,7 +344,7 @@ static int query_doc(struct src_batch *b, const struct doc *d, void *arg)
 	struct sbuf id = { 0 };
 	int ret;
 
-	if (store_id(&id, d, rd->multi))
+	if (src_raw_id(&id, d, rd->multi, 0))
 		ret = src_fail(b, d, "out of memory");
 	else
 		ret = pack(b, d, &d->fp, 0, id.p ? id.p : "", id.len, NULL, 0);
