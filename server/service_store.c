@@ -115,24 +115,24 @@ long long sh_store_count(struct api *api)
 static int store_error(struct api *api, const simhash_error *se, struct api_reply *r)
 {
 	simhash_err e = se->code;
-	/* "" when the store said no more than the code */
-	const char *msg = strcmp(se->msg, simhash_strerror(e)) ? se->msg : "";
+	/* se->msg is never empty: at least the code's text */
+	const char *more = strcmp(se->msg, simhash_strerror(e)) ? se->msg : "";
 
 	if (e == SIMHASH_ENOSPC) {
 		set_writable(api, 0);
 		return api_error(r, 507, "insufficient_storage", "%s%s%s", simhash_strerror(e),
-				 msg[0] ? ": " : "", msg);
+				 more[0] ? ": " : "", more);
 	}
 	if (e == SIMHASH_ECORRUPT) {
-		fprintf(stderr, "simhash serve: %s\n", msg[0] ? msg : simhash_strerror(e));
-		return api_error(r, 500, "corrupt", "%s", msg[0] ? msg : simhash_strerror(e));
+		fprintf(stderr, "simhash serve: %s\n", se->msg);
+		return api_error(r, 500, "corrupt", "%s", se->msg);
 	}
 	if (e == SIMHASH_ESCHEME)
-		return api_error(r, 422, "wrong_width", "%s", msg[0] ? msg : simhash_strerror(e));
+		return api_error(r, 422, "wrong_width", "%s", se->msg);
 	if (e == SIMHASH_EINVAL)
-		return api_error(r, 422, "invalid", "%s", msg[0] ? msg : simhash_strerror(e));
-	return api_error(r, 500, "store_error", "%s%s%s", simhash_strerror(e), msg[0] ? ": " : "",
-			 msg);
+		return api_error(r, 422, "invalid", "%s", se->msg);
+	return api_error(r, 500, "store_error", "%s%s%s", simhash_strerror(e), more[0] ? ": " : "",
+			 more);
 }
 
 static json_t *meta_json(const void *meta, size_t len)
