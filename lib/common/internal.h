@@ -477,7 +477,14 @@ simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same);
  * handed to *out (the buffer freed, *out NULL if out is); and the public
  * entry points around a join `run`, which gets cluster (components) or
  * out (pairs). */
-uint32_t sh_near_find(uint32_t *p, uint32_t i);
+static inline uint32_t sh_near_find(uint32_t *p, uint32_t i)
+{
+	while (p[i] != i) {
+		p[i] = p[p[i]];
+		i = p[i];
+	}
+	return i;
+}
 simhash_err sh_near_emit(sh_buf *out, size_t *n_out, uint64_t a, uint64_t b, double jac);
 simhash_err sh_near_components(const uint64_t *rep, size_t n_reps, uint32_t *uf,
 			       const uint64_t *same, size_t n, uint64_t *cluster);
@@ -493,4 +500,11 @@ simhash_err sh_near_clusters_of(sh_near_run_fn run, const simhash_sketch *docs, 
  * give the same keys, and the tests run both. */
 void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi);
 int sh_near_bands_have_vbmi(void);
+/* simhash_near_band_join() and simhash_near_band_clusters() with the large
+ * buckets' bounds one pair at a time, the path of CPUs without AVX-512
+ * VPOPCNTDQ: the same results, which the tests compare. */
+simhash_err sh_near_band_join_scalar(const simhash_sketch *docs, size_t n, uint64_t *same,
+				     simhash_near_pair **out, size_t *n_out);
+simhash_err sh_near_band_clusters_scalar(const simhash_sketch *docs, size_t n,
+					 uint64_t *cluster);
 #endif

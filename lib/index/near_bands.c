@@ -171,15 +171,11 @@ struct summary {
 	uint16_t kind;
 } __attribute__((aligned(64)));
 
-/* A member of a large bucket, with its component (bucket_groups()). */
-struct member {
-	uint32_t root, rep;
-};
-
 struct bandjoin {
 	const simhash_sketch *d;
 	size_t n_reps;
 	uint64_t *rep;   /* the first members, ascending */
+	const uint64_t **keys; /* per first member: its sketch's keys */
 	uint64_t *bands; /* band k of first member i at k * n_reps + i */
 	struct summary *sum; /* per first member: what the filters read */
 	uint32_t *uf;    /* clusters only */
@@ -188,12 +184,15 @@ struct bandjoin {
 	/* scratch, made once and reused band after band (fresh pages for each
 	 * band were 7 % of the time on 300,000 short lines) */
 	sh_near_sort sort;          /* a band's (key, first member) entries */
-	struct summary *local;      /* a bucket's summaries, side by side */
-	struct member *m;           /* a large bucket's members */
-	size_t *g;                  /* where its groups start */
-	uint32_t *roots;            /* a small bucket's components */
-	size_t cap;                 /* of local, m, g, roots: members */
+	uint64_t *col;              /* a large bucket's members, by column (COL_*) */
+	uint32_t *hit;              /* the members that pass one's bounds */
+	size_t cap;                 /* of col's columns and hit: members, 8 | cap */
+	int avx512;                 /* bounds_avx512() */
 };
+
+/* The columns of a large bucket (bucket_columns()): the summary's words,
+ * then its other fields and the member's component, one 64-bit lane each. */
+enum { COL_NKEYS = SH_NB_WORDS, COL_LOST, COL_KIND, COL_ROOT, COL_N };
 
 /* Whether band `band` is the first in which x and y agree. */
 static int owned(const struct bandjoin *bj, uint32_t x, uint32_t y, uint32_t band)
@@ -209,18 +208,18 @@ static int owned(const struct bandjoin *bj, uint32_t x, uint32_t y, uint32_t ban
 static int near_merge(const struct bandjoin *bj, uint32_t x, uint32_t y, uint64_t tenths,
 		      double *jac)
 {
-	const simhash_sketch *a = &bj->d[bj->rep[x]], *b = &bj->d[bj->rep[y]];
-	size_t na = a->n_keys, nb = b->n_keys, i = 0, k = 0, shared = 0, uni;
+	const uint64_t *ka = bj->keys[x], *kb = bj->keys[y];
+	size_t na = bj->sum[x].n_keys, nb = bj->sum[y].n_keys, i = 0, k = 0, shared = 0, uni;
 	uint64_t want = (tenths * (na + nb) + 10 + tenths - 1) / (10 + tenths);
 
 	while (i < na && k < nb && shared + (na - i < nb - k ? na - i : nb - k) >= want) {
-		uint64_t ai = a->keys[i], bk = b->keys[k];
+		uint64_t ai = ka[i], bk = kb[k];
 		shared += ai == bk;
 		i += ai <= bk;
 		k += bk <= ai;
 	}
 	uni = na + nb - shared;
-	if (!sh_near_accept((simhash_near_kind)a->kind, shared, uni))
+	if (!sh_near_accept((simhash_near_kind)bj->sum[x].kind, shared, uni))
 		return 0;
 	*jac = uni ? (double)shared / (double)uni : 1.0;
 	return 1;
@@ -247,14 +246,6 @@ pair_bound(const struct summary *sa, const struct summary *sb)
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
 		ub += (uint64_t)__builtin_popcountll(sa->bits[w] & sb->bits[w]);
 	return ub * (10 + tenths) >= tenths * (na + nb) || ub >= SH_NB_LOST_MAX;
-}
-
-static inline __attribute__((always_inline)) int
-near_pair(const struct bandjoin *bj, uint32_t x, uint32_t y, const struct summary *sa,
-	  const struct summary *sb, double *jac)
-{
-	return pair_bound(sa, sb) &&
-	       near_merge(bj, x, y, sh_near_tenths((simhash_near_kind)sa->kind), jac);
 }
 
 /* The bit set of a sketch (a key sets bit key mod 448) and the keys lost
@@ -289,47 +280,36 @@ static simhash_err bucket_scratch(struct bandjoin *bj, size_t s)
 {
 	if (s <= bj->cap)
 		return SIMHASH_OK;
-	free(bj->local);
-	free(bj->m);
-	free(bj->g);
-	free(bj->roots);
-	bj->cap = s < 64 ? 64 : s;
-	bj->local = aligned_alloc(64, bj->cap * sizeof *bj->local);
-	bj->m = malloc(bj->cap * sizeof *bj->m);
-	bj->g = malloc((bj->cap + 1) * sizeof *bj->g);
-	bj->roots = malloc(bj->cap * sizeof *bj->roots);
-	if (bj->local && bj->m && bj->g && bj->roots)
+	free(bj->col);
+	free(bj->hit);
+	bj->cap = (s < 64 ? 64 : s + 7) & ~(size_t)7;
+	bj->col = aligned_alloc(64, COL_N * bj->cap * sizeof *bj->col);
+	bj->hit = malloc(bj->cap * sizeof *bj->hit);
+	if (bj->col && bj->hit)
 		return SIMHASH_OK;
 	bj->cap = 0;
 	return SIMHASH_ENOMEM;
 }
 
-/* The summaries of a bucket's members, side by side (one miss each, not
- * one per pair). */
-static inline __attribute__((always_inline)) const struct summary *
-gather(struct bandjoin *bj, const sh_near_ent *e, const struct member *m, size_t s)
-{
-	for (size_t i = 0; i < s; i++)
-		bj->local[i] = bj->sum[e ? e[i].i : m[i].rep];
-	return bj->local;
-}
-
-/* Pairs: every owned pair of the bucket checked. */
+/* Pairs: every owned pair of the bucket that passes the bounds checked
+ * (the bounds first: owned() reads the other bands' keys, far away). */
 static inline __attribute__((always_inline)) simhash_err
 bucket_pairs(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
-	const struct summary *sm = gather(bj, e, NULL, s);
 	double jac;
 
 	for (size_t a = 0; a < s; a++)
-		for (size_t b = a + 1; b < s; b++)
-			if (owned(bj, e[a].i, e[b].i, e[a].band) &&
-			    near_pair(bj, e[a].i, e[b].i, &sm[a], &sm[b], &jac)) {
-				simhash_err err = sh_near_emit(&bj->out, &bj->n_out, bj->rep[e[a].i],
-							bj->rep[e[b].i], jac);
+		for (size_t b = a + 1; b < s; b++) {
+			uint32_t x = e[a].i, y = e[b].i;
+			if (pair_bound(&bj->sum[x], &bj->sum[y]) && owned(bj, x, y, e[a].band) &&
+			    near_merge(bj, x, y, sh_near_tenths((simhash_near_kind)bj->sum[x].kind),
+				       &jac)) {
+				simhash_err err = sh_near_emit(&bj->out, &bj->n_out, bj->rep[x],
+							bj->rep[y], jac);
 				if (err)
 					return err;
 			}
+		}
 	return SIMHASH_OK;
 }
 
@@ -337,7 +317,7 @@ bucket_pairs(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 static inline __attribute__((always_inline)) void fetch_keys(const struct bandjoin *bj,
 							     uint32_t x)
 {
-	const uint64_t *k = bj->d[bj->rep[x]].keys;
+	const uint64_t *k = bj->keys[x];
 
 	if (k) {
 		__builtin_prefetch(k);
@@ -345,26 +325,31 @@ static inline __attribute__((always_inline)) void fetch_keys(const struct bandjo
 	}
 }
 
-/* Clusters, small bucket (at most 8 members): the pairs of members not yet
- * connected that pass the bounds are listed first, their keys fetched, and
- * then merged in the same order, each skipped if a join before it has
- * connected its sides: the same pairs merged and joined as checking them
- * one by one (the bounds read nothing a join changes), with the merges'
- * memory waits overlapped (most merges come from small buckets). */
+/* Clusters, small bucket (at most 8 members): its members' components
+ * first (a bucket inside one component, a third of them, is done without
+ * reading a summary); then the pairs of members not yet connected that
+ * pass the bounds are listed, their keys fetched, and merged in the same
+ * order, each skipped if a join before it has connected its sides: the
+ * same pairs merged and joined as checking them one by one (the bounds
+ * read nothing a join changes), with the merges' memory waits overlapped
+ * (most merges come from small buckets). */
 static inline __attribute__((always_inline)) void
 bucket_small(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
-	const struct summary *sm = gather(bj, e, NULL, s);
-	uint32_t *r = bj->roots;
+	uint32_t r[8];
 	unsigned char pa[28], pb[28];
-	size_t n_p = 0;
+	size_t n_p = 0, a;
 	double jac;
 
-	for (size_t a = 0; a < s; a++)
+	for (a = 0; a < s; a++)
 		r[a] = sh_near_find(bj->uf, e[a].i);
-	for (size_t a = 0; a < s; a++)
+	for (a = 1; a < s && r[a] == r[0]; a++)
+		;
+	if (a == s)
+		return;
+	for (a = 0; a < s; a++)
 		for (size_t b = a + 1; b < s; b++)
-			if (r[a] != r[b] && pair_bound(&sm[a], &sm[b])) {
+			if (r[a] != r[b] && pair_bound(&bj->sum[e[a].i], &bj->sum[e[b].i])) {
 				fetch_keys(bj, e[a].i);
 				fetch_keys(bj, e[b].i);
 				pa[n_p] = (unsigned char)a;
@@ -373,58 +358,156 @@ bucket_small(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 	for (size_t p = 0; p < n_p; p++) {
 		uint32_t x = e[pa[p]].i, y = e[pb[p]].i;
 		if (sh_near_find(bj->uf, x) != sh_near_find(bj->uf, y) &&
-		    near_merge(bj, x, y, sh_near_tenths((simhash_near_kind)sm[pa[p]].kind), &jac))
+		    near_merge(bj, x, y, sh_near_tenths((simhash_near_kind)bj->sum[x].kind), &jac))
 			uf_join(bj->uf, x, y);
 	}
 }
 
-static int by_root(const void *a, const void *b)
+/* A large bucket's members by column: each field of their summaries, and
+ * their components (for pairs, each member its own). */
+static void bucket_columns(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
-	const struct member *x = a, *y = b;
-	if (x->root != y->root)
-		return x->root < y->root ? -1 : 1;
-	return x->rep < y->rep ? -1 : x->rep > y->rep;
+	uint64_t *c = bj->col;
+	size_t cap = bj->cap;
+
+	for (size_t i = 0; i < s; i++) {
+		const struct summary *m = &bj->sum[e[i].i];
+		for (unsigned w = 0; w < SH_NB_WORDS; w++)
+			c[w * cap + i] = m->bits[w];
+		c[COL_NKEYS * cap + i] = m->n_keys;
+		c[COL_LOST * cap + i] = m->lost;
+		c[COL_KIND * cap + i] = m->kind;
+		c[COL_ROOT * cap + i] = bj->uf ? sh_near_find(bj->uf, e[i].i) : i;
+	}
 }
 
-/* Clusters, large bucket: members grouped by component; two groups are
- * checked pair by pair until one pair joins them (or none does). Only
- * connected pairs are skipped, so the components are those of checking
- * every pair. */
-static inline __attribute__((always_inline)) void
-bucket_groups(struct bandjoin *bj, const sh_near_ent *e, size_t s)
+/* pair_bound() on columns: members a and b of a large bucket. */
+static inline __attribute__((always_inline)) int col_bound(const uint64_t *c, size_t cap,
+							   size_t a, size_t b)
 {
-	struct member *m = bj->m;
-	const struct summary *sm;
-	size_t *g = bj->g, n_g = 0, i;
+	uint64_t na = c[COL_NKEYS * cap + a], nb = c[COL_NKEYS * cap + b], ub, tenths;
+
+	if (c[COL_KIND * cap + a] != c[COL_KIND * cap + b])
+		return 0;
+	tenths = sh_near_tenths((simhash_near_kind)c[COL_KIND * cap + a]);
+	if (10 * (na < nb ? na : nb) < tenths * (na < nb ? nb : na))
+		return 0;
+	ub = c[COL_LOST * cap + a] < c[COL_LOST * cap + b] ? c[COL_LOST * cap + a]
+							   : c[COL_LOST * cap + b];
+	for (unsigned w = 0; w < SH_NB_WORDS; w++)
+		ub += (uint64_t)__builtin_popcountll(c[w * cap + a] & c[w * cap + b]);
+	return ub * (10 + tenths) >= tenths * (na + nb) || ub >= SH_NB_LOST_MAX;
+}
+
+/* The members b > a of another component than a's (as the columns hold)
+ * whose bounds with a pass, ascending, into hit; returns how many. */
+static inline __attribute__((always_inline)) size_t
+bounds_scalar(const uint64_t *c, size_t cap, size_t a, size_t s, uint32_t *hit)
+{
+	size_t n = 0;
+
+	for (size_t b = a + 1; b < s; b++)
+		if (c[COL_ROOT * cap + a] != c[COL_ROOT * cap + b] && col_bound(c, cap, a, b))
+			hit[n++] = (uint32_t)b;
+	return n;
+}
+
+#if SH_X86
+#define SH_NB_512 __attribute__((target("avx512f,avx512dq,avx512vpopcntdq")))
+
+/* The same, eight members b at a time (a quarter of the time of 300,000
+ * short lines went to large buckets' bounds one pair at a time). */
+SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, size_t s,
+				       uint32_t *hit)
+{
+	uint64_t tenths = sh_near_tenths((simhash_near_kind)c[COL_KIND * cap + a]);
+	__m512i na = _mm512_set1_epi64((long long)c[COL_NKEYS * cap + a]);
+	__m512i la = _mm512_set1_epi64((long long)c[COL_LOST * cap + a]);
+	__m512i ka = _mm512_set1_epi64((long long)c[COL_KIND * cap + a]);
+	__m512i ra = _mm512_set1_epi64((long long)c[COL_ROOT * cap + a]);
+	__m512i t = _mm512_set1_epi64((long long)tenths), ten = _mm512_set1_epi64(10);
+	__m512i t10 = _mm512_set1_epi64((long long)(10 + tenths));
+	__m512i lmax = _mm512_set1_epi64(SH_NB_LOST_MAX);
+	size_t n = 0;
+
+	for (size_t b = a + 1; b < s; b += 8) {
+		__mmask8 m = s - b >= 8 ? 0xff : (__mmask8)((1u << (s - b)) - 1);
+		__m512i nb = _mm512_maskz_loadu_epi64(m, c + COL_NKEYS * cap + b);
+		__m512i lo = _mm512_min_epu64(na, nb), hi = _mm512_max_epu64(na, nb), ub;
+		m = _mm512_mask_cmpeq_epi64_mask(m, ka, _mm512_maskz_loadu_epi64(m, c + COL_KIND * cap + b));
+		m = _mm512_mask_cmpneq_epi64_mask(m, ra, _mm512_maskz_loadu_epi64(m, c + COL_ROOT * cap + b));
+		m = _mm512_mask_cmpge_epu64_mask(m, _mm512_mullo_epi64(lo, ten), _mm512_mullo_epi64(hi, t));
+		if (!m)
+			continue;
+		ub = _mm512_min_epu64(la, _mm512_maskz_loadu_epi64(m, c + COL_LOST * cap + b));
+		for (unsigned w = 0; w < SH_NB_WORDS; w++)
+			ub = _mm512_add_epi64(ub, _mm512_popcnt_epi64(_mm512_and_si512(
+				_mm512_set1_epi64((long long)c[w * cap + a]),
+				_mm512_maskz_loadu_epi64(m, c + w * cap + b))));
+		m = _mm512_mask_cmpge_epu64_mask(m, _mm512_mullo_epi64(ub, t10),
+						 _mm512_mullo_epi64(_mm512_add_epi64(na, nb), t)) |
+		    _mm512_mask_cmpge_epu64_mask(m, ub, lmax);
+		for (unsigned k = m; k; k &= k - 1)
+			hit[n++] = (uint32_t)(b + (unsigned)__builtin_ctz(k));
+	}
+	return n;
+}
+
+static int have_avx512(void)
+{
+	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512DQ | SH_CPU_AVX512VPOPCNTDQ);
+}
+#else
+static int have_avx512(void)
+{
+	return 0;
+}
+#endif
+
+static size_t bucket_bounds(const struct bandjoin *bj, size_t a, size_t s)
+{
+#if SH_X86
+	if (bj->avx512)
+		return bounds_avx512(bj->col, bj->cap, a, s, bj->hit);
+#endif
+	return bounds_scalar(bj->col, bj->cap, a, s, bj->hit);
+}
+
+/* A large bucket (more than 8 members): its members by column, and each
+ * member's bounds against the later ones of other components at once.
+ * Clusters: a pair that passes is merged unless a join before it has
+ * connected its sides, so the components are those of checking every pair.
+ * Pairs: each owned pair that passes is merged and listed when near. */
+static inline __attribute__((always_inline)) simhash_err
+bucket_large(struct bandjoin *bj, const sh_near_ent *e, size_t s)
+{
 	double jac;
 
-	for (i = 0; i < s; i++) {
-		m[i].rep = e[i].i;
-		m[i].root = sh_near_find(bj->uf, e[i].i);
-	}
-	qsort(m, s, sizeof *m, by_root);
-	sm = gather(bj, NULL, m, s);
-	for (i = 0; i < s; i++)
-		if (!i || m[i].root != m[i - 1].root)
-			g[n_g++] = i;
-	g[n_g] = s;
-	for (size_t ga = 0; ga < n_g; ga++)
-		for (size_t gb = ga + 1; gb < n_g; gb++) {
-			int joined = 0;
-			if (sh_near_find(bj->uf, m[g[ga]].rep) == sh_near_find(bj->uf, m[g[gb]].rep))
-				continue;
-			for (size_t a = g[ga]; a < g[ga + 1] && !joined; a++)
-				for (size_t b = g[gb]; b < g[gb + 1] && !joined; b++)
-					if (near_pair(bj, m[a].rep, m[b].rep, &sm[a], &sm[b], &jac)) {
-						uf_join(bj->uf, m[a].rep, m[b].rep);
-						joined = 1;
-					}
+	bucket_columns(bj, e, s);
+	for (size_t a = 0; a + 1 < s; a++) {
+		size_t n_hit = bucket_bounds(bj, a, s);
+		for (size_t h = 0; h < n_hit; h++) {
+			uint32_t x = e[a].i, y = e[bj->hit[h]].i;
+			uint64_t tenths = sh_near_tenths((simhash_near_kind)bj->sum[x].kind);
+			if (bj->uf) {
+				if (sh_near_find(bj->uf, x) != sh_near_find(bj->uf, y) &&
+				    near_merge(bj, x, y, tenths, &jac))
+					uf_join(bj->uf, x, y);
+			} else if (owned(bj, x, y, e[a].band) && near_merge(bj, x, y, tenths, &jac)) {
+				simhash_err err = sh_near_emit(&bj->out, &bj->n_out, bj->rep[x],
+							bj->rep[y], jac);
+				if (err)
+					return err;
+			}
 		}
+	}
+	return SIMHASH_OK;
 }
 
-/* One band's buckets (its entries sorted by key), in two copies: with the
- * popcnt instruction and without (a call to libgcc's __popcountdi2 per
- * word, 8 % of the time on 300,000 short lines); the same results. */
+/* One band's buckets (its entries sorted by key, buckets of one dropped:
+ * bucket_members()), in two copies: with the popcnt instruction and
+ * without (a call to libgcc's __popcountdi2 per word, 8 % of the time on
+ * 300,000 short lines); the same results. */
 static inline __attribute__((always_inline)) simhash_err
 run_buckets(struct bandjoin *bj, const sh_near_ent *e, size_t n_e)
 {
@@ -434,27 +517,23 @@ run_buckets(struct bandjoin *bj, const sh_near_ent *e, size_t n_e)
 	for (r = 0; r < n_e && !err; r = t) {
 		for (t = r + 1; t < n_e && e[t].key == e[r].key; t++)
 			;
-		/* the summaries and union-find slots of the members of buckets
+		/* the summaries and union-find slots of the members
 		 * SH_NB_AHEAD entries on, fetched now: gathering them waited on
 		 * memory for half of this loop's time */
-		for (; q < n_e && q < t + SH_NB_AHEAD; q++)
-			if ((q > 0 && e[q - 1].key == e[q].key) || (q + 1 < n_e && e[q + 1].key == e[q].key)) {
-				const char *sp = (const char *)&bj->sum[e[q].i];
-				__builtin_prefetch(sp);
-				if (bj->uf)
-					__builtin_prefetch(&bj->uf[e[q].i]);
-			}
-		if (t - r < 2)
-			continue;
-		err = bucket_scratch(bj, t - r);
-		if (err)
-			break;
-		if (!bj->uf)
+		for (; q < n_e && q < t + SH_NB_AHEAD; q++) {
+			__builtin_prefetch(&bj->sum[e[q].i]);
+			if (bj->uf)
+				__builtin_prefetch(&bj->uf[e[q].i]);
+		}
+		if (t - r > 8) {
+			err = bucket_scratch(bj, t - r);
+			if (!err)
+				err = bucket_large(bj, e + r, t - r);
+		} else if (!bj->uf) {
 			err = bucket_pairs(bj, e + r, t - r);
-		else if (t - r <= 8)
+		} else {
 			bucket_small(bj, e + r, t - r);
-		else
-			bucket_groups(bj, e + r, t - r);
+		}
 	}
 	return err;
 }
@@ -507,8 +586,38 @@ static size_t shared_keys(const struct bandjoin *bj, uint32_t k, uint64_t *seen,
 	return n;
 }
 
+/* Drops the entries of buckets of one (sorted by key) from e[0..n);
+ * returns how many stay. */
+static size_t bucket_members(sh_near_ent *e, size_t n)
+{
+	size_t m = 0;
+	uint64_t prev = n ? ~e[0].key : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		sh_near_ent v = e[i];
+		int keep = prev == v.key || (i + 1 < n && e[i + 1].key == v.key);
+		prev = v.key;
+		e[m] = v;
+		m += keep;
+	}
+	return m;
+}
+
+static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n,
+				uint64_t *same, uint64_t *cluster, simhash_near_pair **out,
+				size_t *n_out);
+
 static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
-			     uint64_t *cluster, simhash_near_pair **out, size_t *n_out);
+			     uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
+{
+	return band_join_on(have_avx512(), docs, n, same, cluster, out, n_out);
+}
+
+static simhash_err band_join_scalar(const simhash_sketch *docs, size_t n, uint64_t *same,
+				    uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
+{
+	return band_join_on(0, docs, n, same, cluster, out, n_out);
+}
 
 /* The entry points: the pairs here, the clusters at the end. */
 simhash_err simhash_near_band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
@@ -517,10 +626,17 @@ simhash_err simhash_near_band_join(const simhash_sketch *docs, size_t n, uint64_
 	return sh_near_pairs_of(band_join, docs, n, same, out, n_out);
 }
 
-static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
-			     uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
+simhash_err sh_near_band_join_scalar(const simhash_sketch *docs, size_t n, uint64_t *same,
+				     simhash_near_pair **out, size_t *n_out)
 {
-	struct bandjoin bj = { .d = docs };
+	return sh_near_pairs_of(band_join_scalar, docs, n, same, out, n_out);
+}
+
+static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n,
+				uint64_t *same, uint64_t *cluster, simhash_near_pair **out,
+				size_t *n_out)
+{
+	struct bandjoin bj = { .d = docs, .avx512 = avx512 };
 	sh_near_ent *e = NULL;
 	uint64_t *seen = NULL;
 	size_t i, n_e;
@@ -545,11 +661,12 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	n_e = bj.n_reps * SIMHASH_NEAR_BANDS;
 	bj.bands = malloc((n_e ? n_e : 1) * sizeof *bj.bands);
 	e = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *e);
+	bj.keys = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.keys);
 	bj.sum = aligned_alloc(64, (bj.n_reps ? bj.n_reps : 1) * sizeof *bj.sum);
 	if (cluster)
 		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
 	seen = malloc(2 * ((size_t)1 << (seen_bits(bj.n_reps) - 6)) * sizeof *seen);
-	if (!bj.bands || !e || !bj.sum || !seen || (cluster && !bj.uf) ||
+	if (!bj.bands || !e || !bj.keys || !bj.sum || !seen || (cluster && !bj.uf) ||
 	    sh_near_sort_init(&bj.sort, bj.n_reps)) {
 		err = SIMHASH_ENOMEM;
 		goto done;
@@ -560,6 +677,7 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 		for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS; k++)
 			bj.bands[k * bj.n_reps + i] = b[k];
 		summarize(&docs[bj.rep[i]], &bj.sum[i]);
+		bj.keys[i] = docs[bj.rep[i]].keys;
 		if (bj.uf)
 			bj.uf[i] = (uint32_t)i;
 	}
@@ -569,6 +687,7 @@ static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *sam
 	for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS && !err; k++) {
 		size_t n_k = shared_keys(&bj, k, seen, e);
 		sh_near_sort_run(&bj.sort, e, n_k);
+		n_k = bucket_members(e, n_k);
 		err = popcnt ? run_buckets_popcnt(&bj, e, n_k) : run_buckets_plain(&bj, e, n_k);
 	}
 	if (!err)
@@ -582,16 +701,21 @@ done:
 	free(bj.bands);
 	free(bj.sum);
 	free(bj.rep);
+	free(bj.keys);
 	free(bj.uf);
 	sh_near_sort_free(&bj.sort);
-	free(bj.local);
-	free(bj.m);
-	free(bj.g);
-	free(bj.roots);
+	free(bj.col);
+	free(bj.hit);
 	return err;
 }
 
 simhash_err simhash_near_band_clusters(const simhash_sketch *docs, size_t n, uint64_t *cluster)
 {
 	return sh_near_clusters_of(band_join, docs, n, cluster);
+}
+
+simhash_err sh_near_band_clusters_scalar(const simhash_sketch *docs, size_t n,
+					 uint64_t *cluster)
+{
+	return sh_near_clusters_of(band_join_scalar, docs, n, cluster);
 }

@@ -404,15 +404,6 @@ out:
 	return err;
 }
 
-uint32_t sh_near_find(uint32_t *p, uint32_t i)
-{
-	while (p[i] != i) {
-		p[i] = p[p[i]];
-		i = p[i];
-	}
-	return i;
-}
-
 simhash_err sh_near_emit(sh_buf *out, size_t *n_out, uint64_t a, uint64_t b, double jac)
 {
 	simhash_near_pair *p;
