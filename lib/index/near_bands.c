@@ -60,6 +60,7 @@
 #define SH_NB_BINS (SIMHASH_NEAR_BANDS * SH_NB_ROWS)
 #define SH_NB_SEED 0x5be0cd19137e2179ull
 #define SH_NB_AHEAD 48 /* entries: how far run_buckets() fetches ahead */
+#define SH_NB_QUEUE 16 /* pairs: how far merges trail their keys' fetch */
 #define SH_NB_SEEN_MAX 21 /* shared_keys()'s bit maps: at most 256 KiB each */
 
 /* Densification, the portable path: an empty bin walks its probe row to
@@ -188,6 +189,10 @@ struct bandjoin {
 	uint32_t *hit;              /* the members that pass one's bounds */
 	size_t cap;                 /* of col's columns and hit: members, 8 | cap */
 	int avx512;                 /* bounds_avx512() */
+	/* pairs that passed the bounds, merged SH_NB_QUEUE pairs later
+	 * (queue_pair()) */
+	uint32_t qx[SH_NB_QUEUE], qy[SH_NB_QUEUE];
+	unsigned q_head, q_n;
 };
 
 /* The columns of a large bucket (bucket_columns()): the summary's words,
@@ -291,76 +296,98 @@ static simhash_err bucket_scratch(struct bandjoin *bj, size_t s)
 	return SIMHASH_ENOMEM;
 }
 
-/* Pairs: every owned pair of the bucket that passes the bounds checked
- * (the bounds first: owned() reads the other bands' keys, far away). */
-static inline __attribute__((always_inline)) simhash_err
-bucket_pairs(struct bandjoin *bj, const sh_near_ent *e, size_t s)
-{
-	double jac;
-
-	for (size_t a = 0; a < s; a++)
-		for (size_t b = a + 1; b < s; b++) {
-			uint32_t x = e[a].i, y = e[b].i;
-			if (pair_bound(&bj->sum[x], &bj->sum[y]) && owned(bj, x, y, e[a].band) &&
-			    near_merge(bj, x, y, sh_near_tenths((simhash_near_kind)bj->sum[x].kind),
-				       &jac)) {
-				simhash_err err = sh_near_emit(&bj->out, &bj->n_out, bj->rep[x],
-							bj->rep[y], jac);
-				if (err)
-					return err;
-			}
-		}
-	return SIMHASH_OK;
-}
-
-/* Starts fetching the keys of first member x, which a merge reads next. */
+/* Starts fetching the keys of first member x, which a merge reads next
+ * (up to four lines: most short texts' keys). */
 static inline __attribute__((always_inline)) void fetch_keys(const struct bandjoin *bj,
 							     uint32_t x)
 {
 	const uint64_t *k = bj->keys[x];
+	size_t n = bj->sum[x].n_keys < 32 ? bj->sum[x].n_keys : 32;
 
-	if (k) {
-		__builtin_prefetch(k);
-		__builtin_prefetch(k + 8);
-	}
+	for (size_t o = 0; o < n; o += 8)
+		__builtin_prefetch(k + o);
 }
 
-/* Clusters, small bucket (at most 8 members): its members' components
- * first (a bucket inside one component, a third of them, is done without
- * reading a summary); then the pairs of members not yet connected that
- * pass the bounds are listed, their keys fetched, and merged in the same
- * order, each skipped if a join before it has connected its sides: the
- * same pairs merged and joined as checking them one by one (the bounds
- * read nothing a join changes), with the merges' memory waits overlapped
- * (most merges come from small buckets). */
-static inline __attribute__((always_inline)) void
+/* The merge of a pair that passed the bounds: for clusters, skipped when a
+ * join has connected its sides since it was queued (so the components are
+ * those of checking every pair), joined when near; for pairs, listed when
+ * near. */
+static simhash_err merge_pair(struct bandjoin *bj, uint32_t x, uint32_t y)
+{
+	uint64_t tenths = sh_near_tenths((simhash_near_kind)bj->sum[x].kind);
+	double jac;
+
+	if (bj->uf) {
+		if (sh_near_find(bj->uf, x) != sh_near_find(bj->uf, y) &&
+		    near_merge(bj, x, y, tenths, &jac))
+			uf_join(bj->uf, x, y);
+		return SIMHASH_OK;
+	}
+	if (near_merge(bj, x, y, tenths, &jac))
+		return sh_near_emit(&bj->out, &bj->n_out, bj->rep[x], bj->rep[y], jac);
+	return SIMHASH_OK;
+}
+
+/* A merge waits on its two key lists, far apart in memory (two thirds of
+ * its time): the pair is queued with its keys fetched, and the pair queued
+ * SH_NB_QUEUE pairs before it merged now, in the order they came. */
+static simhash_err queue_pair(struct bandjoin *bj, uint32_t x, uint32_t y)
+{
+	simhash_err err = SIMHASH_OK;
+	unsigned tail;
+
+	if (bj->q_n == SH_NB_QUEUE) {
+		unsigned h = bj->q_head;
+		bj->q_head = (h + 1) % SH_NB_QUEUE;
+		bj->q_n--;
+		err = merge_pair(bj, bj->qx[h], bj->qy[h]);
+	}
+	fetch_keys(bj, x);
+	fetch_keys(bj, y);
+	tail = (bj->q_head + bj->q_n++) % SH_NB_QUEUE;
+	bj->qx[tail] = x;
+	bj->qy[tail] = y;
+	return err;
+}
+
+static simhash_err queue_flush(struct bandjoin *bj)
+{
+	simhash_err err = SIMHASH_OK;
+
+	for (; bj->q_n && !err; bj->q_n--) {
+		unsigned h = bj->q_head;
+		bj->q_head = (h + 1) % SH_NB_QUEUE;
+		err = merge_pair(bj, bj->qx[h], bj->qy[h]);
+	}
+	return err;
+}
+
+/* A small bucket (at most 8 members). Pairs: every owned pair that passes
+ * the bounds (the bounds first: owned() reads the other bands' keys, far
+ * away). Clusters: its members' components first (a bucket inside one
+ * component, a third of them, is done without reading a summary), then
+ * each pair of members not yet connected that passes the bounds. */
+static inline __attribute__((always_inline)) simhash_err
 bucket_small(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
 	uint32_t r[8];
-	unsigned char pa[28], pb[28];
-	size_t n_p = 0, a;
-	double jac;
+	size_t a;
+	simhash_err err = SIMHASH_OK;
 
 	for (a = 0; a < s; a++)
-		r[a] = sh_near_find(bj->uf, e[a].i);
+		r[a] = bj->uf ? sh_near_find(bj->uf, e[a].i) : (uint32_t)a;
 	for (a = 1; a < s && r[a] == r[0]; a++)
 		;
 	if (a == s)
-		return;
-	for (a = 0; a < s; a++)
-		for (size_t b = a + 1; b < s; b++)
-			if (r[a] != r[b] && pair_bound(&bj->sum[e[a].i], &bj->sum[e[b].i])) {
-				fetch_keys(bj, e[a].i);
-				fetch_keys(bj, e[b].i);
-				pa[n_p] = (unsigned char)a;
-				pb[n_p++] = (unsigned char)b;
-			}
-	for (size_t p = 0; p < n_p; p++) {
-		uint32_t x = e[pa[p]].i, y = e[pb[p]].i;
-		if (sh_near_find(bj->uf, x) != sh_near_find(bj->uf, y) &&
-		    near_merge(bj, x, y, sh_near_tenths((simhash_near_kind)bj->sum[x].kind), &jac))
-			uf_join(bj->uf, x, y);
-	}
+		return SIMHASH_OK;
+	for (a = 0; a < s && !err; a++)
+		for (size_t b = a + 1; b < s && !err; b++) {
+			uint32_t x = e[a].i, y = e[b].i;
+			if (r[a] != r[b] && pair_bound(&bj->sum[x], &bj->sum[y]) &&
+			    (bj->uf || owned(bj, x, y, e[a].band)))
+				err = queue_pair(bj, x, y);
+		}
+	return err;
 }
 
 /* A large bucket's members by column: each field of their summaries, and
@@ -475,33 +502,23 @@ static size_t bucket_bounds(const struct bandjoin *bj, size_t a, size_t s)
 
 /* A large bucket (more than 8 members): its members by column, and each
  * member's bounds against the later ones of other components at once.
- * Clusters: a pair that passes is merged unless a join before it has
- * connected its sides, so the components are those of checking every pair.
- * Pairs: each owned pair that passes is merged and listed when near. */
+ * Each pair that passes (for pairs, each owned one) goes to the merges
+ * (queue_pair()). */
 static inline __attribute__((always_inline)) simhash_err
 bucket_large(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
-	double jac;
+	simhash_err err = SIMHASH_OK;
 
 	bucket_columns(bj, e, s);
-	for (size_t a = 0; a + 1 < s; a++) {
+	for (size_t a = 0; a + 1 < s && !err; a++) {
 		size_t n_hit = bucket_bounds(bj, a, s);
-		for (size_t h = 0; h < n_hit; h++) {
+		for (size_t h = 0; h < n_hit && !err; h++) {
 			uint32_t x = e[a].i, y = e[bj->hit[h]].i;
-			uint64_t tenths = sh_near_tenths((simhash_near_kind)bj->sum[x].kind);
-			if (bj->uf) {
-				if (sh_near_find(bj->uf, x) != sh_near_find(bj->uf, y) &&
-				    near_merge(bj, x, y, tenths, &jac))
-					uf_join(bj->uf, x, y);
-			} else if (owned(bj, x, y, e[a].band) && near_merge(bj, x, y, tenths, &jac)) {
-				simhash_err err = sh_near_emit(&bj->out, &bj->n_out, bj->rep[x],
-							bj->rep[y], jac);
-				if (err)
-					return err;
-			}
+			if (bj->uf || owned(bj, x, y, e[a].band))
+				err = queue_pair(bj, x, y);
 		}
 	}
-	return SIMHASH_OK;
+	return err;
 }
 
 /* One band's buckets (its entries sorted by key, buckets of one dropped:
@@ -529,10 +546,8 @@ run_buckets(struct bandjoin *bj, const sh_near_ent *e, size_t n_e)
 			err = bucket_scratch(bj, t - r);
 			if (!err)
 				err = bucket_large(bj, e + r, t - r);
-		} else if (!bj->uf) {
-			err = bucket_pairs(bj, e + r, t - r);
 		} else {
-			bucket_small(bj, e + r, t - r);
+			err = bucket_small(bj, e + r, t - r);
 		}
 	}
 	return err;
@@ -690,6 +705,8 @@ static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n
 		n_k = bucket_members(e, n_k);
 		err = popcnt ? run_buckets_popcnt(&bj, e, n_k) : run_buckets_plain(&bj, e, n_k);
 	}
+	if (!err)
+		err = queue_flush(&bj);
 	if (!err)
 		err = sh_near_result(&bj.out, bj.n_out, out, n_out);
 	if (!err && cluster)
