@@ -123,24 +123,61 @@ int sh_near_bands_have_vbmi(void)
 }
 #endif
 
-void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi)
+/* What the filters of a pair read of each side, in one place: its size,
+ * kind, bit set and the keys lost to another's bit (summarize()). */
+struct summary {
+	uint64_t bits[SH_NB_WORDS];
+	uint32_t n_keys; /* < 2^32 (band_join()) */
+	uint16_t lost;   /* SH_NB_LOST_MAX: too many to bound */
+	uint16_t kind;
+} __attribute__((aligned(64)));
+
+/* The summary of a sketch from its bit set (a key sets bit key mod 448):
+ * the keys lost to another's bit are those the set does not count. Two
+ * sketches share at most popcount(A & B) + min(lost) keys, since shared
+ * keys set common bits and at most `lost` of them merge into another's,
+ * so a pair below the overlap it needs fails without a merge. */
+static void summarize(const simhash_sketch *s, const uint64_t bits[SH_NB_WORDS],
+		      struct summary *out)
+{
+	size_t set = 0;
+
+	for (unsigned w = 0; w < SH_NB_WORDS; w++) {
+		out->bits[w] = bits[w];
+		set += (size_t)__builtin_popcountll(bits[w]);
+	}
+	out->n_keys = (uint32_t)s->n_keys;
+	out->lost = (uint16_t)(s->n_keys - set < SH_NB_LOST_MAX ? s->n_keys - set : SH_NB_LOST_MAX);
+	out->kind = (uint16_t)s->kind;
+}
+
+/* The band keys of a sketch, and with sum its summary (summarize()) in the
+ * same pass over its keys. */
+static void bands_of(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi,
+		     struct summary *sum)
 {
 	uint64_t mins[SH_NB_BINS], val[SH_NB_BINS];
-	uint64_t filled[2] = { 0, 0 };
+	uint64_t filled[2] = { 0, 0 }, bits[SH_NB_WORDS] = { 0 };
 	size_t i;
 
-	if (!sk->n_keys) {
-		for (i = 0; i < SIMHASH_NEAR_BANDS; i++)
-			out[i] = sh_mix64(((uint64_t)sk->kind << 32 | i) ^ SH_NB_SEED);
-		return;
-	}
 	for (i = 0; i < SH_NB_BINS; i++)
 		mins[i] = UINT64_MAX;
 	for (i = 0; i < sk->n_keys; i++) {
 		uint64_t h = sh_exp_mix((sk->keys[i] ^ SH_NB_SEED) * 0x9e3779b97f4a7c15ull, 7);
-		unsigned bin = (unsigned)(((h >> 32) * SH_NB_BINS) >> 32);
+		unsigned bin = (unsigned)(((h >> 32) * SH_NB_BINS) >> 32), b;
 		mins[bin] = h < mins[bin] ? h : mins[bin];
 		filled[bin >> 6] |= 1ull << (bin & 63);
+		if (sum) {
+			b = (unsigned)(sk->keys[i] % (SH_NB_WORDS * 64));
+			bits[b >> 6] |= 1ull << (b & 63);
+		}
+	}
+	if (sum)
+		summarize(sk, bits, sum);
+	if (!sk->n_keys) {
+		for (i = 0; i < SIMHASH_NEAR_BANDS; i++)
+			out[i] = sh_mix64(((uint64_t)sk->kind << 32 | i) ^ SH_NB_SEED);
+		return;
 	}
 #if SH_X86
 	if (vbmi)
@@ -156,21 +193,17 @@ void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BAND
 	}
 }
 
+void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi)
+{
+	bands_of(sk, out, vbmi, NULL);
+}
+
 void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS])
 {
 	sh_near_bands_path(sk, out, sh_near_bands_have_vbmi());
 }
 
 /* ---- buckets */
-
-/* What the filters of a pair read of each side, in one place: its size,
- * kind, bit set and the keys lost to another's bit (summarize()). */
-struct summary {
-	uint64_t bits[SH_NB_WORDS];
-	uint32_t n_keys; /* < 2^32 (band_join()) */
-	uint16_t lost;   /* SH_NB_LOST_MAX: too many to bound */
-	uint16_t kind;
-} __attribute__((aligned(64)));
 
 struct bandjoin {
 	const simhash_sketch *d;
@@ -251,26 +284,6 @@ pair_bound(const struct summary *sa, const struct summary *sb)
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
 		ub += (uint64_t)__builtin_popcountll(sa->bits[w] & sb->bits[w]);
 	return ub * (10 + tenths) >= tenths * (na + nb) || ub >= SH_NB_LOST_MAX;
-}
-
-/* The bit set of a sketch (a key sets bit key mod 448) and the keys lost
- * to another's bit: the two share at most popcount(A & B) + min(lost)
- * keys, since shared keys set common bits and at most `lost` of them merge
- * into another's, so a pair below the overlap it needs fails without a
- * merge. */
-static void summarize(const simhash_sketch *s, struct summary *out)
-{
-	uint32_t set = 0;
-
-	memset(out->bits, 0, sizeof out->bits);
-	for (size_t i = 0; i < s->n_keys; i++) {
-		unsigned b = (unsigned)(s->keys[i] % (SH_NB_WORDS * 64));
-		set += !(out->bits[b >> 6] >> (b & 63) & 1);
-		out->bits[b >> 6] |= 1ull << (b & 63);
-	}
-	out->n_keys = (uint32_t)s->n_keys;
-	out->lost = (uint16_t)(s->n_keys - set < SH_NB_LOST_MAX ? s->n_keys - set : SH_NB_LOST_MAX);
-	out->kind = (uint16_t)s->kind;
 }
 
 static void uf_join(uint32_t *p, uint32_t a, uint32_t b)
@@ -655,7 +668,7 @@ static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n
 	sh_near_ent *e = NULL;
 	uint64_t *seen = NULL;
 	size_t i, n_e;
-	int popcnt;
+	int popcnt, vbmi = sh_near_bands_have_vbmi();
 	simhash_err err;
 
 	if ((n && (!docs || !same)) || n >= UINT32_MAX / SIMHASH_NEAR_BANDS)
@@ -688,10 +701,9 @@ static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n
 	}
 	for (i = 0; i < bj.n_reps; i++) {
 		uint64_t b[SIMHASH_NEAR_BANDS];
-		simhash_near_bands(&docs[bj.rep[i]], b);
+		bands_of(&docs[bj.rep[i]], b, vbmi, &bj.sum[i]);
 		for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS; k++)
 			bj.bands[k * bj.n_reps + i] = b[k];
-		summarize(&docs[bj.rep[i]], &bj.sum[i]);
 		bj.keys[i] = docs[bj.rep[i]].keys;
 		if (bj.uf)
 			bj.uf[i] = (uint32_t)i;
