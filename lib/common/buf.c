@@ -1,7 +1,25 @@
 /* buf.c - growable scratch buffers: a handle keeps its buffers between calls so
  * the hot loops never allocate once the buffers have grown to the largest text. */
 #include <stdlib.h>
+#include <sys/mman.h>
 #include "internal.h"
+
+void *sh_alloc_big(size_t len)
+{
+	size_t huge = (size_t)1 << 21;
+	void *p;
+
+	if (len < 2 * huge)
+		return malloc(len ? len : 1);
+	if (len > SIZE_MAX - huge)
+		return NULL;
+	p = aligned_alloc(huge, (len + huge - 1) & ~(huge - 1));
+#ifdef MADV_HUGEPAGE
+	if (p)
+		(void)madvise(p, (len + huge - 1) & ~(huge - 1), MADV_HUGEPAGE); /* advice only */
+#endif
+	return p;
+}
 
 simhash_err sh_buf_reserve(sh_buf *b, size_t n)
 {

@@ -687,10 +687,10 @@ static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n
 		if (same[i] == i)
 			bj.rep[bj.n_reps++] = i;
 	n_e = bj.n_reps * SIMHASH_NEAR_BANDS;
-	bj.bands = malloc((n_e ? n_e : 1) * sizeof *bj.bands);
+	bj.bands = sh_alloc_big(n_e * sizeof *bj.bands);
 	e = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *e);
 	bj.keys = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.keys);
-	bj.sum = aligned_alloc(64, (bj.n_reps ? bj.n_reps : 1) * sizeof *bj.sum);
+	bj.sum = sh_alloc_big(bj.n_reps * sizeof *bj.sum);
 	if (cluster)
 		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
 	seen = malloc(2 * ((size_t)1 << (seen_bits(bj.n_reps) - 6)) * sizeof *seen);
