@@ -78,7 +78,7 @@ static void densify(const uint64_t filled[2], const uint64_t *mins, uint64_t *va
 
 #if SH_X86
 #include <immintrin.h>
-#define SH_NB_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi")))
+#define SH_NB_VBMI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi,bmi")))
 
 /* The same with AVX-512 VBMI: the filled flags of an empty bin's first 64
  * probes gathered in one permute, the first filled found by a bit scan, so
@@ -112,9 +112,84 @@ SH_NB_VBMI static void densify_vbmi(const uint64_t filled[2], const uint64_t *mi
 		}
 }
 
+/* splitmix64's finalizer (sh_mix64()) on eight lanes. */
+SH_NB_VBMI static inline __m512i mix64_x8(__m512i z)
+{
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
+			       _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
+			       _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+
+/* bins_scalar() with the keys' mixes and bins taken eight at a time (the
+ * minima and flags stay one key at a time: two keys may share a bin). */
+SH_NB_VBMI static void bins_vbmi(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
+				 uint64_t *bits)
+{
+	const __m512i seed = _mm512_set1_epi64((long long)SH_NB_SEED);
+	const __m512i gold = _mm512_set1_epi64((long long)0x9e3779b97f4a7c15ull);
+	const __m512i n_bins = _mm512_set1_epi64(SH_NB_BINS);
+	uint64_t hv[8] __attribute__((aligned(64))), bv[8] __attribute__((aligned(64)));
+
+	for (unsigned j = 0; j < SH_NB_BINS; j += 8)
+		_mm512_storeu_si512((void *)(mins + j), _mm512_set1_epi64(-1));
+	for (size_t i = 0; i < sk->n_keys; i += 8) {
+		unsigned cnt = sk->n_keys - i < 8 ? (unsigned)(sk->n_keys - i) : 8;
+		__m512i k = _mm512_maskz_loadu_epi64((__mmask8)((1u << cnt) - 1), sk->keys + i);
+		__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(k, seed), gold);
+		if (SH_EXP_SEED) /* sh_exp_mix(h, 7) */
+			h = mix64_x8(_mm512_xor_si512(h, _mm512_set1_epi64((long long)(
+				(uint64_t)SH_EXP_SEED * 0x9e3779b97f4a7c15ull + 7))));
+		_mm512_store_si512((void *)hv, h);
+		_mm512_store_si512((void *)bv, _mm512_srli_epi64(
+			_mm512_mul_epu32(_mm512_srli_epi64(h, 32), n_bins), 32));
+		for (unsigned j = 0; j < cnt; j++) {
+			unsigned bin = (unsigned)bv[j];
+			mins[bin] = hv[j] < mins[bin] ? hv[j] : mins[bin];
+			filled[bin >> 6] |= 1ull << (bin & 63);
+			if (bits) {
+				unsigned b = (unsigned)(sk->keys[i + j] % (SH_NB_WORDS * 64));
+				bits[b >> 6] |= 1ull << (b & 63);
+			}
+		}
+	}
+}
+
+/* The band keys of densified bins val (band_keys_scalar()), eight bands
+ * at a time: a band's three bins picked from three registers. */
+SH_NB_VBMI static void band_keys_vbmi(uint64_t kind, const uint64_t *val,
+				      uint64_t out[SIMHASH_NEAR_BANDS])
+{
+	const __m512i r0 = _mm512_setr_epi64(0, 3, 6, 9, 12, 15, 2, 5);
+	const __m512i r1 = _mm512_setr_epi64(1, 4, 7, 10, 13, 0, 3, 6);
+	const __m512i r2 = _mm512_setr_epi64(2, 5, 8, 11, 14, 1, 4, 7);
+	const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+
+	for (unsigned g = 0; g < SIMHASH_NEAR_BANDS; g += 8) {
+		const uint64_t *v = val + g * SH_NB_ROWS;
+		__m512i a = _mm512_loadu_si512((const void *)v);
+		__m512i b = _mm512_loadu_si512((const void *)(v + 8));
+		__m512i c = _mm512_loadu_si512((const void *)(v + 16));
+		__m512i v0 = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, r0, b), 0xc0,
+							   r0, c);
+		__m512i v1 = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, r1, b), 0xe0,
+							   r1, c);
+		__m512i v2 = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, r2, b), 0xe0,
+							   r2, c);
+		__m512i band = _mm512_add_epi64(lane, _mm512_set1_epi64(g));
+		__m512i x = _mm512_xor_si512(_mm512_or_si512(_mm512_set1_epi64((long long)(kind << 40)),
+							     _mm512_slli_epi64(band, 32)),
+					     _mm512_set1_epi64((long long)SH_NB_SEED));
+		x = _mm512_xor_si512(_mm512_xor_si512(x, v0),
+				     _mm512_xor_si512(_mm512_rol_epi64(v1, 21), _mm512_rol_epi64(v2, 42)));
+		_mm512_storeu_si512((void *)(out + g), mix64_x8(x));
+	}
+}
+
 int sh_near_bands_have_vbmi(void)
 {
-	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512VBMI);
+	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512DQ | SH_CPU_AVX512VBMI);
 }
 #else
 int sh_near_bands_have_vbmi(void)
@@ -153,44 +228,63 @@ static void summarize(const simhash_sketch *s, const uint64_t bits[SH_NB_WORDS],
 
 /* The band keys of a sketch, and with sum its summary (summarize()) in the
  * same pass over its keys. */
+static void bins_scalar(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
+			uint64_t *bits)
+{
+	for (size_t i = 0; i < SH_NB_BINS; i++)
+		mins[i] = UINT64_MAX;
+	for (size_t i = 0; i < sk->n_keys; i++) {
+		uint64_t h = sh_exp_mix((sk->keys[i] ^ SH_NB_SEED) * 0x9e3779b97f4a7c15ull, 7);
+		unsigned bin = (unsigned)(((h >> 32) * SH_NB_BINS) >> 32), b;
+		mins[bin] = h < mins[bin] ? h : mins[bin];
+		filled[bin >> 6] |= 1ull << (bin & 63);
+		if (bits) {
+			b = (unsigned)(sk->keys[i] % (SH_NB_WORDS * 64));
+			bits[b >> 6] |= 1ull << (b & 63);
+		}
+	}
+}
+
+static void band_keys_scalar(uint64_t kind, const uint64_t *val, uint64_t out[SIMHASH_NEAR_BANDS])
+{
+	for (uint64_t i = 0; i < SIMHASH_NEAR_BANDS; i++) {
+		const uint64_t *v = val + i * SH_NB_ROWS;
+		/* the bins are mixed keys already: one mix of their rotations */
+		out[i] = sh_mix64((kind << 40 | i << 32) ^ SH_NB_SEED ^ v[0] ^
+				  (v[1] << 21 | v[1] >> 43) ^ (v[2] << 42 | v[2] >> 22));
+	}
+}
+
+/* The band keys of a sketch, and with sum its summary (summarize()) in the
+ * same pass over its keys; vbmi: the AVX-512 path (the same keys). */
 static void bands_of(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi,
 		     struct summary *sum)
 {
 	uint64_t mins[SH_NB_BINS], val[SH_NB_BINS];
 	uint64_t filled[2] = { 0, 0 }, bits[SH_NB_WORDS] = { 0 };
-	size_t i;
 
-	for (i = 0; i < SH_NB_BINS; i++)
-		mins[i] = UINT64_MAX;
-	for (i = 0; i < sk->n_keys; i++) {
-		uint64_t h = sh_exp_mix((sk->keys[i] ^ SH_NB_SEED) * 0x9e3779b97f4a7c15ull, 7);
-		unsigned bin = (unsigned)(((h >> 32) * SH_NB_BINS) >> 32), b;
-		mins[bin] = h < mins[bin] ? h : mins[bin];
-		filled[bin >> 6] |= 1ull << (bin & 63);
-		if (sum) {
-			b = (unsigned)(sk->keys[i] % (SH_NB_WORDS * 64));
-			bits[b >> 6] |= 1ull << (b & 63);
-		}
-	}
+#if SH_X86
+	if (vbmi)
+		bins_vbmi(sk, mins, filled, sum ? bits : NULL);
+	else
+#endif
+		bins_scalar(sk, mins, filled, sum ? bits : NULL);
 	if (sum)
 		summarize(sk, bits, sum);
 	if (!sk->n_keys) {
-		for (i = 0; i < SIMHASH_NEAR_BANDS; i++)
+		for (uint64_t i = 0; i < SIMHASH_NEAR_BANDS; i++)
 			out[i] = sh_mix64(((uint64_t)sk->kind << 32 | i) ^ SH_NB_SEED);
 		return;
 	}
 #if SH_X86
-	if (vbmi)
+	if (vbmi) {
 		densify_vbmi(filled, mins, val);
-	else
-#endif
-		densify(filled, mins, val);
-	for (i = 0; i < SIMHASH_NEAR_BANDS; i++) {
-		const uint64_t *v = val + i * SH_NB_ROWS;
-		/* the bins are mixed keys already: one mix of their rotations */
-		out[i] = sh_mix64(((uint64_t)sk->kind << 40 | i << 32) ^ SH_NB_SEED ^ v[0] ^
-			     (v[1] << 21 | v[1] >> 43) ^ (v[2] << 42 | v[2] >> 22));
+		band_keys_vbmi((uint64_t)sk->kind, val, out);
+		return;
 	}
+#endif
+	densify(filled, mins, val);
+	band_keys_scalar((uint64_t)sk->kind, val, out);
 }
 
 void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi)
