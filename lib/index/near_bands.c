@@ -55,7 +55,7 @@
 #include "near_probe.h"
 
 #define SH_NB_ROWS 3
-#define SH_NB_WORDS 7 /* a sketch's bit set: 448 bits, so a summary is one line */
+#define SH_NB_WORDS 6 /* a sketch's bit set: 384 bits, so a summary is one line */
 #define SH_NB_LOST_MAX 0xffff /* summary.lost at or above: no bound */
 #define SH_NB_BINS (SIMHASH_NEAR_BANDS * SH_NB_ROWS)
 #define SH_NB_SEED 0x5be0cd19137e2179ull
@@ -202,12 +202,13 @@ int sh_near_bands_have_vbmi(void)
  * kind, bit set and the keys lost to another's bit (summarize()). */
 struct summary {
 	uint64_t bits[SH_NB_WORDS];
+	const uint64_t *keys; /* the sketch's: what a merge reads next */
 	uint32_t n_keys; /* < 2^32 (band_join()) */
 	uint16_t lost;   /* SH_NB_LOST_MAX: too many to bound */
 	uint16_t kind;
 } __attribute__((aligned(64)));
 
-/* The summary of a sketch from its bit set (a key sets bit key mod 448):
+/* The summary of a sketch from its bit set (a key sets bit key mod 384):
  * the keys lost to another's bit are those the set does not count. Two
  * sketches share at most popcount(A & B) + min(lost) keys, since shared
  * keys set common bits and at most `lost` of them merge into another's,
@@ -222,6 +223,7 @@ static void summarize(const simhash_sketch *s, const uint64_t bits[SH_NB_WORDS],
 		set += (size_t)__builtin_popcountll(bits[w]);
 	}
 	out->n_keys = (uint32_t)s->n_keys;
+	out->keys = s->keys;
 	out->lost = (uint16_t)(s->n_keys - set < SH_NB_LOST_MAX ? s->n_keys - set : SH_NB_LOST_MAX);
 	out->kind = (uint16_t)s->kind;
 }
@@ -303,7 +305,6 @@ struct bandjoin {
 	const simhash_sketch *d;
 	size_t n_reps;
 	uint64_t *rep;   /* the first members, ascending */
-	const uint64_t **keys; /* per first member: its sketch's keys */
 	uint64_t *bands; /* band k of first member i at k * n_reps + i */
 	struct summary *sum; /* per first member: what the filters read */
 	uint32_t *uf;    /* clusters only */
@@ -340,7 +341,7 @@ static int owned(const struct bandjoin *bj, uint32_t x, uint32_t y, uint32_t ban
 static int near_merge(const struct bandjoin *bj, uint32_t x, uint32_t y, uint64_t tenths,
 		      double *jac)
 {
-	const uint64_t *ka = bj->keys[x], *kb = bj->keys[y];
+	const uint64_t *ka = bj->sum[x].keys, *kb = bj->sum[y].keys;
 	size_t na = bj->sum[x].n_keys, nb = bj->sum[y].n_keys, i = 0, k = 0, shared = 0, uni;
 	uint64_t want = (tenths * (na + nb) + 10 + tenths - 1) / (10 + tenths);
 
@@ -408,7 +409,7 @@ static simhash_err bucket_scratch(struct bandjoin *bj, size_t s)
 static inline __attribute__((always_inline)) void fetch_keys(const struct bandjoin *bj,
 							     uint32_t x)
 {
-	const uint64_t *k = bj->keys[x];
+	const uint64_t *k = bj->sum[x].keys;
 	size_t n = bj->sum[x].n_keys < 32 ? bj->sum[x].n_keys : 32;
 
 	for (size_t o = 0; o < n; o += 8)
@@ -783,12 +784,11 @@ static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n
 	n_e = bj.n_reps * SIMHASH_NEAR_BANDS;
 	bj.bands = sh_alloc_big(n_e * sizeof *bj.bands);
 	e = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *e);
-	bj.keys = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.keys);
 	bj.sum = sh_alloc_big(bj.n_reps * sizeof *bj.sum);
 	if (cluster)
 		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
 	seen = malloc(2 * ((size_t)1 << (seen_bits(bj.n_reps) - 6)) * sizeof *seen);
-	if (!bj.bands || !e || !bj.keys || !bj.sum || !seen || (cluster && !bj.uf) ||
+	if (!bj.bands || !e || !bj.sum || !seen || (cluster && !bj.uf) ||
 	    sh_near_sort_init(&bj.sort, bj.n_reps)) {
 		err = SIMHASH_ENOMEM;
 		goto done;
@@ -798,7 +798,6 @@ static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n
 		bands_of(&docs[bj.rep[i]], b, vbmi, &bj.sum[i]);
 		for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS; k++)
 			bj.bands[k * bj.n_reps + i] = b[k];
-		bj.keys[i] = docs[bj.rep[i]].keys;
 		if (bj.uf)
 			bj.uf[i] = (uint32_t)i;
 	}
@@ -824,7 +823,6 @@ done:
 	free(bj.bands);
 	free(bj.sum);
 	free(bj.rep);
-	free(bj.keys);
 	free(bj.uf);
 	sh_near_sort_free(&bj.sort);
 	free(bj.col);
