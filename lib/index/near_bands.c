@@ -315,12 +315,20 @@ struct bandjoin {
 	sh_near_sort sort;          /* a band's (key, first member) entries */
 	uint64_t *col;              /* a large bucket's members, by column (COL_*) */
 	uint32_t *hit;              /* the members that pass one's bounds */
+	struct member *m;           /* a large bucket's members, in column order */
+	size_t n_joins;             /* clusters: joins so far */
 	size_t cap;                 /* of col's columns and hit: members, 8 | cap */
 	int avx512;                 /* bounds_avx512() */
 	/* pairs that passed the bounds, merged SH_NB_QUEUE pairs later
 	 * (queue_pair()) */
 	uint32_t qx[SH_NB_QUEUE], qy[SH_NB_QUEUE];
 	unsigned q_head, q_n;
+};
+
+/* A member of a large bucket: its component (for clusters, as last found;
+ * for pairs, its place) and its first member. */
+struct member {
+	uint32_t root, i;
 };
 
 /* The columns of a large bucket (bucket_columns()): the summary's words,
@@ -395,10 +403,12 @@ static simhash_err bucket_scratch(struct bandjoin *bj, size_t s)
 		return SIMHASH_OK;
 	free(bj->col);
 	free(bj->hit);
+	free(bj->m);
 	bj->cap = (s < 64 ? 64 : s + 7) & ~(size_t)7;
 	bj->col = aligned_alloc(64, COL_N * bj->cap * sizeof *bj->col);
 	bj->hit = malloc(bj->cap * sizeof *bj->hit);
-	if (bj->col && bj->hit)
+	bj->m = malloc(bj->cap * sizeof *bj->m);
+	if (bj->col && bj->hit && bj->m)
 		return SIMHASH_OK;
 	bj->cap = 0;
 	return SIMHASH_ENOMEM;
@@ -428,7 +438,10 @@ static simhash_err merge_pair(struct bandjoin *bj, uint32_t x, uint32_t y)
 	if (bj->uf) {
 		if (sh_near_find(bj->uf, x) != sh_near_find(bj->uf, y) &&
 		    near_merge(bj, x, y, tenths, &jac))
+		{
 			uf_join(bj->uf, x, y);
+			bj->n_joins++;
+		}
 		return SIMHASH_OK;
 	}
 	if (near_merge(bj, x, y, tenths, &jac))
@@ -498,21 +511,21 @@ bucket_small(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 	return err;
 }
 
-/* A large bucket's members by column: each field of their summaries, and
- * their components (for pairs, each member its own). */
-static void bucket_columns(struct bandjoin *bj, const sh_near_ent *e, size_t s)
+/* Members m[from..s) of a large bucket by column: each field of their
+ * summaries, and their components. */
+static void bucket_columns(struct bandjoin *bj, const struct member *m, size_t from, size_t s)
 {
 	uint64_t *c = bj->col;
 	size_t cap = bj->cap;
 
-	for (size_t i = 0; i < s; i++) {
-		const struct summary *m = &bj->sum[e[i].i];
+	for (size_t i = from; i < s; i++) {
+		const struct summary *sm = &bj->sum[m[i].i];
 		for (unsigned w = 0; w < SH_NB_WORDS; w++)
-			c[w * cap + i] = m->bits[w];
-		c[COL_NKEYS * cap + i] = m->n_keys;
-		c[COL_LOST * cap + i] = m->lost;
-		c[COL_KIND * cap + i] = m->kind;
-		c[COL_ROOT * cap + i] = bj->uf ? sh_near_find(bj->uf, e[i].i) : i;
+			c[w * cap + i] = sm->bits[w];
+		c[COL_NKEYS * cap + i] = sm->n_keys;
+		c[COL_LOST * cap + i] = sm->lost;
+		c[COL_KIND * cap + i] = sm->kind;
+		c[COL_ROOT * cap + i] = m[i].root;
 	}
 }
 
@@ -534,14 +547,15 @@ static inline __attribute__((always_inline)) int col_bound(const uint64_t *c, si
 	return ub * (10 + tenths) >= tenths * (na + nb) || ub >= SH_NB_LOST_MAX;
 }
 
-/* The members b > a of another component than a's (as the columns hold)
- * whose bounds with a pass, ascending, into hit; returns how many. */
+/* The members b in [from, s) of another component than a's (as the
+ * columns hold) whose bounds with a pass, ascending, into hit; returns how
+ * many. */
 static inline __attribute__((always_inline)) size_t
-bounds_scalar(const uint64_t *c, size_t cap, size_t a, size_t s, uint32_t *hit)
+bounds_scalar(const uint64_t *c, size_t cap, size_t a, size_t from, size_t s, uint32_t *hit)
 {
 	size_t n = 0;
 
-	for (size_t b = a + 1; b < s; b++)
+	for (size_t b = from; b < s; b++)
 		if (c[COL_ROOT * cap + a] != c[COL_ROOT * cap + b] && col_bound(c, cap, a, b))
 			hit[n++] = (uint32_t)b;
 	return n;
@@ -552,8 +566,8 @@ bounds_scalar(const uint64_t *c, size_t cap, size_t a, size_t s, uint32_t *hit)
 
 /* The same, eight members b at a time (a quarter of the time of 300,000
  * short lines went to large buckets' bounds one pair at a time). */
-SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, size_t s,
-				       uint32_t *hit)
+SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, size_t from,
+				       size_t s, uint32_t *hit)
 {
 	uint64_t tenths = sh_near_tenths((simhash_near_kind)c[COL_KIND * cap + a]);
 	__m512i na = _mm512_set1_epi64((long long)c[COL_NKEYS * cap + a]);
@@ -565,7 +579,7 @@ SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, s
 	__m512i lmax = _mm512_set1_epi64(SH_NB_LOST_MAX);
 	size_t n = 0;
 
-	for (size_t b = a + 1; b < s; b += 8) {
+	for (size_t b = from; b < s; b += 8) {
 		__mmask8 m = s - b >= 8 ? 0xff : (__mmask8)((1u << (s - b)) - 1);
 		__m512i nb = _mm512_maskz_loadu_epi64(m, c + COL_NKEYS * cap + b);
 		__m512i lo = _mm512_min_epu64(na, nb), hi = _mm512_max_epu64(na, nb), ub;
@@ -599,31 +613,87 @@ static int have_avx512(void)
 }
 #endif
 
-static size_t bucket_bounds(const struct bandjoin *bj, size_t a, size_t s)
+static size_t bucket_bounds(const struct bandjoin *bj, size_t a, size_t from, size_t s)
 {
 #if SH_X86
 	if (bj->avx512)
-		return bounds_avx512(bj->col, bj->cap, a, s, bj->hit);
+		return bounds_avx512(bj->col, bj->cap, a, from, s, bj->hit);
 #endif
-	return bounds_scalar(bj->col, bj->cap, a, s, bj->hit);
+	return bounds_scalar(bj->col, bj->cap, a, from, s, bj->hit);
+}
+
+static int by_root(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Members m[from..s) with their components found again, grouped by
+ * component (clusters); 0 when they are all one component. */
+static int regroup(struct bandjoin *bj, struct member *m, size_t from, size_t s)
+{
+	int one = 1;
+
+	for (size_t i = from; i < s; i++) {
+		m[i].root = sh_near_find(bj->uf, m[i].i);
+		one &= m[i].root == m[from].root;
+	}
+	if (one)
+		return 0;
+	qsort(m + from, s - from, sizeof *m, by_root);
+	bucket_columns(bj, m, from, s);
+	return 1;
 }
 
 /* A large bucket (more than 8 members): its members by column, and each
- * member's bounds against the later ones of other components at once.
- * Each pair that passes (for pairs, each owned one) goes to the merges
- * (queue_pair()). */
+ * member's bounds against the later ones at once; each pair that passes
+ * goes to the merges (queue_pair()). Pairs: every pair, each owned one
+ * merged. Clusters: the members grouped by component, each checked against
+ * the later groups only, so a bucket inside one component costs its size;
+ * once the joins since the members were grouped reach an eighth of those
+ * left, the rest are grouped again (a bucket of one near-duplicate
+ * template joins in its first member's row, and its other rows are
+ * empty). */
 static inline __attribute__((always_inline)) simhash_err
 bucket_large(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
+	struct member *m = bj->m;
+	const uint64_t *root = bj->col + COL_ROOT * bj->cap;
+	size_t end = 0, joins = bj->n_joins;
 	simhash_err err = SIMHASH_OK;
 
-	bucket_columns(bj, e, s);
+	for (size_t i = 0; i < s; i++)
+		m[i] = (struct member){ (uint32_t)i, e[i].i };
+	if (bj->uf) {
+		if (!regroup(bj, m, 0, s))
+			return SIMHASH_OK;
+	} else {
+		bucket_columns(bj, m, 0, s);
+	}
 	for (size_t a = 0; a + 1 < s && !err; a++) {
-		size_t n_hit = bucket_bounds(bj, a, s);
+		size_t n_hit;
+		if (!bj->uf) {
+			end = a + 1;
+		} else if (end <= a) { /* a's group ends at end */
+			for (end = a + 1; end < s && root[end] == root[a]; end++)
+				;
+			if (end == s)
+				break; /* the rest are one component */
+		}
+		n_hit = bucket_bounds(bj, a, end, s);
 		for (size_t h = 0; h < n_hit && !err; h++) {
-			uint32_t x = e[a].i, y = e[bj->hit[h]].i;
+			uint32_t x = m[a].i, y = m[bj->hit[h]].i;
 			if (bj->uf || owned(bj, x, y, e[a].band))
 				err = queue_pair(bj, x, y);
+		}
+		if (bj->uf && n_hit && !err && 8 * (bj->n_joins - joins) > s - a) {
+			err = queue_flush(bj);
+			if (!regroup(bj, m, a + 1, s))
+				break;
+			joins = bj->n_joins;
+			end = 0;
 		}
 	}
 	return err;
@@ -827,6 +897,7 @@ done:
 	sh_near_sort_free(&bj.sort);
 	free(bj.col);
 	free(bj.hit);
+	free(bj.m);
 	return err;
 }
 
