@@ -5,6 +5,7 @@
 #   case                                   simhash run                         baseline (same run)
 #   en.jsonl, zh.jsonl                     dedup --jsonl (pairs)               fingerprint --jsonl
 #   300,000 short lines (near_data.py)     dedup --lines --output keep         fingerprint --lines
+#   100,000 lines of one template          dedup --lines --output keep         fingerprint --lines
 #   quality: eval short_zh + short_en +    dedup --jsonl, scored set by set    -
 #   natural in one file                    by set by score.py
 #
@@ -46,6 +47,13 @@ run_case zh.jsonl --jsonl "$CORPUS/zh.jsonl"
 run_case "300k lines" --lines "$tmp/lines.txt" --output keep
 printf '300k lines   peak memory %s MB %s\n' "$rss" \
 	"$(awk -v m="$rss" 'BEGIN { print (m < 1024) ? "ok (< 1 GB)" : "MISSED (< 1 GB)" }')"
+# one template: every pair near, the buckets up to the whole input (no target:
+# the merges that join it are the work; quadratic before buckets were grouped)
+timev "$SH" fingerprint --lines "$tmp/template.txt"
+fcpu=$cpu
+timev "$SH" dedup -q --lines --output keep "$tmp/template.txt"
+printf '%-12s dedup %6.2f s cpu (%4s MB)  fingerprint %5.2f s cpu  ratio %sx (no target)\n' \
+	"template" "$cpu" "$rss" "$fcpu" "$(awk -v a="$cpu" -v b="$fcpu" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')"
 
 echo
 echo "== quality: one run of dedup --jsonl (no other option) on short_zh + short_en + natural, scored set by set"
