@@ -48,27 +48,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include "../common/internal.h"
 #if SH_X86
 #include <immintrin.h>
 #endif
-
-/* Asks for transparent huge pages over the 2 MB-aligned interior of a big
- * table: far fewer page faults when it is first written. Only a hint. */
-static void sh_hugepage_hint(void *p, size_t len)
-{
-#ifdef MADV_HUGEPAGE
-	uintptr_t a = ((uintptr_t)p + ((1u << 21) - 1)) & ~(uintptr_t)((1u << 21) - 1);
-	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)((1u << 21) - 1);
-
-	if (len >= (8u << 20) && e > a)
-		madvise((void *)a, e - a, MADV_HUGEPAGE);
-#else
-	SH_UNUSED(p);
-	SH_UNUSED(len);
-#endif
-}
 
 #define MAX_BLOCKS 64
 #define MAX_TABLES 256

@@ -589,9 +589,7 @@ static simhash_err SFX(join)(const struct sh_pairs_job *job, struct sh_pairs_out
 	if (sh.d1 > sh.p)
 		sh.d1 = sh.p;
 	sh.n_buckets = (size_t)1 << sh.d1;
-	sh.table = malloc((job->n ? job->n : 1) * sizeof(*sh.table));
-	if (sh.table)
-		sh_hugepage_hint(sh.table, job->n * sizeof(*sh.table));
+	sh.table = sh_alloc_big(job->n * sizeof(*sh.table));
 	sh.hist = calloc((size_t)T * sh.n_buckets, sizeof(*sh.hist));
 	sh.workers = calloc(T, sizeof(*sh.workers));
 	threads = calloc(T, sizeof(*threads));
