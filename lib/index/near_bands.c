@@ -34,20 +34,31 @@
  * Buckets are found band by band (the band keys are stored band-major):
  * two bit maps drop most keys held once (shared_keys()), the rest are
  * sorted as (key, member) entries (sh_near_sort_run(): one scatter on the
- * top bits, one insertion pass), so a band's entries stay in cache and
- * pairs joined in one band are skipped in the next. The bucket loops are
- * compiled twice, with and without the popcnt instruction, and fetch the
- * summaries of the buckets ahead. None of this changes which pairs are
- * candidates or how they are decided.
+ * top bits, one insertion pass) and the buckets of one dropped, so a
+ * band's entries stay in cache and pairs joined in one band are skipped in
+ * the next. Each first member has a summary, one cache line: a bit set of
+ * its keys, its sizes and where its keys are, which bounds the overlap of
+ * a pair without reading the keys (pair_bound()). A bucket of up to 8
+ * members checks its pairs one by one; a larger one lays its members'
+ * summaries out by column and checks one member against eight at a time
+ * (AVX-512 VPOPCNTDQ where the CPU has it; bucket_large()). The pairs that
+ * pass go to a queue that fetches their keys and merges them 16 pairs
+ * later (queue_pair()). The band keys and summaries take one pass over the
+ * keys, eight at a time with AVX-512 (bands_of()). None of this changes
+ * which pairs are candidates or how they are decided; the tests compare
+ * every path with the portable one.
  *
  * Clusters need no pair list: a pair whose sides are already connected is
- * not checked, and a large bucket is taken group by group (its members
- * grouped by component; two groups are checked until one pair joins them),
- * so a bucket of one cluster costs its size, not its size squared.
+ * not checked, a small bucket inside one cluster reads no summary, and a
+ * large bucket is grouped by component, each member checked against the
+ * later groups only and the rest grouped again once enough of them have
+ * joined, so a bucket of one cluster costs its size, and 100,000 lines of
+ * one template join in about the first member's row.
  *
  * Memory, per first member: its 24 band keys (192 bytes), its summary
  * (64 bytes), one band's entry (16 bytes, twice while sorting) and its
- * union-find slot; two bit maps of at most 256 KiB; and the result.
+ * union-find slot; two bit maps of at most 256 KiB; and the result. The
+ * band keys and summaries sit in huge pages where the system gives them.
  */
 #include <stdlib.h>
 #include <string.h>
