@@ -73,6 +73,14 @@ void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ng
  * into out (room for n); returns how many: windows that run past t's end
  * are no features. */
 size_t sh_ngram_keys(const sh_text *t, unsigned ng, unsigned ngc, size_t n, uint64_t *out);
+/* Sorts k[0..n) ascending (tmp: room for n) and drops repeats if distinct;
+ * returns how many keys stay. simd: the AVX-512 path where it serves
+ * (sh_sketch_sort_simd() says whether the CPU has it), the same keys. */
+size_t sh_sketch_sort(uint64_t *k, size_t n, uint64_t *tmp, int simd, int distinct);
+int sh_sketch_sort_simd(void);
+/* For tests: turns a simhash_near's vector sort off (0) or back on where
+ * the CPU has it. */
+void sh_sketch_set_simd(simhash_near *nd, int on);
 /* Puts the char n-grams at positions [from, to) of t into the MinHash bins
  * mins (auto.h's sh_mh_*): the key of an n-gram is XXH3-64 of its bytes. */
 void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc,

@@ -25,6 +25,7 @@ struct simhash_near {
 	simhash_ctx *chars;    /* short texts: char 3-grams, 2 at CJK */
 	simhash_ctx *shingles; /* long texts: word 3-shingles */
 	sh_buf keys;           /* the last sketch's keys */
+	int simd;              /* sketch_sort.c's vector path */
 };
 
 simhash_err simhash_near_new(simhash_near **out)
@@ -50,6 +51,7 @@ simhash_err simhash_near_new(simhash_near **out)
 	s.ngram = 3;
 	s.tokenizer = SIMHASH_TOKENIZER_SIMPLE;
 	s.t2s = 0;
+	nd->simd = sh_sketch_sort_simd();
 	err = simhash_ctx_new(&c, &nd->chars);
 	if (!err)
 		err = simhash_ctx_new(&s, &nd->shingles);
@@ -61,6 +63,11 @@ simhash_err simhash_near_new(simhash_near **out)
 	return SIMHASH_OK;
 }
 
+void sh_sketch_set_simd(simhash_near *nd, int on)
+{
+	nd->simd = on && sh_sketch_sort_simd();
+}
+
 void simhash_near_free(simhash_near *nd)
 {
 	if (!nd)
@@ -69,87 +76,6 @@ void simhash_near_free(simhash_near *nd)
 	simhash_ctx_free(nd->shingles);
 	sh_buf_free(&nd->keys);
 	free(nd);
-}
-
-/* Insertion sort of k[0..n); 0 (k then partly sorted) once the keys moved
- * pass `budget`. */
-static int insertion(uint64_t *k, size_t n, size_t budget)
-{
-	size_t moved = 0;
-
-	for (size_t i = 1; i < n; i++) {
-		uint64_t v = k[i];
-		size_t j = i;
-		while (j > 0 && k[j - 1] > v) {
-			k[j] = k[j - 1];
-			j--;
-		}
-		k[j] = v;
-		moved += i - j;
-		if (moved > budget)
-			return 0;
-	}
-	return 1;
-}
-
-/* Sorts n keys (tmp holds n): insertion for a few; up to 32 Ki keys one
- * stable scatter by the top bits (about n / 2 digits, at most 4096) and one
- * insertion pass over the whole (a key moves only within its digit, which
- * holds about two: the keys are hashes; a pass that moves more than 8 n
- * keys, keys sharing their top bits, gives way to the radix sort); beyond,
- * an LSD radix sort by bytes. */
-static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
-{
-	if (n <= 16) {
-		insertion(k, n, SIZE_MAX);
-		return;
-	}
-	if (n <= 32768) {
-		size_t count[4097];
-		int done;
-		unsigned bits = 4;
-		while (bits < 12 && ((size_t)1 << bits) < n / 2)
-			bits++;
-		memset(count, 0, (((size_t)1 << bits) + 1) * sizeof *count);
-		for (size_t i = 0; i < n; i++)
-			count[(k[i] >> (64 - bits)) + 1]++;
-		for (size_t d = 1; d <= ((size_t)1 << bits); d++)
-			count[d] += count[d - 1];
-		for (size_t i = 0; i < n; i++)
-			tmp[count[k[i] >> (64 - bits)]++] = k[i];
-		done = insertion(tmp, n, 8 * n);
-		memcpy(k, tmp, n * sizeof *k);
-		if (done)
-			return;
-	}
-	{
-		uint64_t *from = k, *to = tmp;
-		for (unsigned shift = 0; shift < 64; shift += 8) {
-			size_t count[257] = { 0 };
-			for (size_t i = 0; i < n; i++)
-				count[(from[i] >> shift & 0xff) + 1]++;
-			for (unsigned b = 1; b <= 256; b++)
-				count[b] += count[b - 1];
-			for (size_t i = 0; i < n; i++)
-				to[count[from[i] >> shift & 0xff]++] = from[i];
-			uint64_t *t = from;
-			from = to;
-			to = t;
-		}
-		/* eight passes: the keys are back in k */
-	}
-}
-
-/* Sorts k[0..n) (tmp holds n) and drops repeats; returns how many stay. */
-static size_t sort_distinct(uint64_t *k, size_t n, uint64_t *tmp)
-{
-	size_t m = 0;
-
-	sort_keys(k, n, tmp);
-	for (size_t i = 0; i < n; i++)
-		if (!m || k[i] != k[m - 1])
-			k[m++] = k[i];
-	return m;
 }
 
 /* The distinct keys of the n features ctx has prepared, ascending, into
@@ -171,7 +97,7 @@ static simhash_err distinct_keys(simhash_near *nd, simhash_ctx *ctx, size_t n, s
 		if (sh_buf_reserve(&nd->keys, 2 * (n + 1) * sizeof *k))
 			return SIMHASH_ENOMEM;
 		k = (uint64_t *)(void *)nd->keys.p;
-		*n_keys = sort_distinct(k, sh_ngram_keys(t, ng, ngc, n, k), k + n + 1);
+		*n_keys = sh_sketch_sort(k, sh_ngram_keys(t, ng, ngc, n, k), k + n + 1, nd->simd, 1);
 		return SIMHASH_OK;
 	}
 	err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
@@ -185,8 +111,7 @@ static simhash_err distinct_keys(simhash_near *nd, simhash_ctx *ctx, size_t n, s
 	k = (uint64_t *)(void *)nd->keys.p;
 	for (i = 0; i < n_uniq; i++)
 		k[i] = u[i].key;
-	sort_keys(k, n_uniq, k + n_uniq + 1);
-	*n_keys = n_uniq;
+	*n_keys = sh_sketch_sort(k, n_uniq, k + n_uniq + 1, nd->simd, 0);
 	return SIMHASH_OK;
 }
 

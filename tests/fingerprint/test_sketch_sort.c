@@ -1,0 +1,160 @@
+/* test_sketch_sort.c - the sort of a near sketch's keys (sketch_sort.c):
+ * both paths (the AVX-512 network where the CPU has it, and the scalar
+ * sorts) against qsort() and a plain pass that drops repeats, with and
+ * without dropping them, on every size from 0 to 300 keys: random keys,
+ * keys from a small pool (many repeats), all equal, already sorted,
+ * reversed, the extremes 0 and UINT64_MAX among them, and keys sharing
+ * their top bits (the scalar scatter's fallback). Then simhash_near_sketch()
+ * with the vector sort off and on: the same keys for texts of every length
+ * around the vector sizes. Seeded; a failure prints its seed and case. */
+#include <stdint.h>
+#include "../test.h"
+#include "simhash.h"
+
+size_t sh_sketch_sort(uint64_t *k, size_t n, uint64_t *tmp, int simd, int distinct);
+int sh_sketch_sort_simd(void);
+void sh_sketch_set_simd(simhash_near *nd, int on);
+
+#define MAX_N 300
+#define SEED 0x5ce7c4ull
+
+enum shape { RANDOM, POOL, EQUAL, SORTED, REVERSED, EXTREMES, TOP_BITS, N_SHAPES };
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* n keys of the shape into k. */
+static void make_keys(uint64_t *k, size_t n, enum shape shape)
+{
+	uint64_t pool[5];
+
+	for (size_t i = 0; i < 5; i++)
+		pool[i] = test_rnd();
+	for (size_t i = 0; i < n; i++) {
+		switch (shape) {
+		case RANDOM: k[i] = test_rnd(); break;
+		case POOL: k[i] = pool[test_rnd() % 5]; break;
+		case EQUAL: k[i] = pool[0]; break;
+		case SORTED: k[i] = (uint64_t)i * 0x9E3779B97F4A7C15ull / (MAX_N + 1); break;
+		case REVERSED: k[i] = UINT64_MAX - (uint64_t)i * 3; break;
+		case EXTREMES: {
+			uint64_t r = test_rnd();
+			k[i] = r % 3 == 0 ? 0 : r % 3 == 1 ? UINT64_MAX : r;
+			break;
+		}
+		case TOP_BITS: k[i] = 0xabcd000000000000ull | (test_rnd() & 0xffff); break;
+		default: k[i] = 0;
+		}
+	}
+}
+
+/* The sorted keys of k[0..n), repeats dropped if distinct; how many. */
+static size_t reference(uint64_t *k, size_t n, int distinct)
+{
+	size_t m = 0;
+
+	qsort(k, n, sizeof *k, by_u64);
+	if (!distinct)
+		return n;
+	for (size_t i = 0; i < n; i++)
+		if (!m || k[i] != k[m - 1])
+			k[m++] = k[i];
+	return m;
+}
+
+static void test_both_paths_sort_like_qsort(void)
+{
+	static uint64_t in[MAX_N], want[MAX_N], got[2 * MAX_N + 2];
+	unsigned failed = 0;
+
+	test_rnd_seed(SEED);
+	for (size_t n = 0; n <= MAX_N; n++)
+		for (int shape = 0; shape < N_SHAPES; shape++)
+			for (int distinct = 0; distinct < 2; distinct++)
+				for (int simd = 0; simd < 2; simd++) {
+					size_t m_want, m_got;
+					make_keys(in, n, (enum shape)shape);
+					memcpy(want, in, n * sizeof *in);
+					m_want = reference(want, n, distinct);
+					memcpy(got, in, n * sizeof *in);
+					/* the tail past the keys must stay as it is */
+					got[n] = 0x7a11;
+					m_got = sh_sketch_sort(got, n, got + n + 1, simd, distinct);
+					if (m_got != m_want || got[n] != 0x7a11 ||
+					    memcmp(got, want, m_want * sizeof *got)) {
+						if (failed++ < 5)
+							fprintf(stderr, "seed %llx: n %zu shape %d distinct %d "
+								"simd %d: %zu keys, want %zu\n",
+								(unsigned long long)SEED, n, shape, distinct,
+								simd, m_got, m_want);
+					}
+				}
+	CHECK(failed == 0);
+}
+
+static void test_the_vector_path_is_there_where_the_cpu_has_it(void)
+{
+#if defined(__x86_64__)
+	CHECK(sh_sketch_sort_simd() == !!__builtin_cpu_supports("avx512f"));
+#else
+	CHECK(sh_sketch_sort_simd() == 0);
+#endif
+}
+
+/* A text of n characters drawn from a few words, so that char n-grams repeat. */
+static size_t make_text(char *buf, size_t n)
+{
+	static const char *const bits[] = { "the ", "exam ", "in ", "December ", "一月", "，",
+					    "季", "ab", "x" };
+	size_t len = 0;
+
+	while (len < n) {
+		const char *w = bits[test_rnd() % (sizeof bits / sizeof bits[0])];
+		size_t l = strlen(w);
+		if (len + l > n)
+			break;
+		memcpy(buf + len, w, l);
+		len += l;
+	}
+	return len;
+}
+
+static void test_near_sketch_keys_same_with_the_vector_sort_off(void)
+{
+	static char text[4096];
+	simhash_near *on = NULL, *off = NULL;
+
+	CHECK(simhash_near_new(&on) == SIMHASH_OK && simhash_near_new(&off) == SIMHASH_OK);
+	if (!on || !off)
+		goto out;
+	sh_sketch_set_simd(off, 0);
+	test_rnd_seed(SEED + 1);
+	for (size_t n = 0; n < 700; n++) {
+		size_t len = make_text(text, n);
+		simhash_sketch a, b;
+		CHECK(simhash_near_sketch(on, text, len, &a) == SIMHASH_OK);
+		CHECK(simhash_near_sketch(off, text, len, &b) == SIMHASH_OK);
+		CHECK_EQ_U64(a.n_keys, b.n_keys);
+		CHECK_EQ_U64(a.kind, b.kind);
+		if (a.n_keys == b.n_keys && memcmp(a.keys, b.keys, a.n_keys * sizeof *a.keys)) {
+			fprintf(stderr, "seed %llx: text of %zu bytes: keys differ\n",
+				(unsigned long long)SEED + 1, len);
+			CHECK(0);
+		}
+		for (size_t i = 1; i < a.n_keys; i++)
+			if (a.keys[i - 1] >= a.keys[i]) {
+				CHECK(a.keys[i - 1] < a.keys[i]);
+				break;
+			}
+	}
+out:
+	simhash_near_free(on);
+	simhash_near_free(off);
+}
+
+TEST_MAIN("sketch_sort", TEST(test_both_paths_sort_like_qsort),
+	  TEST(test_the_vector_path_is_there_where_the_cpu_has_it),
+	  TEST(test_near_sketch_keys_same_with_the_vector_sort_off))
