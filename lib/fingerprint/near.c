@@ -66,6 +66,8 @@ simhash_err simhash_near_new(simhash_near **out)
 void sh_sketch_set_simd(simhash_near *nd, int on)
 {
 	nd->simd = on && sh_sketch_sort_simd();
+	sh_ctx_set_simd(nd->chars, on);
+	sh_ctx_set_simd(nd->shingles, on);
 }
 
 void simhash_near_free(simhash_near *nd)
@@ -97,7 +99,7 @@ static simhash_err distinct_keys(simhash_near *nd, simhash_ctx *ctx, size_t n, s
 		if (sh_buf_reserve(&nd->keys, 2 * (n + 1) * sizeof *k))
 			return SIMHASH_ENOMEM;
 		k = (uint64_t *)(void *)nd->keys.p;
-		*n_keys = sh_sketch_sort(k, sh_ngram_keys(t, ng, ngc, n, k), k + n + 1, nd->simd, 1);
+		*n_keys = sh_sketch_sort(k, sh_ngram_keys(ctx, t, ng, ngc, n, k), k + n + 1, nd->simd, 1);
 		return SIMHASH_OK;
 	}
 	err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);

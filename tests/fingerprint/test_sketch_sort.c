@@ -5,8 +5,9 @@
  * keys from a small pool (many repeats), all equal, already sorted,
  * reversed, the extremes 0 and UINT64_MAX among them, and keys sharing
  * their top bits (the scalar scatter's fallback). Then simhash_near_sketch()
- * with the vector sort off and on: the same keys for texts of every length
- * around the vector sizes. Seeded; a failure prints its seed and case. */
+ * with the vector paths off and on (the sort, and the keys of runs of
+ * one-byte characters): the same keys for texts of every length around the
+ * vector sizes, ASCII and mixed. Seeded; a failure prints its seed and case. */
 #include <stdint.h>
 #include "../test.h"
 #include "simhash.h"
@@ -104,15 +105,17 @@ static void test_the_vector_path_is_there_where_the_cpu_has_it(void)
 #endif
 }
 
-/* A text of n characters drawn from a few words, so that char n-grams repeat. */
-static size_t make_text(char *buf, size_t n)
+/* A text of about n bytes drawn from a few words, so that char n-grams
+ * repeat: ASCII only (runs of one-byte windows, the vector keys) or mixed
+ * with CJK and punctuation. */
+static size_t make_text(char *buf, size_t n, int ascii)
 {
-	static const char *const bits[] = { "the ", "exam ", "in ", "December ", "一月", "，",
-					    "季", "ab", "x" };
-	size_t len = 0;
+	static const char *const bits[] = { "the ", "Exam ", "in ", "December ", "ab", "x",
+					    "一月", "，", "季" };
+	size_t len = 0, n_bits = ascii ? 6 : sizeof bits / sizeof bits[0];
 
 	while (len < n) {
-		const char *w = bits[test_rnd() % (sizeof bits / sizeof bits[0])];
+		const char *w = bits[test_rnd() % n_bits];
 		size_t l = strlen(w);
 		if (len + l > n)
 			break;
@@ -122,7 +125,7 @@ static size_t make_text(char *buf, size_t n)
 	return len;
 }
 
-static void test_near_sketch_keys_same_with_the_vector_sort_off(void)
+static void test_near_sketch_keys_same_with_the_vector_paths_off(void)
 {
 	static char text[4096];
 	simhash_near *on = NULL, *off = NULL;
@@ -132,8 +135,8 @@ static void test_near_sketch_keys_same_with_the_vector_sort_off(void)
 		goto out;
 	sh_sketch_set_simd(off, 0);
 	test_rnd_seed(SEED + 1);
-	for (size_t n = 0; n < 700; n++) {
-		size_t len = make_text(text, n);
+	for (size_t n = 0; n < 1400; n++) {
+		size_t len = make_text(text, n / 2, n % 2);
 		simhash_sketch a, b;
 		CHECK(simhash_near_sketch(on, text, len, &a) == SIMHASH_OK);
 		CHECK(simhash_near_sketch(off, text, len, &b) == SIMHASH_OK);
@@ -157,4 +160,4 @@ out:
 
 TEST_MAIN("sketch_sort", TEST(test_both_paths_sort_like_qsort),
 	  TEST(test_the_vector_path_is_there_where_the_cpu_has_it),
-	  TEST(test_near_sketch_keys_same_with_the_vector_sort_off))
+	  TEST(test_near_sketch_keys_same_with_the_vector_paths_off))
