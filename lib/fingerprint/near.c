@@ -117,19 +117,39 @@ static simhash_err distinct_keys(simhash_near *nd, simhash_ctx *ctx, size_t n, s
 	return SIMHASH_OK;
 }
 
+/* Whether the len bytes at p hold at most SIMHASH_NEAR_SHORT code points
+ * (bytes that are not UTF-8 continuation bytes, 10xxxxxx), counted eight
+ * bytes at a time until the count passes it. */
+static int short_text(const uint8_t *p, size_t len)
+{
+	size_t n_cp = 0, i = 0;
+
+	if (len <= SIMHASH_NEAR_SHORT)
+		return 1;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w, cont;
+		memcpy(&w, p + i, 8);
+		/* bit 7 of each byte: set and its bit 6 clear */
+		cont = w & ~(w << 1) & 0x8080808080808080ull;
+		n_cp += 8 - (size_t)(((cont >> 7) * 0x0101010101010101ull) >> 56);
+		if (n_cp > SIMHASH_NEAR_SHORT)
+			return 0;
+	}
+	for (; i < len; i++)
+		n_cp += (p[i] & 0xc0) != 0x80;
+	return n_cp <= SIMHASH_NEAR_SHORT;
+}
+
 simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
 				simhash_sketch *out)
 {
-	const uint8_t *p = (const uint8_t *)text;
-	size_t n_cp = 0, n, i;
+	size_t n;
 	simhash_ctx *ctx;
 	simhash_err err;
 
 	if (!nd || !out || (!text && len))
 		return SIMHASH_EINVAL;
-	for (i = 0; i < len && n_cp <= SIMHASH_NEAR_SHORT; i++)
-		n_cp += (p[i] & 0xc0) != 0x80;
-	ctx = n_cp <= SIMHASH_NEAR_SHORT ? nd->chars : nd->shingles;
+	ctx = short_text((const uint8_t *)text, len) ? nd->chars : nd->shingles;
 	err = sh_ctx_features(ctx, text ? text : "", len, &n);
 	if (!err)
 		err = distinct_keys(nd, ctx, n, &out->n_keys);

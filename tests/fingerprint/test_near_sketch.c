@@ -1,13 +1,18 @@
-/* test_sketch_sort.c - the sort of a near sketch's keys (sketch_sort.c):
- * both paths (the AVX-512 network where the CPU has it, and the scalar
- * sorts) against qsort() and a plain pass that drops repeats, with and
- * without dropping them, on every size from 0 to 300 keys: random keys,
+/* test_near_sketch.c - a near sketch (near.c) and the sort of its keys
+ * (sketch_sort.c).
+ *
+ * The sort: both paths (the AVX-512 network where the CPU has it, and the
+ * scalar sorts) against qsort() and a plain pass that drops repeats, with
+ * and without dropping them, on every size from 0 to 300 keys: random keys,
  * keys from a small pool (many repeats), all equal, already sorted,
  * reversed, the extremes 0 and UINT64_MAX among them, and keys sharing
  * their top bits (the scalar scatter's fallback). Then simhash_near_sketch()
  * with the vector paths off and on (the sort, and the keys of runs of
  * one-byte characters): the same keys for texts of every length around the
- * vector sizes, ASCII and mixed. Seeded; a failure prints its seed and case. */
+ * vector sizes, ASCII and mixed. The kind: short iff at most
+ * SIMHASH_NEAR_SHORT bytes are not UTF-8 continuation bytes, against a byte
+ * by byte count, on valid and invalid UTF-8 around the boundary. Seeded; a
+ * failure prints its seed and case. */
 #include <stdint.h>
 #include "../test.h"
 #include "simhash.h"
@@ -158,6 +163,63 @@ out:
 	simhash_near_free(off);
 }
 
-TEST_MAIN("sketch_sort", TEST(test_both_paths_sort_like_qsort),
+/* n bytes: ASCII, continuation bytes, lead bytes of 2, 3 and 4 byte
+ * sequences and 0xff, in proportions of the seed's choice. */
+static void make_bytes(uint8_t *buf, size_t n)
+{
+	static const uint8_t palette[] = { 'a', ' ', 0x80, 0xbf, 0xa5, 0xc3, 0xe4, 0xf0, 0xff };
+	unsigned cont = (unsigned)(test_rnd() % 90);
+
+	for (size_t i = 0; i < n; i++) {
+		if (test_rnd() % 100 < cont)
+			buf[i] = palette[2 + test_rnd() % 3];
+		else
+			buf[i] = palette[test_rnd() % sizeof palette];
+	}
+}
+
+static void test_kind_follows_the_code_point_count(void)
+{
+	static uint8_t text[1200];
+	simhash_near *nd = NULL;
+	unsigned failed = 0;
+
+	CHECK(simhash_near_new(&nd) == SIMHASH_OK);
+	if (!nd)
+		return;
+	test_rnd_seed(SEED + 2);
+	for (unsigned round = 0; round < 3000; round++) {
+		size_t len = round < 1200 ? round : (size_t)(test_rnd() % 1200), n_cp = 0;
+		simhash_sketch sk;
+		simhash_near_kind want;
+		make_bytes(text, len);
+		for (size_t i = 0; i < len; i++)
+			n_cp += (text[i] & 0xc0) != 0x80;
+		want = n_cp <= SIMHASH_NEAR_SHORT ? SIMHASH_NEAR_CHARS : SIMHASH_NEAR_SHINGLES;
+		CHECK(simhash_near_sketch(nd, (const char *)text, len, &sk) == SIMHASH_OK);
+		if (sk.kind != want && failed++ < 5)
+			fprintf(stderr, "seed %llx: round %u: %zu bytes, %zu code points: kind %d\n",
+				(unsigned long long)SEED + 2, round, len, n_cp, (int)sk.kind);
+	}
+	/* exactly at the boundary: 176 code points of 1 to 4 bytes, then one more */
+	for (unsigned w = 1; w <= 4; w++) {
+		static const char *const cp[] = { "", "a", "\xc3\xa9", "\xe4\xb8\x80",
+						  "\xf0\x9f\x98\x80" };
+		size_t len = 0;
+		simhash_sketch sk;
+		for (unsigned i = 0; i < SIMHASH_NEAR_SHORT; i++, len += w)
+			memcpy(text + len, cp[w], w);
+		CHECK(simhash_near_sketch(nd, (const char *)text, len, &sk) == SIMHASH_OK);
+		CHECK(sk.kind == SIMHASH_NEAR_CHARS);
+		memcpy(text + len, cp[w], w);
+		CHECK(simhash_near_sketch(nd, (const char *)text, len + w, &sk) == SIMHASH_OK);
+		CHECK(sk.kind == SIMHASH_NEAR_SHINGLES);
+	}
+	CHECK(failed == 0);
+	simhash_near_free(nd);
+}
+
+TEST_MAIN("near_sketch", TEST(test_both_paths_sort_like_qsort),
 	  TEST(test_the_vector_path_is_there_where_the_cpu_has_it),
-	  TEST(test_near_sketch_keys_same_with_the_vector_paths_off))
+	  TEST(test_near_sketch_keys_same_with_the_vector_paths_off),
+	  TEST(test_kind_follows_the_code_point_count))
