@@ -20,8 +20,12 @@
  *    (blocks of s / 2 sorted, the second one mirrored), then i with i ^ j
  *    for j = s / 4 .. 1, the smaller to the lower index. Distances of eight
  *    or more pair whole vectors; shorter ones a vector with a permutation
- *    of itself. Repeats are dropped on the way out: a key is kept when it
- *    differs from the one before it (vector compress).
+ *    of itself. With four or eight vectors the first runs come cheaper:
+ *    each lane is sorted across the vectors by a plain sorting network
+ *    (whole vectors compared: eight keys per comparator), then rows and
+ *    columns are exchanged, so that each vector holds sorted runs.
+ *    Repeats are dropped on the way out: a key is kept when it differs
+ *    from the one before it (vector compress).
  */
 #include <assert.h>
 #include <stdint.h>
@@ -129,17 +133,23 @@ SH_INLINE __m512i exchange(__m512i v, __m512i p, __mmask8 hi_lanes)
 	return _mm512_mask_blend_epi64(hi_lanes, _mm512_min_epu64(v, p), _mm512_max_epu64(v, p));
 }
 
-/* A vector's eight lanes sorted: merge stages 2, 4 and 8 inside it. */
-SH_INLINE __m512i sort1(__m512i v)
+/* Merge stage 8 inside a vector: its two halves sorted, the whole. */
+SH_INLINE __m512i stage8(__m512i v)
 {
 	const __m512i rev = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
 
-	v = exchange(v, _mm512_shuffle_epi32(v, (_MM_PERM_ENUM)0x4e), 0xaa);    /* l ^ 1 */
-	v = exchange(v, _mm512_permutex_epi64(v, 0x1b), 0xcc);                   /* l ^ 3 */
-	v = exchange(v, _mm512_shuffle_epi32(v, (_MM_PERM_ENUM)0x4e), 0xaa);    /* l ^ 1 */
 	v = exchange(v, _mm512_permutexvar_epi64(rev, v), 0xf0);                 /* l ^ 7 */
 	v = exchange(v, _mm512_permutex_epi64(v, 0x4e), 0xcc);                   /* l ^ 2 */
 	return exchange(v, _mm512_shuffle_epi32(v, (_MM_PERM_ENUM)0x4e), 0xaa); /* l ^ 1 */
+}
+
+/* A vector's eight lanes sorted: merge stages 2, 4 and 8 inside it. */
+SH_INLINE __m512i sort1(__m512i v)
+{
+	v = exchange(v, _mm512_shuffle_epi32(v, (_MM_PERM_ENUM)0x4e), 0xaa);    /* l ^ 1 */
+	v = exchange(v, _mm512_permutex_epi64(v, 0x1b), 0xcc);                   /* l ^ 3 */
+	v = exchange(v, _mm512_shuffle_epi32(v, (_MM_PERM_ENUM)0x4e), 0xaa);    /* l ^ 1 */
+	return stage8(v);
 }
 
 /* The last steps of every stage, within a vector: lane l with lane l ^ j,
@@ -199,21 +209,113 @@ SH_INLINE void sort2(__m512i *a, __m512i *b)
 	clean1(b);
 }
 
+/* Four vectors sorted: each lane across them (the five comparators for
+ * four), so that with the rows and columns of each half exchanged each
+ * vector holds two sorted runs of four; merged inside it, then the merge
+ * stages of 2 and 4 vectors. */
 SH_INLINE void sort4(__m512i *a, __m512i *b, __m512i *c, __m512i *d)
 {
-	sort2(a, b);
-	sort2(c, d);
+	__m512i a0, a1, a2, a3;
+
+	cx(a, b);
+	cx(c, d);
+	cx(a, c);
+	cx(b, d);
+	cx(b, c);
+	a0 = _mm512_unpacklo_epi64(*a, *b);
+	a1 = _mm512_unpackhi_epi64(*a, *b);
+	a2 = _mm512_unpacklo_epi64(*c, *d);
+	a3 = _mm512_unpackhi_epi64(*c, *d);
+	*a = stage8(_mm512_mask_permutex_epi64(a0, 0xcc, a2, 0x44));
+	*c = stage8(_mm512_mask_permutex_epi64(a2, 0x33, a0, 0xee));
+	*b = stage8(_mm512_mask_permutex_epi64(a1, 0xcc, a3, 0x44));
+	*d = stage8(_mm512_mask_permutex_epi64(a3, 0x33, a1, 0xee));
+	mx(a, b);
+	mx(c, d);
+	clean1(a);
+	clean1(b);
+	clean1(c);
+	clean1(d);
 	mx(a, d);
 	mx(b, c);
 	clean2(a, b);
 	clean2(c, d);
 }
 
+/* Rows and columns of the 8 x 8 keys exchanged: the three bits of a lane
+ * swapped, one at a time, with the three of its vector. */
+SH_INLINE void transpose8(__m512i *v0, __m512i *v1, __m512i *v2, __m512i *v3, __m512i *v4,
+			  __m512i *v5, __m512i *v6, __m512i *v7)
+{
+	__m512i a0 = _mm512_unpacklo_epi64(*v0, *v1), a1 = _mm512_unpackhi_epi64(*v0, *v1);
+	__m512i a2 = _mm512_unpacklo_epi64(*v2, *v3), a3 = _mm512_unpackhi_epi64(*v2, *v3);
+	__m512i a4 = _mm512_unpacklo_epi64(*v4, *v5), a5 = _mm512_unpackhi_epi64(*v4, *v5);
+	__m512i a6 = _mm512_unpacklo_epi64(*v6, *v7), a7 = _mm512_unpackhi_epi64(*v6, *v7);
+	__m512i b0 = _mm512_mask_permutex_epi64(a0, 0xcc, a2, 0x44);
+	__m512i b2 = _mm512_mask_permutex_epi64(a2, 0x33, a0, 0xee);
+	__m512i b1 = _mm512_mask_permutex_epi64(a1, 0xcc, a3, 0x44);
+	__m512i b3 = _mm512_mask_permutex_epi64(a3, 0x33, a1, 0xee);
+	__m512i b4 = _mm512_mask_permutex_epi64(a4, 0xcc, a6, 0x44);
+	__m512i b6 = _mm512_mask_permutex_epi64(a6, 0x33, a4, 0xee);
+	__m512i b5 = _mm512_mask_permutex_epi64(a5, 0xcc, a7, 0x44);
+	__m512i b7 = _mm512_mask_permutex_epi64(a7, 0x33, a5, 0xee);
+
+	*v0 = _mm512_shuffle_i64x2(b0, b4, 0x44);
+	*v4 = _mm512_shuffle_i64x2(b0, b4, 0xee);
+	*v1 = _mm512_shuffle_i64x2(b1, b5, 0x44);
+	*v5 = _mm512_shuffle_i64x2(b1, b5, 0xee);
+	*v2 = _mm512_shuffle_i64x2(b2, b6, 0x44);
+	*v6 = _mm512_shuffle_i64x2(b2, b6, 0xee);
+	*v3 = _mm512_shuffle_i64x2(b3, b7, 0x44);
+	*v7 = _mm512_shuffle_i64x2(b3, b7, 0xee);
+}
+
+/* Eight vectors sorted: first each lane across them (the 19 comparators of
+ * the best network for eight, Knuth 5.3.4), so that, transposed, each
+ * vector holds a sorted run; then the merge stages of 2, 4 and 8 vectors. */
 SH_INLINE void sort8(__m512i *v0, __m512i *v1, __m512i *v2, __m512i *v3, __m512i *v4,
 		     __m512i *v5, __m512i *v6, __m512i *v7)
 {
-	sort4(v0, v1, v2, v3);
-	sort4(v4, v5, v6, v7);
+	cx(v0, v2);
+	cx(v1, v3);
+	cx(v4, v6);
+	cx(v5, v7);
+	cx(v0, v4);
+	cx(v1, v5);
+	cx(v2, v6);
+	cx(v3, v7);
+	cx(v0, v1);
+	cx(v2, v3);
+	cx(v4, v5);
+	cx(v6, v7);
+	cx(v2, v4);
+	cx(v3, v5);
+	cx(v1, v4);
+	cx(v3, v6);
+	cx(v1, v2);
+	cx(v3, v4);
+	cx(v5, v6);
+	transpose8(v0, v1, v2, v3, v4, v5, v6, v7);
+	mx(v0, v1);
+	mx(v2, v3);
+	mx(v4, v5);
+	mx(v6, v7);
+	clean1(v0);
+	clean1(v1);
+	clean1(v2);
+	clean1(v3);
+	clean1(v4);
+	clean1(v5);
+	clean1(v6);
+	clean1(v7);
+	mx(v0, v3);
+	mx(v1, v2);
+	mx(v4, v7);
+	mx(v5, v6);
+	clean2(v0, v1);
+	clean2(v2, v3);
+	clean2(v4, v5);
+	clean2(v6, v7);
 	mx(v0, v7);
 	mx(v1, v6);
 	mx(v2, v5);
