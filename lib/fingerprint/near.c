@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../common/internal.h"
+#include "../hash/hash_inline.h"
 #include "ctx.h"
 
 struct simhash_near {
@@ -81,39 +82,34 @@ void simhash_near_free(simhash_near *nd)
 }
 
 /* The distinct keys of the n features ctx has prepared, ascending, into
- * nd->keys. Char n-grams are hashed in place, eight at a time, as the
- * fingerprint's own pass does (sh_ngram_keys()), then sorted with their
- * repeats dropped: no table of distinct features per text. Other features
- * (word shingles; a text shorter than an n-gram, whose one feature is the
- * whole text; none) go through the table (sh_dedup_run()). */
+ * nd->keys: every feature hashed (XXH3-64 of its bytes, as sh_dedup_run()
+ * keys it), then sorted with the repeats dropped, so the same keys as that
+ * table's without a table per text. Char n-grams are hashed in place, eight
+ * at a time, as the fingerprint's own pass does (sh_ngram_keys()); other
+ * features (word shingles; a text shorter than an n-gram, whose one feature
+ * is the whole text) one by one; a text without features has none (not
+ * the empty feature). */
 static simhash_err distinct_keys(simhash_near *nd, simhash_ctx *ctx, size_t n, size_t *n_keys)
 {
 	const sh_text *t;
-	const sh_uniq *u;
 	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
-	size_t n_uniq, i;
+	size_t m = 0;
 	uint64_t *k;
-	simhash_err err;
 
-	if (ng) {
-		if (sh_buf_reserve(&nd->keys, 2 * (n + 1) * sizeof *k))
-			return SIMHASH_ENOMEM;
-		k = (uint64_t *)(void *)nd->keys.p;
-		*n_keys = sh_sketch_sort(k, sh_ngram_keys(ctx, t, ng, ngc, n, k), k + n + 1, nd->simd, 1);
-		return SIMHASH_OK;
-	}
-	err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
-	if (err)
-		return err;
-	/* a text without features has none here (not the empty feature) */
-	if (sh_feats_none(ctx->feats))
-		n_uniq = 0;
-	if (sh_buf_reserve(&nd->keys, 2 * (n_uniq + 1) * sizeof *k))
+	if (sh_buf_reserve(&nd->keys, 2 * (n + 1) * sizeof *k))
 		return SIMHASH_ENOMEM;
 	k = (uint64_t *)(void *)nd->keys.p;
-	for (i = 0; i < n_uniq; i++)
-		k[i] = u[i].key;
-	*n_keys = sh_sketch_sort(k, n_uniq, k + n_uniq + 1, nd->simd, 0);
+	if (ng) {
+		m = sh_ngram_keys(ctx, t, ng, ngc, n, k);
+	} else if (!sh_feats_none(ctx->feats)) {
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *p;
+			size_t len;
+			if (sh_feats_get(ctx->feats, i, &p, &len))
+				k[m++] = sh_key_inline(p, len);
+		}
+	}
+	*n_keys = sh_sketch_sort(k, m, k + m + 1, nd->simd, 1);
 	return SIMHASH_OK;
 }
 

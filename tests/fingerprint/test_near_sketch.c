@@ -11,9 +11,12 @@
  * one-byte characters): the same keys for texts of every length around the
  * vector sizes, ASCII and mixed. The kind: short iff at most
  * SIMHASH_NEAR_SHORT bytes are not UTF-8 continuation bytes, against a byte
- * by byte count, on valid and invalid UTF-8 around the boundary. Seeded; a
- * failure prints its seed and case. */
+ * by byte count, on valid and invalid UTF-8 around the boundary. A long
+ * text's keys: its distinct word 3-shingles as simhash_features_each()
+ * lists them, hashed and sorted (repeats, one long word, no word). Seeded;
+ * a failure prints its seed and case. */
 #include <stdint.h>
+#include <xxhash.h>
 #include "../test.h"
 #include "simhash.h"
 
@@ -219,7 +222,87 @@ static void test_kind_follows_the_code_point_count(void)
 	simhash_near_free(nd);
 }
 
+/* The distinct features simhash_features_each() lists, as keys. */
+struct listed {
+	uint64_t k[4096];
+	size_t n;
+	int empty; /* the empty feature was listed */
+};
+
+static int list_key(const char *data, size_t len, uint32_t count, void *arg)
+{
+	struct listed *l = arg;
+
+	(void)count;
+	l->empty |= len == 0;
+	if (l->n < 4096)
+		l->k[l->n++] = XXH3_64bits(data, len);
+	return 0;
+}
+
+static void test_long_text_keys_are_its_distinct_shingles(void)
+{
+	static const char *const words[] = { "the", "exam", "period", "in", "December", "is",
+					     "long", "ab", "x", "caf\xc3\xa9", "一月", "2.0" };
+	static char text[8192];
+	static struct listed l;
+	simhash_config c;
+	simhash_ctx *ctx = NULL;
+	simhash_near *nd = NULL;
+	unsigned failed = 0;
+
+	/* near.c's config for long texts */
+	simhash_config_init(&c);
+	c.features = SIMHASH_FEATURES_SHINGLE;
+	c.ngram = 3;
+	c.tokenizer = SIMHASH_TOKENIZER_SIMPLE;
+	c.t2s = 0;
+	CHECK(simhash_ctx_new(&c, &ctx) == SIMHASH_OK);
+	CHECK(simhash_near_new(&nd) == SIMHASH_OK);
+	if (!ctx || !nd)
+		goto out;
+	test_rnd_seed(SEED + 3);
+	for (unsigned round = 0; round < 300; round++) {
+		size_t len = 0, want = 0, target = 180 + (size_t)(test_rnd() % 6000);
+		/* few distinct words: shingles repeat; every tenth text one long
+		 * word (fewer words than a shingle) or no word at all */
+		unsigned n_words = 2 + (unsigned)(test_rnd() % 11);
+		simhash_sketch sk;
+		while (len < target) {
+			const char *w = round % 10 == 1 ? "y" : round % 10 == 2 ? " ,. " :
+					words[test_rnd() % n_words];
+			size_t wl = strlen(w);
+			memcpy(text + len, w, wl);
+			len += wl;
+			if (round % 10 != 1)
+				text[len++] = ' ';
+		}
+		l.n = 0;
+		l.empty = 0;
+		CHECK(simhash_features_each(ctx, text, len, list_key, &l, NULL) == SIMHASH_OK);
+		qsort(l.k, l.n, sizeof *l.k, by_u64);
+		for (size_t i = 0; i < l.n; i++)
+			if (!want || l.k[i] != l.k[want - 1])
+				l.k[want++] = l.k[i];
+		if (l.n == 1 && l.empty)
+			want = 0; /* a text without features: none, not the empty one */
+		CHECK(simhash_near_sketch(nd, text, len, &sk) == SIMHASH_OK);
+		if (sk.kind != SIMHASH_NEAR_SHINGLES || sk.n_keys != want ||
+		    memcmp(sk.keys, l.k, want * sizeof *l.k)) {
+			if (failed++ < 5)
+				fprintf(stderr, "seed %llx: round %u: %zu bytes: kind %d, %zu keys, "
+					"want %zu\n", (unsigned long long)SEED + 3, round, len,
+					(int)sk.kind, sk.n_keys, want);
+		}
+	}
+	CHECK(failed == 0);
+out:
+	simhash_near_free(nd);
+	simhash_ctx_free(ctx);
+}
+
 TEST_MAIN("near_sketch", TEST(test_both_paths_sort_like_qsort),
 	  TEST(test_the_vector_path_is_there_where_the_cpu_has_it),
 	  TEST(test_near_sketch_keys_same_with_the_vector_paths_off),
-	  TEST(test_kind_follows_the_code_point_count))
+	  TEST(test_kind_follows_the_code_point_count),
+	  TEST(test_long_text_keys_are_its_distinct_shingles))
