@@ -1,13 +1,13 @@
 /* sketch_sort.c - the sort of a near sketch's keys (near.c): n 64-bit keys
- * ascending, repeats dropped (char n-grams, hashed with their repeats) or
- * kept (the distinct features of a long text).
+ * ascending, repeats dropped (a text's features are hashed with their
+ * repeats) or, if asked, kept.
  *
  * Workload: one sort per text. Short texts, the bulk of `simhash dedup` on
  * lines, have 10 to 170 keys (300,000 lines cut from the shared corpora: 30
  * on average, 97 % of them at most 80); long texts have thousands.
  *
- * Two paths, the same keys (tests/fingerprint/test_sketch_sort.c runs both on
- * random and crafted sets, 0 to 300 keys):
+ * Two paths, the same keys (tests/fingerprint/test_near_sketch.c runs both
+ * on random and crafted sets of 0 to 300 keys, and larger up to 40,000):
  *  - scalar, any n: insertion for a few; up to 32 Ki keys one stable scatter
  *    by the top bits and one insertion pass (the keys are hashes, so a key
  *    moves only within its digit, which holds about two); a pass that moves
@@ -26,6 +26,8 @@
  *    columns are exchanged, so that each vector holds sorted runs.
  *    Repeats are dropped on the way out: a key is kept when it differs
  *    from the one before it (vector compress).
+ *  - AVX-512 F, 129 to 32 Ki keys (long texts): one scatter by the top
+ *    bits into buckets of about 32 to 64 keys, each sorted as above.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -419,6 +421,46 @@ SH_AVX512F static size_t sort_avx512(uint64_t *k, size_t n, int distinct)
 	}
 	return m;
 }
+
+/* 129 to 32 Ki keys: one stable scatter by the top bits into buckets of
+ * about 32 to 64 keys (tmp), each sorted in registers (or, more than 128
+ * keys sharing their top bits, by the scalar sorts, with k as their room),
+ * without repeats if distinct (buckets share no key), and copied back;
+ * how many keys stay. */
+SH_AVX512F static size_t sort_buckets(uint64_t *k, size_t n, uint64_t *tmp, int distinct)
+{
+	size_t count[513], m = 0;
+	unsigned bits = 1;
+
+	assert(n > 128 && n <= 32768);
+	while (((size_t)64 << bits) < n)
+		bits++;
+	memset(count, 0, (((size_t)1 << bits) + 1) * sizeof *count);
+	for (size_t i = 0; i < n; i++)
+		count[(k[i] >> (64 - bits)) + 1]++;
+	for (size_t d = 1; d <= ((size_t)1 << bits); d++)
+		count[d] += count[d - 1];
+	for (size_t i = 0; i < n; i++)
+		tmp[count[k[i] >> (64 - bits)]++] = k[i];
+	/* count[d] is now the end of bucket d, the start of bucket d + 1 */
+	for (size_t d = 0, start = 0; d < ((size_t)1 << bits); start = count[d++]) {
+		uint64_t *b = tmp + start;
+		size_t size = count[d] - start;
+		if (size >= 6 && size <= 128) {
+			size = sort_avx512(b, size, distinct);
+		} else {
+			if (size > 128)
+				sort_scalar(b, size, k + m); /* k from m on is free */
+			else
+				insertion(b, size, SIZE_MAX);
+			if (distinct)
+				size = distinct_sorted(b, size);
+		}
+		memcpy(k + m, b, size * sizeof *k);
+		m += size;
+	}
+	return m;
+}
 #endif
 
 /* ---- the entry point */
@@ -428,6 +470,8 @@ size_t sh_sketch_sort(uint64_t *k, size_t n, uint64_t *tmp, int simd, int distin
 #if SH_X86
 	if (simd && n >= 6 && n <= 128) /* fewer: insertion is quicker */
 		return sort_avx512(k, n, distinct);
+	if (simd && n > 128 && n <= 32768)
+		return sort_buckets(k, n, tmp, distinct);
 #else
 	(void)simd;
 #endif

@@ -47,7 +47,7 @@ static void make_keys(uint64_t *k, size_t n, enum shape shape)
 		case RANDOM: k[i] = test_rnd(); break;
 		case POOL: k[i] = pool[test_rnd() % 5]; break;
 		case EQUAL: k[i] = pool[0]; break;
-		case SORTED: k[i] = (uint64_t)i * 0x9E3779B97F4A7C15ull / (MAX_N + 1); break;
+		case SORTED: k[i] = (uint64_t)i * (UINT64_MAX / n); break;
 		case REVERSED: k[i] = UINT64_MAX - (uint64_t)i * 3; break;
 		case EXTREMES: {
 			uint64_t r = test_rnd();
@@ -102,6 +102,45 @@ static void test_both_paths_sort_like_qsort(void)
 					}
 				}
 	CHECK(failed == 0);
+}
+
+/* The same for larger sets: the buckets sorted in registers (129 to 32 Ki
+ * keys; more than 128 sharing their top bits, as TOP_BITS makes, by the
+ * scalar sorts) and the radix sort beyond. */
+static void test_both_paths_sort_large_sets_like_qsort(void)
+{
+	static const size_t sizes[] = { 129, 130, 257, 1000, 4095, 32768, 32769, 40000 };
+	enum { BIG = 40000 };
+	uint64_t *in = malloc(BIG * sizeof *in), *want = malloc(BIG * sizeof *want);
+	uint64_t *got = malloc((2 * BIG + 2) * sizeof *got);
+	unsigned failed = 0;
+
+	CHECK(in && want && got);
+	if (!in || !want || !got)
+		goto out;
+	test_rnd_seed(SEED + 4);
+	for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+		for (int shape = 0; shape < N_SHAPES; shape++)
+			for (int distinct = 0; distinct < 2; distinct++)
+				for (int simd = 0; simd < 2; simd++) {
+					size_t n = sizes[z], m_want, m_got;
+					make_keys(in, n, (enum shape)shape);
+					memcpy(want, in, n * sizeof *in);
+					m_want = reference(want, n, distinct);
+					memcpy(got, in, n * sizeof *in);
+					m_got = sh_sketch_sort(got, n, got + n + 1, simd, distinct);
+					if ((m_got != m_want || memcmp(got, want, m_want * sizeof *got)) &&
+					    failed++ < 5)
+						fprintf(stderr, "seed %llx: n %zu shape %d distinct %d "
+							"simd %d: %zu keys, want %zu\n",
+							(unsigned long long)SEED + 4, n, shape, distinct, simd,
+							m_got, m_want);
+				}
+	CHECK(failed == 0);
+out:
+	free(in);
+	free(want);
+	free(got);
 }
 
 static void test_the_vector_path_is_there_where_the_cpu_has_it(void)
@@ -302,6 +341,7 @@ out:
 }
 
 TEST_MAIN("near_sketch", TEST(test_both_paths_sort_like_qsort),
+	  TEST(test_both_paths_sort_large_sets_like_qsort),
 	  TEST(test_the_vector_path_is_there_where_the_cpu_has_it),
 	  TEST(test_near_sketch_keys_same_with_the_vector_paths_off),
 	  TEST(test_kind_follows_the_code_point_count),
