@@ -7,6 +7,7 @@
 #   300,000 short lines (near_data.py)     dedup --lines --output keep         fingerprint --lines
 #   quality: eval short_zh + short_en +    dedup --jsonl, scored set by set    -
 #   natural in one file                    by set by score.py
+#   the lines' sketches alone (sketch.c)   vector paths                        portable paths
 #
 # Targets (printed as MISSED when missed, never failing the run): CPU time
 # (user + system) within 2x of fingerprint alone; peak memory on the lines
@@ -46,6 +47,10 @@ run_case zh.jsonl --jsonl "$CORPUS/zh.jsonl"
 run_case "300k lines" --lines "$tmp/lines.txt" --output keep
 printf '300k lines   peak memory %s MB %s\n' "$rss" \
 	"$(awk -v m="$rss" 'BEGIN { print (m < 1024) ? "ok (< 1 GB)" : "MISSED (< 1 GB)" }')"
+
+echo
+echo "== the lines' sketches alone (simhash_near_sketch, one thread): vector paths against the portable ones, same keys"
+"$BUILD/bench/sketch" "$tmp/lines.txt" || echo "sketch: the two paths gave different keys"
 
 echo
 echo "== quality: one run of dedup --jsonl (no other option) on short_zh + short_en + natural, scored set by set"
