@@ -1,8 +1,9 @@
 /* sketch.c - the per-document work of `simhash dedup`'s default before the
  * join: simhash_near_sketch() of every line of FILE (near_data.py's 300,000
  * short lines), one thread, with the vector paths (the sort of the keys in
- * registers, the keys of one-byte runs eight per vector) and, as the in-run
- * baseline, without them (sh_sketch_set_simd(nd, 0): the portable paths).
+ * registers, the keys of one-byte runs eight per vector, and the contexts'
+ * own: normalization's) and, as the in-run baseline, without any of them
+ * (sh_sketch_set_simd(nd, 0): the portable paths).
  * Both must give the same keys: a checksum of every sketch is compared, and
  * a difference fails the run.
  *
