@@ -8,6 +8,7 @@
 #   100,000 lines of one template          dedup --lines --output keep         fingerprint --lines
 #   quality: eval short_zh + short_en +    dedup --jsonl, scored set by set    -
 #   natural in one file                    by set by score.py
+#   the lines' sketches alone (sketch.c)   vector paths                        portable paths
 #
 # Targets (printed as MISSED when missed, never failing the run): CPU time
 # (user + system) within 2x of fingerprint alone; peak memory on the lines
@@ -54,6 +55,10 @@ fcpu=$cpu
 timev "$SH" dedup -q --lines --output keep "$tmp/template.txt"
 printf '%-12s dedup %6.2f s cpu (%4s MB)  fingerprint %5.2f s cpu  ratio %sx (no target)\n' \
 	"template" "$cpu" "$rss" "$fcpu" "$(awk -v a="$cpu" -v b="$fcpu" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')"
+
+echo
+echo "== the lines' sketches alone (simhash_near_sketch, one thread): vector paths against the portable ones, same keys"
+"$BUILD/bench/sketch" "$tmp/lines.txt" || echo "sketch: the two paths gave different keys"
 
 echo
 echo "== quality: one run of dedup --jsonl (no other option) on short_zh + short_en + natural, scored set by set"

@@ -54,10 +54,11 @@ struct dedup_docs {
 	uint32_t *src;     /* index of its input */
 	uint64_t *id_off;  /* n + 1 offsets into ids */
 	struct sbuf ids;
-	/* the default (no -k, no --verify): each document's sketch, its keys in
-	 * one arena; kinfo[i] = kind << 56 | number of keys */
-	uint64_t *kinfo;
-	struct sbuf keys;
+	/* the default (no -k, no --verify): each document's sketch (else NULL),
+	 * its keys in the blocks of key_blocks, which hold nothing else */
+	simhash_sketch *sk;
+	void **key_blocks;
+	size_t n_key_blocks;
 };
 
 /* How documents are read. */

@@ -21,7 +21,7 @@
  * first members, both ways (adjacency lists). */
 struct near {
 	int exhaustive; /* simhash_near_join() instead of the band join */
-	simhash_sketch *sk;
+	const simhash_sketch *sk; /* the documents' (struct dedup_docs) */
 	uint64_t *same;
 	simhash_near_pair *pairs;
 	size_t n_pairs;
@@ -32,7 +32,6 @@ struct near {
 
 static void near_free(struct near *nr)
 {
-	free(nr->sk);
 	free(nr->same);
 	simhash_near_pairs_free(nr->pairs);
 	free(nr->gstart);
@@ -43,21 +42,7 @@ static void near_free(struct near *nr)
 
 static simhash_near_kind doc_kind(const struct dedup_docs *d, size_t i)
 {
-	return (simhash_near_kind)(d->kinfo[i] >> 56);
-}
-
-static void near_sketches(const struct dedup_docs *d, struct near *nr)
-{
-	const uint64_t *keys = (const uint64_t *)(void *)d->keys.p;
-	size_t n = d->n, i, at = 0;
-
-	nr->sk = xcalloc(n ? n : 1, sizeof(*nr->sk));
-	for (i = 0; i < n; i++) {
-		nr->sk[i].keys = keys + at;
-		nr->sk[i].n_keys = (size_t)(d->kinfo[i] & (((uint64_t)1 << 56) - 1));
-		nr->sk[i].kind = doc_kind(d, i);
-		at += nr->sk[i].n_keys;
-	}
+	return d->sk[i].kind;
 }
 
 static int near_join(const struct dedup_docs *d, struct near *nr)
@@ -255,7 +240,7 @@ int dedup_near_run(const struct dedup_opts *o, const struct dedup_run *run,
 		   const struct dedup_input *ins, const struct dedup_docs *d, size_t *n_pairs,
 		   size_t *n_clusters)
 {
-	struct near nr = { .exhaustive = o->exhaustive };
+	struct near nr = { .exhaustive = o->exhaustive, .sk = d->sk };
 	struct outfile out;
 	uint64_t *cl = NULL;
 	simhash_err err;
@@ -263,7 +248,6 @@ int dedup_near_run(const struct dedup_opts *o, const struct dedup_run *run,
 
 	*n_pairs = *n_clusters = 0;
 
-	near_sketches(d, &nr);
 	cl = xmalloc((d->n ? d->n : 1) * sizeof(*cl));
 	if (o->output == OUT_PAIRS) {
 		/* every pair is listed, so every pair is verified */

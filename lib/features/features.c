@@ -109,18 +109,18 @@ simhash_err sh_feats_prepare(sh_feats *f, const sh_text *t, size_t *n)
 	f->t = t;
 	if (f->cfg.features == SIMHASH_FEATURES_CHAR) {
 		unsigned lo = f->ngc < ng ? f->ngc : ng;
-		size_t full = 0;
+		int any = 0;
 		if (t->n_chars >= lo) {
 			/* Windows start at positions 0 .. n_chars - lo; near the end
-			 * some are too long to fit and are dropped. */
+			 * some are too long to fit and are dropped. Whether one
+			 * fits: mostly the first one says so. */
 			f->n = t->n_chars - lo + 1;
-			for (size_t i = f->n > 64 ? f->n - 64 : 0; i < f->n; i++)
-				full += window_fits(f, t, i);
-			full += f->n > 64 ? f->n - 64 : 0;
+			for (size_t i = 0; i < f->n && !any; i++)
+				any = window_fits(f, t, i);
 		}
 		if (t->n_chars == 0)
 			f->mode = 0, f->n = 1;
-		else if (full == 0)
+		else if (!any)
 			f->mode = 1, f->n = 1;
 		else
 			f->mode = 2;

@@ -71,8 +71,18 @@ void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ng
 /* The keys (XXH3-64 of the bytes, as sh_dedup_run() takes them) of the char
  * n-grams starting at characters [0, n) of t, in order, repeats included,
  * into out (room for n); returns how many: windows that run past t's end
- * are no features. */
-size_t sh_ngram_keys(const sh_text *t, unsigned ng, unsigned ngc, size_t n, uint64_t *out);
+ * are no features. Runs of one-byte windows go eight per vector where
+ * ctx->simd says so. */
+size_t sh_ngram_keys(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc, size_t n,
+		     uint64_t *out);
+/* Sorts k[0..n) ascending (tmp: room for n) and drops repeats if distinct;
+ * returns how many keys stay. simd: the AVX-512 path where it serves
+ * (sh_sketch_sort_simd() says whether the CPU has it), the same keys. */
+size_t sh_sketch_sort(uint64_t *k, size_t n, uint64_t *tmp, int simd, int distinct);
+int sh_sketch_sort_simd(void);
+/* For tests: turns a simhash_near's vector paths (the sort, its contexts'
+ * kernels) off (0) or back on where the CPU has them. */
+void sh_sketch_set_simd(simhash_near *nd, int on);
 /* Puts the char n-grams at positions [from, to) of t into the MinHash bins
  * mins (auto.h's sh_mh_*): the key of an n-gram is XXH3-64 of its bytes. */
 void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc,

@@ -19,12 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../common/internal.h"
+#include "../hash/hash_inline.h"
 #include "ctx.h"
 
 struct simhash_near {
 	simhash_ctx *chars;    /* short texts: char 3-grams, 2 at CJK */
 	simhash_ctx *shingles; /* long texts: word 3-shingles */
 	sh_buf keys;           /* the last sketch's keys */
+	int simd;              /* sketch_sort.c's vector path */
 };
 
 simhash_err simhash_near_new(simhash_near **out)
@@ -50,6 +52,7 @@ simhash_err simhash_near_new(simhash_near **out)
 	s.ngram = 3;
 	s.tokenizer = SIMHASH_TOKENIZER_SIMPLE;
 	s.t2s = 0;
+	nd->simd = sh_sketch_sort_simd();
 	err = simhash_ctx_new(&c, &nd->chars);
 	if (!err)
 		err = simhash_ctx_new(&s, &nd->shingles);
@@ -59,6 +62,13 @@ simhash_err simhash_near_new(simhash_near **out)
 	}
 	*out = nd;
 	return SIMHASH_OK;
+}
+
+void sh_sketch_set_simd(simhash_near *nd, int on)
+{
+	nd->simd = on && sh_sketch_sort_simd();
+	sh_ctx_set_simd(nd->chars, on);
+	sh_ctx_set_simd(nd->shingles, on);
 }
 
 void simhash_near_free(simhash_near *nd)
@@ -71,138 +81,71 @@ void simhash_near_free(simhash_near *nd)
 	free(nd);
 }
 
-/* Insertion sort of k[0..n); 0 (k then partly sorted) once the keys moved
- * pass `budget`. */
-static int insertion(uint64_t *k, size_t n, size_t budget)
-{
-	size_t moved = 0;
-
-	for (size_t i = 1; i < n; i++) {
-		uint64_t v = k[i];
-		size_t j = i;
-		while (j > 0 && k[j - 1] > v) {
-			k[j] = k[j - 1];
-			j--;
-		}
-		k[j] = v;
-		moved += i - j;
-		if (moved > budget)
-			return 0;
-	}
-	return 1;
-}
-
-/* Sorts n keys (tmp holds n): insertion for a few; up to 32 Ki keys one
- * stable scatter by the top bits (about n / 2 digits, at most 4096) and one
- * insertion pass over the whole (a key moves only within its digit, which
- * holds about two: the keys are hashes; a pass that moves more than 8 n
- * keys, keys sharing their top bits, gives way to the radix sort); beyond,
- * an LSD radix sort by bytes. */
-static void sort_keys(uint64_t *k, size_t n, uint64_t *tmp)
-{
-	if (n <= 16) {
-		insertion(k, n, SIZE_MAX);
-		return;
-	}
-	if (n <= 32768) {
-		size_t count[4097];
-		int done;
-		unsigned bits = 4;
-		while (bits < 12 && ((size_t)1 << bits) < n / 2)
-			bits++;
-		memset(count, 0, (((size_t)1 << bits) + 1) * sizeof *count);
-		for (size_t i = 0; i < n; i++)
-			count[(k[i] >> (64 - bits)) + 1]++;
-		for (size_t d = 1; d <= ((size_t)1 << bits); d++)
-			count[d] += count[d - 1];
-		for (size_t i = 0; i < n; i++)
-			tmp[count[k[i] >> (64 - bits)]++] = k[i];
-		done = insertion(tmp, n, 8 * n);
-		memcpy(k, tmp, n * sizeof *k);
-		if (done)
-			return;
-	}
-	{
-		uint64_t *from = k, *to = tmp;
-		for (unsigned shift = 0; shift < 64; shift += 8) {
-			size_t count[257] = { 0 };
-			for (size_t i = 0; i < n; i++)
-				count[(from[i] >> shift & 0xff) + 1]++;
-			for (unsigned b = 1; b <= 256; b++)
-				count[b] += count[b - 1];
-			for (size_t i = 0; i < n; i++)
-				to[count[from[i] >> shift & 0xff]++] = from[i];
-			uint64_t *t = from;
-			from = to;
-			to = t;
-		}
-		/* eight passes: the keys are back in k */
-	}
-}
-
-/* Sorts k[0..n) (tmp holds n) and drops repeats; returns how many stay. */
-static size_t sort_distinct(uint64_t *k, size_t n, uint64_t *tmp)
-{
-	size_t m = 0;
-
-	sort_keys(k, n, tmp);
-	for (size_t i = 0; i < n; i++)
-		if (!m || k[i] != k[m - 1])
-			k[m++] = k[i];
-	return m;
-}
-
 /* The distinct keys of the n features ctx has prepared, ascending, into
- * nd->keys. Char n-grams are hashed in place, eight at a time, as the
- * fingerprint's own pass does (sh_ngram_keys()), then sorted with their
- * repeats dropped: no table of distinct features per text. Other features
- * (word shingles; a text shorter than an n-gram, whose one feature is the
- * whole text; none) go through the table (sh_dedup_run()). */
+ * nd->keys: every feature hashed (XXH3-64 of its bytes, as sh_dedup_run()
+ * keys it), then sorted with the repeats dropped, so the same keys as that
+ * table's without a table per text. Char n-grams are hashed in place, eight
+ * at a time, as the fingerprint's own pass does (sh_ngram_keys()); other
+ * features (word shingles; a text shorter than an n-gram, whose one feature
+ * is the whole text) one by one; a text without features has none (not
+ * the empty feature). */
 static simhash_err distinct_keys(simhash_near *nd, simhash_ctx *ctx, size_t n, size_t *n_keys)
 {
 	const sh_text *t;
-	const sh_uniq *u;
 	unsigned ngc, ng = sh_feats_char_ngrams(ctx->feats, &t, &ngc);
-	size_t n_uniq, i;
+	size_t m = 0;
 	uint64_t *k;
-	simhash_err err;
 
-	if (ng) {
-		if (sh_buf_reserve(&nd->keys, 2 * (n + 1) * sizeof *k))
-			return SIMHASH_ENOMEM;
-		k = (uint64_t *)(void *)nd->keys.p;
-		*n_keys = sort_distinct(k, sh_ngram_keys(t, ng, ngc, n, k), k + n + 1);
-		return SIMHASH_OK;
-	}
-	err = sh_dedup_run(ctx->dedup, ctx->feats, n, &u, &n_uniq);
-	if (err)
-		return err;
-	/* a text without features has none here (not the empty feature) */
-	if (sh_feats_none(ctx->feats))
-		n_uniq = 0;
-	if (sh_buf_reserve(&nd->keys, 2 * (n_uniq + 1) * sizeof *k))
+	if (sh_buf_reserve(&nd->keys, 2 * (n + 1) * sizeof *k))
 		return SIMHASH_ENOMEM;
 	k = (uint64_t *)(void *)nd->keys.p;
-	for (i = 0; i < n_uniq; i++)
-		k[i] = u[i].key;
-	sort_keys(k, n_uniq, k + n_uniq + 1);
-	*n_keys = n_uniq;
+	if (ng) {
+		m = sh_ngram_keys(ctx, t, ng, ngc, n, k);
+	} else if (!sh_feats_none(ctx->feats)) {
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *p;
+			size_t len;
+			if (sh_feats_get(ctx->feats, i, &p, &len))
+				k[m++] = sh_key_inline(p, len);
+		}
+	}
+	*n_keys = sh_sketch_sort(k, m, k + m + 1, nd->simd, 1);
 	return SIMHASH_OK;
+}
+
+/* Whether the len bytes at p hold at most SIMHASH_NEAR_SHORT code points
+ * (bytes that are not UTF-8 continuation bytes, 10xxxxxx), counted eight
+ * bytes at a time until the count passes it. */
+static int short_text(const uint8_t *p, size_t len)
+{
+	size_t n_cp = 0, i = 0;
+
+	if (len <= SIMHASH_NEAR_SHORT)
+		return 1;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w, cont;
+		memcpy(&w, p + i, 8);
+		/* bit 7 of each byte: set and its bit 6 clear */
+		cont = w & ~(w << 1) & 0x8080808080808080ull;
+		n_cp += 8 - (size_t)(((cont >> 7) * 0x0101010101010101ull) >> 56);
+		if (n_cp > SIMHASH_NEAR_SHORT)
+			return 0;
+	}
+	for (; i < len; i++)
+		n_cp += (p[i] & 0xc0) != 0x80;
+	return n_cp <= SIMHASH_NEAR_SHORT;
 }
 
 simhash_err simhash_near_sketch(simhash_near *nd, const char *text, size_t len,
 				simhash_sketch *out)
 {
-	const uint8_t *p = (const uint8_t *)text;
-	size_t n_cp = 0, n, i;
+	size_t n;
 	simhash_ctx *ctx;
 	simhash_err err;
 
 	if (!nd || !out || (!text && len))
 		return SIMHASH_EINVAL;
-	for (i = 0; i < len && n_cp <= SIMHASH_NEAR_SHORT; i++)
-		n_cp += (p[i] & 0xc0) != 0x80;
-	ctx = n_cp <= SIMHASH_NEAR_SHORT ? nd->chars : nd->shingles;
+	ctx = short_text((const uint8_t *)text, len) ? nd->chars : nd->shingles;
 	err = sh_ctx_features(ctx, text ? text : "", len, &n);
 	if (!err)
 		err = distinct_keys(nd, ctx, n, &out->n_keys);

@@ -209,14 +209,23 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
 			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(ngram_key(t, i, ng, ngc), 0)));
 }
 
-size_t sh_ngram_keys(const sh_text *t, unsigned ng, unsigned ngc, size_t n, uint64_t *out)
+size_t sh_ngram_keys(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc, size_t n,
+		     uint64_t *out)
 {
 	size_t safe = windows_fit(t, ng, ngc, n), i = 0, k = 0;
 
 	/* as in sh_ngram_votes(): windows starting before `safe` fit, eight
 	 * at a time; the rest are checked */
 	while (i + 8 <= safe) {
-		ngram_keys8(t, i, ng, ngc, sh_text_one_byte8(t, i, ng), out + k);
+		int one_byte = sh_text_one_byte8(t, i, ng);
+		if (one_byte && ctx->simd) {
+			/* a run of one-byte windows, eight per vector */
+			size_t to = sh_keys_ascii_avx512(out + k, t, i, safe, ng);
+			k += to - i;
+			i = to;
+			continue;
+		}
+		ngram_keys8(t, i, ng, ngc, one_byte, out + k);
 		k += 8;
 		i += 8;
 	}

@@ -94,6 +94,9 @@ uint64_t sh_vote_counts(sh_vote *v, unsigned bits, uint64_t *counts);
  * the first window not counted. Bits 0..63 only. */
 int sh_cpu_has_avx512(void);
 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, size_t safe, unsigned ng);
+/* Likewise, the keys of those windows into out[0 ..), in window order
+ * (textvote.c's sh_ngram_keys()). */
+size_t sh_keys_ascii_avx512(uint64_t *out, const sh_text *t, size_t i, size_t safe, unsigned ng);
 /* Likewise, the one-bit MinHash of those windows (textvote.c's
  * sh_ngram_minhash(), auto.h's bins of `shift`). */
 size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,

@@ -114,6 +114,25 @@ SH_AVX512 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, s
 	return i;
 }
 
+/* textvote.c's sh_ngram_keys() is the reference: each window's XXH3 as
+ * above, stored in window order (a near sketch's keys before their sort). */
+SH_AVX512 size_t sh_keys_ascii_avx512(uint64_t *out, const sh_text *t, size_t i, size_t safe,
+				      unsigned ng)
+{
+	const uint64_t bitflip = (uint64_t)(XXH_readLE32(XXH3_kSecret) ^
+					    XXH_readLE32(XXH3_kSecret + 4));
+	const __m512i key = _mm512_set1_epi64((long long)(bitflip ^ ((uint64_t)ng << 8)));
+	const __m512i p2 = _mm512_set1_epi64((long long)XXH_PRIME64_2);
+	const __m512i p3 = _mm512_set1_epi64((long long)XXH_PRIME64_3);
+	size_t from = i;
+
+	while (i + 8 <= safe && sh_text_one_byte8(t, i, ng)) {
+		_mm512_storeu_si512(out + (i - from), hash8(t->s + t->off[i], ng, key, p2, p3));
+		i += 8;
+	}
+	return i;
+}
+
 /* textvote.c's sh_ngram_minhash() is the reference: each window's XXH3 as
  * above, mixed as its char_mh_key() does (splitmix64's finalizer of the hash
  * xor a constant), eight lanes at a time; the bins' minima are then lowered
@@ -307,6 +326,15 @@ int sh_cpu_has_avx512(void)
 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, size_t safe, unsigned ng)
 {
 	SH_UNUSED(v);
+	SH_UNUSED(t);
+	SH_UNUSED(safe);
+	SH_UNUSED(ng);
+	return i;
+}
+
+size_t sh_keys_ascii_avx512(uint64_t *out, const sh_text *t, size_t i, size_t safe, unsigned ng)
+{
+	SH_UNUSED(out);
 	SH_UNUSED(t);
 	SH_UNUSED(safe);
 	SH_UNUSED(ng);
