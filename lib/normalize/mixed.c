@@ -23,6 +23,11 @@
  *     or by such a character (no character composes with the one before an
  *     ASCII byte). Any other character, and one whose table page is not
  *     filled yet, ends the step: normalize.c takes it.
+ *  3. A run of separators writes what one separator writes (a space pending),
+ *     so an ASCII separator between two others takes no lane: a step covers
+ *     the indentation of a manual page in two lanes instead of one per
+ *     byte. The last separator of a run keeps its lane, so invariant 2 still
+ *     sees what follows it.
  */
 #include <string.h>
 #include "../common/internal.h"
@@ -65,6 +70,19 @@ SH_MIXED512 static inline uint64_t char_starts(__m512i x, uint64_t valid, unsign
 
 	*covered = n;
 	return (asc | ok3) & (n == 64 ? ~0ull : (1ull << n) - 1);
+}
+
+/* The ASCII separators of x (valid: the bytes before the input's end) with
+ * an ASCII separator on both sides: they need no lane (invariant 3). The
+ * last byte of x is never one, as what follows it is not known. */
+SH_MIXED512 static inline uint64_t inner_separators(__m512i x, uint64_t valid, __m512i amap_lo,
+						    __m512i amap_hi)
+{
+	__m512i a = _mm512_permutex2var_epi8(amap_lo, x, amap_hi);
+	uint64_t asep = _mm512_cmpeq_epi8_mask(a, _mm512_set1_epi8(' ')) &
+			~(uint64_t)_mm512_movepi8_mask(x) & valid;
+
+	return asep & asep << 1 & asep >> 1;
 }
 
 /* The lanes' kinds, for the characters at the byte offsets pos (16 lanes,
@@ -234,6 +252,7 @@ window(const sh_mixed_out *m, const uint8_t *in, size_t i, size_t stop, __m512i 
 	if (valid == ~0ull && !_mm512_movepi8_mask(x))
 		return 0;
 	w->starts = char_starts(x, valid, &w->covered);
+	w->starts &= ~inner_separators(x, valid, amap_lo, amap_hi);
 	w->n = (unsigned)__builtin_popcountll(w->starts);
 	if (w->n == 0)
 		return 0;
