@@ -373,6 +373,32 @@ static uint64_t mh_block_flush(sh_auto *a, const sh_text *t, struct mh_block *w,
 	return k0;
 }
 
+/* Records the words of a run of CJK characters from character at (each a
+ * word of its own; run: the CJK bits of the 64 characters from at, low bit
+ * first) as scan_mh() records a word: as many as the run has, up to `left`
+ * characters and `room` words. Returns how many. Chinese text is mostly such
+ * runs, and here a word costs no branch on its kind or end. */
+static inline size_t cjk_words(const sh_text *t, size_t at, uint64_t run, size_t left,
+			       size_t room, struct mh_block *w, size_t nw)
+{
+	size_t n = ~run ? (size_t)__builtin_ctzll(~run) : 64;
+
+	n = n < left ? n : left;
+	n = n < room ? n : room;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t b = t->off[at + k], len = t->off[at + k + 1] - b;
+		uint64_t v = 0;
+		if (SH_LIKELY(b + 8 <= t->len))
+			memcpy(&v, t->s + b, 8);
+		else
+			memcpy(&v, t->s + b, len);
+		w->v[nw + k] = v;
+		w->len[nw + k] = len; /* one character: never longer than 8 */
+		w->b[nw + k] = b;
+	}
+	return n;
+}
+
 /* scan() when only the MinHash is wanted and the vector kernels may run: the
  * loop only finds the words, a block at a time; their keys are made eight
  * per vector (sh_word_keys_avx512(), both short paths of XXH3 per lane, the
@@ -399,28 +425,36 @@ static simhash_err scan_mh(sh_auto *a, const sh_text *t, size_t from, size_t to,
 		if (to - i < 64)
 			starts &= ((uint64_t)1 << (to - i)) - 1;
 		i = base + 64;
-		for (; starts; starts &= starts - 1) {
+		while (starts) {
 			unsigned p = (unsigned)__builtin_ctzll(starts);
-			size_t at = base + p, end, b, len;
+			size_t at = base + p, end, b, len, n;
 			uint64_t v = 0, rest = ~(word >> p);
-			if (cjk >> p & 1)
-				end = at + 1;
-			else if (rest && p + (unsigned)__builtin_ctzll(rest) < 64)
-				end = at + (unsigned)__builtin_ctzll(rest);
-			else
-				end = i = word_run_end(t->cls, base + 64, t->n_chars);
-			last = end;
-			b = t->off[at];
-			len = t->off[end] - b;
-			if (SH_LIKELY(b + 8 <= t->len))
-				memcpy(&v, t->s + b, 8);
-			else
-				memcpy(&v, t->s + b, len < 8 ? len : 8);
-			w.v[nw] = v;
-			w.len[nw] = len;
-			w.longer[w.n_longer] = (uint32_t)nw; /* kept if longer: no branch */
-			w.n_longer += len > 8;
-			w.b[nw++] = (uint32_t)b;
+			if (cjk >> p & 1) {
+				n = cjk_words(t, at, cjk >> p, to - at, SH_AUTO_BLOCK - nw, &w, nw);
+				nw += n;
+				last = at + n;
+				at += n - 1;
+				/* the n starts from p (n <= 64 - p) */
+				starts &= n + p < 64 ? ~(uint64_t)0 << (n + p) : 0;
+			} else {
+				if (rest && p + (unsigned)__builtin_ctzll(rest) < 64)
+					end = at + (unsigned)__builtin_ctzll(rest);
+				else
+					end = i = word_run_end(t->cls, base + 64, t->n_chars);
+				last = end;
+				b = t->off[at];
+				len = t->off[end] - b;
+				if (SH_LIKELY(b + 8 <= t->len))
+					memcpy(&v, t->s + b, 8);
+				else
+					memcpy(&v, t->s + b, len < 8 ? len : 8);
+				w.v[nw] = v;
+				w.len[nw] = len;
+				w.longer[w.n_longer] = (uint32_t)nw; /* kept if longer: no branch */
+				w.n_longer += len > 8;
+				w.b[nw++] = (uint32_t)b;
+				starts &= starts - 1;
+			}
 			if (nw == SH_AUTO_BLOCK) {
 				k0 = mh_block_flush(a, t, &w, nw, m);
 				m += nw;

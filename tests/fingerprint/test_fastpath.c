@@ -155,5 +155,48 @@ static void test_compat_md5_paths_agree(void)
 	simhash_ctx_free(sca);
 }
 
+/* The default features (auto): the word scan of the shingle MinHash, which
+ * takes a run of CJK characters (each a word) at once where the vector
+ * paths run, against the scalar scan, through one context each over texts
+ * of every length zone whose runs of CJK characters cross the 64-character
+ * windows and the 256-word blocks of the scan, four-byte Han included. */
+static void test_default_paths_agree_on_cjk_runs(void)
+{
+	static char buf[4 * 4000 + 1];
+	simhash_ctx *vec = NULL, *sca = NULL;
+	simhash_config cfg;
+	uint64_t seed = 0xc1c1ull;
+
+	for (int trial = 0; trial < 300; trial++) {
+		simhash_fp a, b;
+		size_t len;
+
+		if (trial % 100 == 0) {
+			simhash_ctx_free(vec);
+			simhash_ctx_free(sca);
+			simhash_config_init(&cfg);
+			cfg.bits = trial == 0 ? 64 : trial == 100 ? 128 : 32;
+			CHECK(simhash_ctx_new(&cfg, &vec) == SIMHASH_OK);
+			CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
+			if (!vec || !sca)
+				break;
+			sh_ctx_set_simd(sca, 0);
+		}
+		test_rnd_seed(seed + (uint64_t)trial);
+		len = random_text(buf, 1 + test_rnd() % (trial % 3 == 0 ? 4000 : 900));
+		CHECK(simhash_fingerprint(vec, buf, len, &a, NULL) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(sca, buf, len, &b, NULL) == SIMHASH_OK);
+		if (!same(a, b)) {
+			fprintf(stderr, "default paths differ: seed %llx bits %u len %zu\n",
+				(unsigned long long)(seed + (uint64_t)trial), cfg.bits, len);
+			t_cur_failed++;
+			break;
+		}
+	}
+	simhash_ctx_free(vec);
+	simhash_ctx_free(sca);
+}
+
 TEST_MAIN("fastpath", TEST(test_compat_md5_paths_agree), TEST(test_extension_b_han_before_a_short_char),
-	  TEST(test_fast_path_equals_plain_path_on_mixed_widths))
+	  TEST(test_fast_path_equals_plain_path_on_mixed_widths),
+	  TEST(test_default_paths_agree_on_cjk_runs))
