@@ -548,8 +548,9 @@ void sh_mh_init(uint64_t mins[128], unsigned bits)
  * the low bit of mix(min + r * golden). All bins empty: every bit 0.
  * One walk from the right: `next` is the position of the nearest nonempty
  * bin at or after j, counted past the end (+ bits) once it has wrapped. */
-void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2])
+void sh_mh_bits(const uint64_t mins[128], unsigned bits, int simd, uint64_t out[2])
 {
+	uint64_t val[128], o[2] = { 0, 0 };
 	unsigned first = 0, next, j;
 
 	out[0] = out[1] = 0;
@@ -563,9 +564,15 @@ void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2])
 		if (mins[j] != UINT64_MAX)
 			next = j;
 		k = next >= bits ? next - bits : next;
-		out[j >> 6] |= (sh_mix64(mins[k] + (uint64_t)(next - j) * 0x9e3779b97f4a7c15ull) & 1)
-			       << (j & 63);
+		val[j] = mins[k] + (uint64_t)(next - j) * 0x9e3779b97f4a7c15ull;
 	}
+	/* the mixes apart from the walk: no bin waits on another */
+	if (simd && sh_mix_bits_avx512(val, bits, out) == bits)
+		return;
+	for (j = 0; j < bits; j++)
+		o[j >> 6] |= (sh_mix64(val[j]) & 1) << (j & 63);
+	out[0] = o[0];
+	out[1] = o[1];
 }
 
 /* One-permutation MinHash of the distinct shingles, one bit per bin: bin j
@@ -581,7 +588,7 @@ static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
 
 	if (a->windows) {
 		/* all bins still empty: no shingle, bits 0 (as below) */
-		sh_mh_bits(a->win_mins, bits, out);
+		sh_mh_bits(a->win_mins, bits, a->simd, out);
 		return;
 	}
 	sh_mh_init(mins, bits);
@@ -591,7 +598,7 @@ static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
 		out[0] = out[1] = 0;
 		return;
 	}
-	sh_mh_bits(mins, bits, out);
+	sh_mh_bits(mins, bits, a->simd, out);
 }
 
 /* Empties the table and uses `want` slots (a power of two) to begin with. */
@@ -663,7 +670,7 @@ simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int vo
 		if (err)
 			return err;
 		if (r.m >= 3) {
-			sh_mh_bits(mins, bits, mh);
+			sh_mh_bits(mins, bits, a->simd, mh);
 			*ws = 1; /* shingles there, votes not needed */
 		}
 		return SIMHASH_OK;
@@ -758,6 +765,14 @@ int sh_auto_centered(const simhash_config *cfg)
 	return cfg->auto_char_votes && cfg->ngram == 3 && cfg->ngram_cjk == 2;
 }
 
+/* The bits j < n of the 64-bit word that holds bits [from, from + 64). */
+static inline uint64_t low_bits(unsigned n, unsigned from)
+{
+	if (n <= from)
+		return 0;
+	return n - from >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << (n - from)) - 1;
+}
+
 void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const int64_t *vs,
 		     int64_t ws, const uint64_t mh[2], simhash_fp *out)
 {
@@ -774,6 +789,15 @@ void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const 
 	out->bits = bits;
 	out->w[0] = out->w[1] = 0;
 	n_mh = (unsigned)((uint64_t)bits * (uint64_t)(SH_AUTO_SPAN - share) / SH_AUTO_SPAN);
+	if (c->minhash) {
+		/* every bit a MinHash bit, as the loop below takes them: the
+		 * first n_mh the shingles', the others the n-grams' */
+		for (unsigned h = 0; h < 2; h++) {
+			uint64_t m = low_bits(n_mh, 64 * h), width = low_bits(bits, 64 * h);
+			out->w[h] = ((mh[h] & m) | (c->mh[h] & ~m)) & width;
+		}
+		return;
+	}
 	for (unsigned j = 0; j < bits; j++) {
 		__int128 s, vc = 0;
 		if (j < n_mh) {

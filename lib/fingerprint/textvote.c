@@ -254,7 +254,7 @@ static simhash_err char_minhash(simhash_ctx *ctx, size_t n, uint64_t out[2])
 					  char_mh_key(sh_exp_mix(sh_key_inline(p, len), 0)));
 		}
 	}
-	sh_mh_bits(mins, ctx->cfg.bits, out);
+	sh_mh_bits(mins, ctx->cfg.bits, ctx->simd, out);
 	return SIMHASH_OK;
 }
 

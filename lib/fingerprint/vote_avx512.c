@@ -271,6 +271,25 @@ SH_AVX512 size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, siz
 	return j;
 }
 
+SH_AVX512 size_t sh_mix_bits_avx512(const uint64_t *val, size_t n, uint64_t out[2])
+{
+	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
+	uint64_t o[2] = { 0, 0 };
+
+	for (size_t j = 0; j < n; j += 8) {
+		__m512i h = _mm512_loadu_si512(val + j);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
+		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 31));
+		/* the low bit of each lane, moved to the sign for the mask */
+		o[j >> 6] |= (uint64_t)_mm512_movepi64_mask(_mm512_slli_epi64(h, 63)) << (j & 63);
+	}
+	out[0] = o[0];
+	out[1] = o[1];
+	return n;
+}
+
 SH_AVX512 uint64_t sh_cls_masks_avx512(const uint8_t *cls, size_t avail, uint64_t *cjk)
 {
 	__mmask64 lm = avail >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << avail) - 1;
@@ -287,6 +306,14 @@ uint64_t sh_cls_masks_avx512(const uint8_t *cls, size_t avail, uint64_t *cjk)
 	SH_UNUSED(cls);
 	SH_UNUSED(avail);
 	*cjk = 0;
+	return 0;
+}
+
+size_t sh_mix_bits_avx512(const uint64_t *val, size_t n, uint64_t out[2])
+{
+	SH_UNUSED(val);
+	SH_UNUSED(n);
+	SH_UNUSED(out);
 	return 0;
 }
 
