@@ -98,6 +98,11 @@ size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, size_t safe
  * sh_ngram_minhash(), auto.h's bins of `shift`). */
 size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,
 			       size_t safe, unsigned ng);
+/* Likewise for windows of CJK bigrams (ngram_cjk 2), from window i while
+ * eight in a row are bigrams of nine three-byte characters (the first eight
+ * CJK) and at most to safe; returns where it stopped. */
+size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,
+			      size_t safe);
 /* And of keys already made (auto.c's shingles): each lowers its bin by
  * sh_mix64(key ^ c), eight per vector; returns how many were taken, n
  * rounded down to a multiple of eight. */
