@@ -381,20 +381,28 @@ static uint64_t mh_block_flush(sh_auto *a, const sh_text *t, struct mh_block *w,
 static inline size_t cjk_words(const sh_text *t, size_t at, uint64_t run, size_t left,
 			       size_t room, struct mh_block *w, size_t nw)
 {
-	size_t n = ~run ? (size_t)__builtin_ctzll(~run) : 64;
+	const uint8_t *s = t->s;
+	const uint32_t *off = t->off + at;
+	size_t n = ~run ? (size_t)__builtin_ctzll(~run) : 64, fast, k;
 
 	n = n < left ? n : left;
 	n = n < room ? n : room;
-	for (size_t k = 0; k < n; k++) {
-		uint32_t b = t->off[at + k], len = t->off[at + k + 1] - b;
-		uint64_t v = 0;
-		if (SH_LIKELY(b + 8 <= t->len))
-			memcpy(&v, t->s + b, 8);
-		else
-			memcpy(&v, t->s + b, len);
+	/* eight bytes read from each word but those near the text's end */
+	for (fast = n; fast > 0 && off[fast - 1] + 8 > t->len; fast--)
+		;
+	for (k = 0; k < fast; k++) {
+		uint64_t v;
+		memcpy(&v, s + off[k], 8);
 		w->v[nw + k] = v;
-		w->len[nw + k] = len; /* one character: never longer than 8 */
-		w->b[nw + k] = b;
+		w->len[nw + k] = off[k + 1] - off[k]; /* one character: never longer than 8 */
+		w->b[nw + k] = off[k];
+	}
+	for (; k < n; k++) {
+		uint64_t v = 0;
+		memcpy(&v, s + off[k], off[k + 1] - off[k]);
+		w->v[nw + k] = v;
+		w->len[nw + k] = off[k + 1] - off[k];
+		w->b[nw + k] = off[k];
 	}
 	return n;
 }
