@@ -10,6 +10,11 @@
  * sh_vote_finish() folds into the scalar counters. Eight vectors at a time go
  * through a carry-save adder tree, where ternary logic does a full adder in
  * two instructions.
+ *
+ * The MinHash kernels of the v2 default run here too, each the twin of a
+ * scalar loop that tests run beside it: the char MinHash of CJK bigrams
+ * (textvote.c), the word and shingle keys of auto.c's scan, and the low
+ * bits of the densified bins (auto.c's sh_mh_bits()).
  */
 #include "vote.h"
 #include "auto.h"
