@@ -72,16 +72,23 @@ SH_MIXED512 static inline uint64_t three_starts(__m512i x, uint64_t valid, uint6
 	return below(ok3, *n);
 }
 
-/* The kinds of the three-byte characters at the byte offsets pos of x
- * (lanes: those that exist): *cjk (inert, class CJK, a three-byte output,
+/* Each byte of the first 16 of at four times, in order: lane j's bytes. */
+static const uint8_t rep4[64] = {
+	0,  0,  0,  0,  1,  1,  1,  1,  2,  2,  2,  2,  3,  3,  3,  3,  4,  4,  4,  4,  5,  5,
+	5,  5,  6,  6,  6,  6,  7,  7,  7,  7,  8,  8,  8,  8,  9,  9,  9,  9,  10, 10, 10, 10,
+	11, 11, 11, 11, 12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15,
+};
+
+/* The kinds of the three-byte characters at the byte offsets at[0 .. 16) of
+ * x (lanes: those that exist): *cjk (inert, class CJK, a three-byte output,
  * *out its code point) and *sep (inert, a space or punctuation). */
 SH_MIXED512 static inline __attribute__((always_inline)) void
-kinds(const sh_mixed_out *m, __m512i x, __m512i pos, __mmask16 lanes, __m512i *out,
+kinds(const sh_mixed_out *m, __m512i x, __m512i at, __mmask16 lanes, __m512i *out,
       __mmask16 *cjk, __mmask16 *sep)
 {
-	/* each lane's bytes pos, pos + 1, pos + 2 */
-	__m512i bidx = _mm512_add_epi32(_mm512_mullo_epi32(pos, _mm512_set1_epi32(0x01010101)),
-					_mm512_set1_epi32(0x03020100));
+	/* each lane's bytes at, at + 1, at + 2 (and a fourth, unused) */
+	__m512i bidx = _mm512_add_epi8(_mm512_permutexvar_epi8(_mm512_loadu_si512(rep4), at),
+				       _mm512_set1_epi32(0x03020100));
 	__m512i y = _mm512_permutexvar_epi8(bidx, x);
 	__m512i cp = _mm512_or_si512(
 		_mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(y, _mm512_set1_epi32(0x0F)), 12),
@@ -251,8 +258,7 @@ read_step(const sh_mixed_out *m, const uint8_t *in, size_t i, size_t stop, struc
 		__m512i at = _mm512_maskz_compress_epi8(t->p3, _mm512_loadu_si512(iota64));
 		__mmask16 lanes = (__mmask16)((1u << __builtin_popcountll(t->p3)) - 1), bad;
 
-		kinds(m, t->x, _mm512_cvtepu8_epi32(_mm512_castsi512_si128(at)), lanes, &t->out,
-		      &t->cjk, &t->sep3);
+		kinds(m, t->x, at, lanes, &t->out, &t->cjk, &t->sep3);
 		bad = lanes & (__mmask16) ~(t->cjk | t->sep3);
 		if (SH_UNLIKELY(bad)) { /* a character of no kind ends the step */
 			n = ctz64(_pdep_u64(1ull << __builtin_ctz(bad), t->p3));
