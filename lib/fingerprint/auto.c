@@ -373,6 +373,40 @@ static uint64_t mh_block_flush(sh_auto *a, const sh_text *t, struct mh_block *w,
 	return k0;
 }
 
+/* Records the words of a run of CJK characters from character at (each a
+ * word of its own; run: the CJK bits of the 64 characters from at, low bit
+ * first) as scan_mh() records a word: as many as the run has, up to `left`
+ * characters and `room` words. Returns how many. Chinese text is mostly such
+ * runs, and here a word costs no branch on its kind or end. */
+static inline size_t cjk_words(const sh_text *t, size_t at, uint64_t run, size_t left,
+			       size_t room, struct mh_block *w, size_t nw)
+{
+	const uint8_t *s = t->s;
+	const uint32_t *off = t->off + at;
+	size_t n = ~run ? (size_t)__builtin_ctzll(~run) : 64, fast, k;
+
+	n = n < left ? n : left;
+	n = n < room ? n : room;
+	/* eight bytes read from each word but those near the text's end */
+	for (fast = n; fast > 0 && off[fast - 1] + 8 > t->len; fast--)
+		;
+	for (k = 0; k < fast; k++) {
+		uint64_t v;
+		memcpy(&v, s + off[k], 8);
+		w->v[nw + k] = v;
+		w->len[nw + k] = off[k + 1] - off[k]; /* one character: never longer than 8 */
+		w->b[nw + k] = off[k];
+	}
+	for (; k < n; k++) {
+		uint64_t v = 0;
+		memcpy(&v, s + off[k], off[k + 1] - off[k]);
+		w->v[nw + k] = v;
+		w->len[nw + k] = off[k + 1] - off[k];
+		w->b[nw + k] = off[k];
+	}
+	return n;
+}
+
 /* scan() when only the MinHash is wanted and the vector kernels may run: the
  * loop only finds the words, a block at a time; their keys are made eight
  * per vector (sh_word_keys_avx512(), both short paths of XXH3 per lane, the
@@ -399,28 +433,36 @@ static simhash_err scan_mh(sh_auto *a, const sh_text *t, size_t from, size_t to,
 		if (to - i < 64)
 			starts &= ((uint64_t)1 << (to - i)) - 1;
 		i = base + 64;
-		for (; starts; starts &= starts - 1) {
+		while (starts) {
 			unsigned p = (unsigned)__builtin_ctzll(starts);
-			size_t at = base + p, end, b, len;
+			size_t at = base + p, end, b, len, n;
 			uint64_t v = 0, rest = ~(word >> p);
-			if (cjk >> p & 1)
-				end = at + 1;
-			else if (rest && p + (unsigned)__builtin_ctzll(rest) < 64)
-				end = at + (unsigned)__builtin_ctzll(rest);
-			else
-				end = i = word_run_end(t->cls, base + 64, t->n_chars);
-			last = end;
-			b = t->off[at];
-			len = t->off[end] - b;
-			if (SH_LIKELY(b + 8 <= t->len))
-				memcpy(&v, t->s + b, 8);
-			else
-				memcpy(&v, t->s + b, len < 8 ? len : 8);
-			w.v[nw] = v;
-			w.len[nw] = len;
-			w.longer[w.n_longer] = (uint32_t)nw; /* kept if longer: no branch */
-			w.n_longer += len > 8;
-			w.b[nw++] = (uint32_t)b;
+			if (cjk >> p & 1) {
+				n = cjk_words(t, at, cjk >> p, to - at, SH_AUTO_BLOCK - nw, &w, nw);
+				nw += n;
+				last = at + n;
+				at += n - 1;
+				/* the n starts from p (n <= 64 - p) */
+				starts &= n + p < 64 ? ~(uint64_t)0 << (n + p) : 0;
+			} else {
+				if (rest && p + (unsigned)__builtin_ctzll(rest) < 64)
+					end = at + (unsigned)__builtin_ctzll(rest);
+				else
+					end = i = word_run_end(t->cls, base + 64, t->n_chars);
+				last = end;
+				b = t->off[at];
+				len = t->off[end] - b;
+				if (SH_LIKELY(b + 8 <= t->len))
+					memcpy(&v, t->s + b, 8);
+				else
+					memcpy(&v, t->s + b, len < 8 ? len : 8);
+				w.v[nw] = v;
+				w.len[nw] = len;
+				w.longer[w.n_longer] = (uint32_t)nw; /* kept if longer: no branch */
+				w.n_longer += len > 8;
+				w.b[nw++] = (uint32_t)b;
+				starts &= starts - 1;
+			}
 			if (nw == SH_AUTO_BLOCK) {
 				k0 = mh_block_flush(a, t, &w, nw, m);
 				m += nw;
@@ -514,8 +556,9 @@ void sh_mh_init(uint64_t mins[128], unsigned bits)
  * the low bit of mix(min + r * golden). All bins empty: every bit 0.
  * One walk from the right: `next` is the position of the nearest nonempty
  * bin at or after j, counted past the end (+ bits) once it has wrapped. */
-void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2])
+void sh_mh_bits(const uint64_t mins[128], unsigned bits, int simd, uint64_t out[2])
 {
+	uint64_t val[128], o[2] = { 0, 0 };
 	unsigned first = 0, next, j;
 
 	out[0] = out[1] = 0;
@@ -529,9 +572,15 @@ void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2])
 		if (mins[j] != UINT64_MAX)
 			next = j;
 		k = next >= bits ? next - bits : next;
-		out[j >> 6] |= (sh_mix64(mins[k] + (uint64_t)(next - j) * 0x9e3779b97f4a7c15ull) & 1)
-			       << (j & 63);
+		val[j] = mins[k] + (uint64_t)(next - j) * 0x9e3779b97f4a7c15ull;
 	}
+	/* the mixes apart from the walk: no bin waits on another */
+	if (simd && sh_mix_bits_avx512(val, bits, out) == bits)
+		return;
+	for (j = 0; j < bits; j++)
+		o[j >> 6] |= (sh_mix64(val[j]) & 1) << (j & 63);
+	out[0] = o[0];
+	out[1] = o[1];
 }
 
 /* One-permutation MinHash of the distinct shingles, one bit per bin: bin j
@@ -547,7 +596,7 @@ static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
 
 	if (a->windows) {
 		/* all bins still empty: no shingle, bits 0 (as below) */
-		sh_mh_bits(a->win_mins, bits, out);
+		sh_mh_bits(a->win_mins, bits, a->simd, out);
 		return;
 	}
 	sh_mh_init(mins, bits);
@@ -557,7 +606,7 @@ static void minhash_bits(const sh_auto *a, unsigned bits, uint64_t out[2])
 		out[0] = out[1] = 0;
 		return;
 	}
-	sh_mh_bits(mins, bits, out);
+	sh_mh_bits(mins, bits, a->simd, out);
 }
 
 /* Empties the table and uses `want` slots (a power of two) to begin with. */
@@ -629,7 +678,7 @@ simhash_err sh_auto_shingles(sh_auto *a, unsigned bits, const sh_text *t, int vo
 		if (err)
 			return err;
 		if (r.m >= 3) {
-			sh_mh_bits(mins, bits, mh);
+			sh_mh_bits(mins, bits, a->simd, mh);
 			*ws = 1; /* shingles there, votes not needed */
 		}
 		return SIMHASH_OK;
@@ -724,6 +773,14 @@ int sh_auto_centered(const simhash_config *cfg)
 	return cfg->auto_char_votes && cfg->ngram == 3 && cfg->ngram_cjk == 2;
 }
 
+/* The bits j < n of the 64-bit word that holds bits [from, from + 64). */
+static inline uint64_t low_bits(unsigned n, unsigned from)
+{
+	if (n <= from)
+		return 0;
+	return n - from >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << (n - from)) - 1;
+}
+
 void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const int64_t *vs,
 		     int64_t ws, const uint64_t mh[2], simhash_fp *out)
 {
@@ -740,6 +797,15 @@ void sh_auto_combine(unsigned bits, int64_t share, const sh_auto_char *c, const 
 	out->bits = bits;
 	out->w[0] = out->w[1] = 0;
 	n_mh = (unsigned)((uint64_t)bits * (uint64_t)(SH_AUTO_SPAN - share) / SH_AUTO_SPAN);
+	if (c->minhash) {
+		/* every bit a MinHash bit, as the loop below takes them: the
+		 * first n_mh the shingles', the others the n-grams' */
+		for (unsigned h = 0; h < 2; h++) {
+			uint64_t m = low_bits(n_mh, 64 * h), width = low_bits(bits, 64 * h);
+			out->w[h] = ((mh[h] & m) | (c->mh[h] & ~m)) & width;
+		}
+		return;
+	}
 	for (unsigned j = 0; j < bits; j++) {
 		__int128 s, vc = 0;
 		if (j < n_mh) {

@@ -69,7 +69,8 @@ typedef struct sh_auto_char {
 
 /* One-permutation MinHash, one bit per bin, of `bits` bins (32, 64, 128):
  * init empties the bins, add puts a mixed key h into bin h >> shift, bits
- * gives the bits (empty bins densified from the right; all empty: 0). */
+ * gives the bits (empty bins densified from the right; all empty: 0; simd:
+ * the mixes eight at a time where the CPU allows, the same bits). */
 static inline unsigned sh_mh_shift(unsigned bits)
 {
 	return bits == 128 ? 57 : bits == 64 ? 58 : 59;
@@ -80,7 +81,7 @@ static inline void sh_mh_add(uint64_t mins[128], unsigned shift, uint64_t h)
 	mins[b] = h < mins[b] ? h : mins[b];
 }
 void sh_mh_init(uint64_t mins[128], unsigned bits);
-void sh_mh_bits(const uint64_t mins[128], unsigned bits, uint64_t out[2]);
+void sh_mh_bits(const uint64_t mins[128], unsigned bits, int simd, uint64_t out[2]);
 
 /* The fingerprint from the char votes c, the shingle votes and the shingles'
  * MinHash bits mh, with the char share `share` (SH_AUTO_SPAN: char n-grams

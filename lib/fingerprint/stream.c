@@ -559,7 +559,7 @@ static simhash_err finish(simhash_ctx *ctx, struct sh_stream *st, simhash_fp *ou
 				   { 0, 0 } };
 		sh_auto_votes(ctx->autov, cfg->bits, st->ar.m, 0, vs, &ws, mh);
 		if (ws == 0 && c.minhash) {
-			sh_mh_bits(st->mins, cfg->bits, c.mh);
+			sh_mh_bits(st->mins, cfg->bits, ctx->simd, c.mh);
 		} else if (ws == 0) {
 			c.n = sh_vote_counts(&st->v, cfg->bits, counts);
 			c.n_cjk = c.centered ? st->n_cjk : 0;

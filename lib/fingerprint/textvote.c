@@ -199,6 +199,14 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
 			i = sh_minhash_ascii_avx512(mins, shift, t, i, safe, ng);
 			continue;
 		}
+		if (!one_byte && ngc == 2 && ctx->simd) {
+			/* a run of CJK bigrams, eight per vector */
+			size_t j = sh_minhash_cjk2_avx512(mins, shift, t, i, safe);
+			if (j > i) {
+				i = j;
+				continue;
+			}
+		}
 		ngram_keys8(t, i, ng, ngc, one_byte, h);
 		for (unsigned k = 0; k < 8; k++)
 			sh_mh_add(mins, shift, char_mh_key(sh_exp_mix(h[k], 0)));
@@ -263,7 +271,7 @@ static simhash_err char_minhash(simhash_ctx *ctx, size_t n, uint64_t out[2])
 					  char_mh_key(sh_exp_mix(sh_key_inline(p, len), 0)));
 		}
 	}
-	sh_mh_bits(mins, ctx->cfg.bits, out);
+	sh_mh_bits(mins, ctx->cfg.bits, ctx->simd, out);
 	return SIMHASH_OK;
 }
 

@@ -101,6 +101,11 @@ size_t sh_keys_ascii_avx512(uint64_t *out, const sh_text *t, size_t i, size_t sa
  * sh_ngram_minhash(), auto.h's bins of `shift`). */
 size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,
 			       size_t safe, unsigned ng);
+/* Likewise for windows of CJK bigrams (ngram_cjk 2), from window i while
+ * eight in a row are bigrams of nine three-byte characters (the first eight
+ * CJK) and at most to safe; returns where it stopped. */
+size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,
+			      size_t safe);
 /* And of keys already made (auto.c's shingles): each lowers its bin by
  * sh_mix64(key ^ c), eight per vector; returns how many were taken, n
  * rounded down to a multiple of eight. */
@@ -119,6 +124,10 @@ size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, const uint
  * ignored), its key goes to out[j]. Returns how many were done, n rounded
  * down to a multiple of eight; lanes of other lengths get no meaningful key. */
 size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, size_t n, uint64_t *out);
+/* The low bits of sh_mix64() of val[0 .. n) (n a multiple of 8, at most
+ * 128): bit j of out[j / 64] is sh_mix64(val[j]) & 1, the others 0.
+ * Returns n, or 0 without the instructions (out then untouched). */
+size_t sh_mix_bits_avx512(const uint64_t *val, size_t n, uint64_t out[2]);
 /* The classes of characters cls[0 .. 64) (of which avail >= 1 exist; the
  * others count as spaces) as bit masks: bit p of the result is set when
  * character p is a word character, of *cjk when it is a CJK character. */

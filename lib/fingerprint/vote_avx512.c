@@ -10,6 +10,11 @@
  * sh_vote_finish() folds into the scalar counters. Eight vectors at a time go
  * through a carry-save adder tree, where ternary logic does a full adder in
  * two instructions.
+ *
+ * The MinHash kernels of the v2 default run here too, each the twin of a
+ * scalar loop that tests run beside it: the char MinHash of CJK bigrams
+ * (textvote.c), the word and shingle keys of auto.c's scan, and the low
+ * bits of the densified bins (auto.c's sh_mh_bits()).
  */
 #include "vote.h"
 #include "auto.h"
@@ -162,6 +167,61 @@ SH_AVX512 size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, con
 	return i;
 }
 
+/* Whether the eight windows from i are bigrams of nine three-byte
+ * characters, the first eight CJK (textvote.c's ngram_keys8() test), with
+ * 34 bytes of text from the first (the loads below read that far). */
+static inline int cjk_bigrams8(const sh_text *t, size_t i)
+{
+	uint64_t c;
+
+	memcpy(&c, t->cls + i, 8);
+	return c == 0x0101010101010101ull * SH_C_CJK && t->off[i + 8] - t->off[i] == 24 &&
+	       t->off[i + 9] - t->off[i + 8] == 3 && t->off[i] + 34 <= t->len;
+}
+
+/* As sh_minhash_ascii_avx512(), for runs of CJK bigrams: window k of eight
+ * is the six bytes from 3k, its XXH3 the 4-to-8-byte path (input1 the first
+ * four bytes, input2 the last four, rrmxmx with length 6). Each 128-bit lane
+ * holds the sixteen bytes its two windows read, one shuffle puts every
+ * window's input64 (input2 low, input1 high) in its 64-bit lane. */
+SH_AVX512 size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text *t,
+					size_t i, size_t safe)
+{
+	const __m512i bf48 = _mm512_set1_epi64(
+		(long long)(XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16)));
+	const __m512i pick = _mm512_broadcast_i32x4(
+		_mm_setr_epi8(2, 3, 4, 5, 0, 1, 2, 3, 5, 6, 7, 8, 3, 4, 5, 6));
+	const __m512i rm = _mm512_set1_epi64((long long)0x9FB21C651E98DF25ull);
+	const __m512i six = _mm512_set1_epi64(6);
+	const __m512i mk = _mm512_set1_epi64((long long)0x2545f4914f6cdd1dull);
+	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
+	uint64_t z[8];
+
+	for (; i + 8 <= safe && cjk_bigrams8(t, i); i += 8) {
+		const uint8_t *p = t->s + t->off[i];
+		__m512i x = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)p)), h;
+		x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(p + 6)), 1);
+		x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(p + 12)), 2);
+		x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(p + 18)), 3);
+		h = _mm512_xor_si512(_mm512_shuffle_epi8(x, pick), bf48);
+		/* XXH3_rrmxmx(keyed, 6) */
+		h = _mm512_ternarylogic_epi64(h, _mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24), 0x96);
+		h = _mm512_mullo_epi64(h, rm);
+		h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), six));
+		h = _mm512_mullo_epi64(h, rm);
+		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 28));
+		/* char_mh_key() */
+		h = _mm512_xor_si512(h, mk);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
+		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
+		for (unsigned k = 0; k < 8; k++)
+			sh_mh_add(mins, shift, z[k]);
+	}
+	return i;
+}
+
 SH_AVX512 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t *keys,
 					size_t n, uint64_t c)
 {
@@ -290,6 +350,25 @@ SH_AVX512 size_t sh_word_keys_avx512(const uint64_t *v, const uint64_t *len, siz
 	return j;
 }
 
+SH_AVX512 size_t sh_mix_bits_avx512(const uint64_t *val, size_t n, uint64_t out[2])
+{
+	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
+	uint64_t o[2] = { 0, 0 };
+
+	for (size_t j = 0; j < n; j += 8) {
+		__m512i h = _mm512_loadu_si512(val + j);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
+		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
+		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 31));
+		/* the low bit of each lane, moved to the sign for the mask */
+		o[j >> 6] |= (uint64_t)_mm512_movepi64_mask(_mm512_slli_epi64(h, 63)) << (j & 63);
+	}
+	out[0] = o[0];
+	out[1] = o[1];
+	return n;
+}
+
 SH_AVX512 uint64_t sh_cls_masks_avx512(const uint8_t *cls, size_t avail, uint64_t *cjk)
 {
 	__mmask64 lm = avail >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << avail) - 1;
@@ -306,6 +385,14 @@ uint64_t sh_cls_masks_avx512(const uint8_t *cls, size_t avail, uint64_t *cjk)
 	SH_UNUSED(cls);
 	SH_UNUSED(avail);
 	*cjk = 0;
+	return 0;
+}
+
+size_t sh_mix_bits_avx512(const uint64_t *val, size_t n, uint64_t out[2])
+{
+	SH_UNUSED(val);
+	SH_UNUSED(n);
+	SH_UNUSED(out);
 	return 0;
 }
 
@@ -349,6 +436,16 @@ size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text
 	SH_UNUSED(t);
 	SH_UNUSED(safe);
 	SH_UNUSED(ng);
+	return i;
+}
+
+size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,
+			      size_t safe)
+{
+	SH_UNUSED(mins);
+	SH_UNUSED(shift);
+	SH_UNUSED(t);
+	SH_UNUSED(safe);
 	return i;
 }
 

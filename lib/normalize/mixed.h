@@ -27,14 +27,14 @@ typedef struct sh_mixed_out {
 	const uint8_t *amap;
 } sh_mixed_out;
 
-/* From byte i (a character's start) to at most stop, 16 characters per step
+/* From byte i (a character's start) to at most stop, 64 bytes per step
  * while they are ASCII or three-byte characters with inert entries of class
  * CJK (a three-byte output) or space or punctuation: appends what emit()
  * would under the default rules (punctuation dropped, spaces auto, no repeat
  * rule), with *plen, *pnc and *ppending (a space pending) as the run's state.
  * Stops before any other character, before an ASCII character followed by
  * one (it may compose with it), and at 64 ASCII bytes in a row (ascii_run()'s
- * work); returns where it stopped. Writes up to 64 bytes, 16 offsets and 16
+ * work); returns where it stopped. Writes up to 64 bytes, 64 offsets and 64
  * classes past the end of the output (room for them is the caller's). Without
  * the instructions: returns i. */
 size_t sh_mixed_run512(const sh_mixed_out *m, const uint8_t *in, size_t i, size_t stop,

@@ -14,8 +14,8 @@
  * combining mark composes with the character it follows (e + U+0301 -> é). No
  * character composes with the one before an ASCII byte, so ASCII bytes never
  * need ICU. Text that mixes ASCII with three-byte characters (Chinese, with
- * its punctuation, digits and Latin words) goes 16 characters at a time
- * through mixed.c where the CPU allows. The output is identical to
+ * its punctuation, digits and Latin words) goes 64 bytes at a time through
+ * mixed.c where the CPU allows. The output is identical to
  * normalizing the whole text at once.
  *
  * Invariants of the output (sh_text): no space at either end, never two

@@ -155,5 +155,67 @@ static void test_compat_md5_paths_agree(void)
 	simhash_ctx_free(sca);
 }
 
+/* Mostly three-byte CJK characters, in runs of every length: one character
+ * in eight is any of chars[] (four-byte Han, ASCII, spaces...). */
+static size_t cjk_run_text(char *buf, size_t n_chars)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n_chars; i++) {
+		uint64_t r = test_rnd();
+		const char *c = r % 8 ? chars[r / 8 % 4] : chars[r / 8 % (sizeof chars / sizeof *chars)];
+		size_t n = strlen(c);
+		memcpy(buf + k, c, n);
+		k += n;
+	}
+	buf[k] = 0;
+	return k;
+}
+
+/* The default features (auto) with the vector paths on and off, through
+ * one context each: the char MinHash of short texts, which hashes runs of
+ * CJK bigrams eight per vector, and the word scan of the shingle MinHash of
+ * longer ones, which takes a run of CJK characters (each a word) at once.
+ * Texts of every length zone, whose runs cross the windows of both and the
+ * 256-word blocks of the scan, four-byte Han and text ends included. */
+static void test_default_paths_agree_on_cjk_runs(void)
+{
+	static char buf[4 * 4000 + 1];
+	simhash_ctx *vec = NULL, *sca = NULL;
+	simhash_config cfg;
+	uint64_t seed = 0xc1c1ull;
+
+	for (int trial = 0; trial < 300; trial++) {
+		simhash_fp a, b;
+		size_t len;
+
+		if (trial % 100 == 0) {
+			simhash_ctx_free(vec);
+			simhash_ctx_free(sca);
+			simhash_config_init(&cfg);
+			cfg.bits = trial == 0 ? 64 : trial == 100 ? 128 : 32;
+			CHECK(simhash_ctx_new(&cfg, &vec) == SIMHASH_OK);
+			CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
+			if (!vec || !sca)
+				break;
+			sh_ctx_set_simd(sca, 0);
+		}
+		test_rnd_seed(seed + (uint64_t)trial);
+		len = trial % 2 ? cjk_run_text(buf, 1 + test_rnd() % (trial % 3 == 0 ? 4000 : 300))
+				: random_text(buf, 1 + test_rnd() % (trial % 3 == 0 ? 4000 : 900));
+		CHECK(simhash_fingerprint(vec, buf, len, &a, NULL) == SIMHASH_OK);
+		CHECK(simhash_fingerprint(sca, buf, len, &b, NULL) == SIMHASH_OK);
+		if (!same(a, b)) {
+			fprintf(stderr, "default paths differ: seed %llx bits %u len %zu\n",
+				(unsigned long long)(seed + (uint64_t)trial), cfg.bits, len);
+			t_cur_failed++;
+			break;
+		}
+	}
+	simhash_ctx_free(vec);
+	simhash_ctx_free(sca);
+}
+
 TEST_MAIN("fastpath", TEST(test_compat_md5_paths_agree), TEST(test_extension_b_han_before_a_short_char),
-	  TEST(test_fast_path_equals_plain_path_on_mixed_widths))
+	  TEST(test_fast_path_equals_plain_path_on_mixed_widths),
+	  TEST(test_default_paths_agree_on_cjk_runs))

@@ -7,7 +7,7 @@
  * characters (simplified, traditional that t2s folds, a page seen for the
  * first time), CJK punctuation, fullwidth forms that the table maps once ICU
  * has given their mapping, ASCII words, digits, spaces, punctuation and
- * controls, an ASCII letter before a combining mark (they compose), format
+ * controls, runs of separators, an ASCII letter before a combining mark (they compose), format
  * characters, two- and four-byte characters, kana, Hangul, invalid bytes
  * (overlong, surrogate, truncated), and runs of 64 ASCII bytes and more. Each
  * text is normalized twice by the same normalizer (the table's pages are
@@ -32,6 +32,8 @@ static const char *const pieces[] = {
 	"e\xcc\x81", "A\xcc\x8a", "\xcc\x81", "a", "Z", "7", " ", "  ", ".", ",", "(", "\t", "\n",
 	"\x01", "\x7f", "\xe0\x80\x80", "\xed\xa0\x80", "\xe4\xb8", "\xff", "\x80",
 	"word ", "The ", "2024 ", "abc", "x",
+	"       ", "\n   ", " -- ", "...", ",\t ", /* runs of separators (invariant 3) */
+	"  =\xcc\xb8", "<\xcc\xb8", "\xcc\xb8", /* = and < compose with U+0338 (to U+2260, U+226E) */
 };
 
 static size_t random_text(char *s, size_t n_pieces)
