@@ -233,6 +233,15 @@ size_t sh_ngram_keys(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsi
 			i = to;
 			continue;
 		}
+		if (!one_byte && ngc == 2 && ctx->simd) {
+			/* a run of CJK bigrams, eight per vector */
+			size_t to = sh_keys_cjk2_avx512(out + k, t, i, safe);
+			if (to > i) {
+				k += to - i;
+				i = to;
+				continue;
+			}
+		}
 		ngram_keys8(t, i, ng, ngc, one_byte, out + k);
 		k += 8;
 		i += 8;

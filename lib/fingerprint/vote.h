@@ -106,6 +106,8 @@ size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text
  * CJK) and at most to safe; returns where it stopped. */
 size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,
 			      size_t safe);
+/* And their keys into out[0 ..), in window order (sh_ngram_keys()). */
+size_t sh_keys_cjk2_avx512(uint64_t *out, const sh_text *t, size_t i, size_t safe);
 /* And of keys already made (auto.c's shingles): each lowers its bin by
  * sh_mix64(key ^ c), eight per vector; returns how many were taken, n
  * rounded down to a multiple of eight. */

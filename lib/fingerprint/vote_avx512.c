@@ -179,13 +179,13 @@ static inline int cjk_bigrams8(const sh_text *t, size_t i)
 	       t->off[i + 9] - t->off[i + 8] == 3 && t->off[i] + 34 <= t->len;
 }
 
-/* As sh_minhash_ascii_avx512(), for runs of CJK bigrams: window k of eight
- * is the six bytes from 3k, its XXH3 the 4-to-8-byte path (input1 the first
- * four bytes, input2 the last four, rrmxmx with length 6). Each 128-bit lane
- * holds the sixteen bytes its two windows read, one shuffle puts every
- * window's input64 (input2 low, input1 high) in its 64-bit lane. */
-SH_AVX512 size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text *t,
-					size_t i, size_t safe)
+/* The XXH3 of eight CJK bigram windows from window i (cjk_bigrams8()):
+ * window k of eight is the six bytes from 3k, its XXH3 the 4-to-8-byte path
+ * (input1 the first four bytes, input2 the last four, rrmxmx with length
+ * 6). Each 128-bit lane holds the sixteen bytes its two windows read, one
+ * shuffle puts every window's input64 (input2 low, input1 high) in its
+ * 64-bit lane. */
+SH_AVX512 static inline __m512i cjk2_hash8(const uint8_t *p)
 {
 	const __m512i bf48 = _mm512_set1_epi64(
 		(long long)(XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16)));
@@ -193,24 +193,31 @@ SH_AVX512 size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, cons
 		_mm_setr_epi8(2, 3, 4, 5, 0, 1, 2, 3, 5, 6, 7, 8, 3, 4, 5, 6));
 	const __m512i rm = _mm512_set1_epi64((long long)0x9FB21C651E98DF25ull);
 	const __m512i six = _mm512_set1_epi64(6);
+	__m512i x = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)p)), h;
+
+	x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(p + 6)), 1);
+	x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(p + 12)), 2);
+	x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(p + 18)), 3);
+	h = _mm512_xor_si512(_mm512_shuffle_epi8(x, pick), bf48);
+	/* XXH3_rrmxmx(keyed, 6) */
+	h = _mm512_ternarylogic_epi64(h, _mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24), 0x96);
+	h = _mm512_mullo_epi64(h, rm);
+	h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), six));
+	h = _mm512_mullo_epi64(h, rm);
+	return _mm512_xor_si512(h, _mm512_srli_epi64(h, 28));
+}
+
+/* As sh_minhash_ascii_avx512(), for runs of CJK bigrams (cjk2_hash8()). */
+SH_AVX512 size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text *t,
+					size_t i, size_t safe)
+{
 	const __m512i mk = _mm512_set1_epi64((long long)0x2545f4914f6cdd1dull);
 	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
 	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
 	uint64_t z[8];
 
 	for (; i + 8 <= safe && cjk_bigrams8(t, i); i += 8) {
-		const uint8_t *p = t->s + t->off[i];
-		__m512i x = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)p)), h;
-		x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(p + 6)), 1);
-		x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(p + 12)), 2);
-		x = _mm512_inserti32x4(x, _mm_loadu_si128((const __m128i *)(p + 18)), 3);
-		h = _mm512_xor_si512(_mm512_shuffle_epi8(x, pick), bf48);
-		/* XXH3_rrmxmx(keyed, 6) */
-		h = _mm512_ternarylogic_epi64(h, _mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24), 0x96);
-		h = _mm512_mullo_epi64(h, rm);
-		h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), six));
-		h = _mm512_mullo_epi64(h, rm);
-		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 28));
+		__m512i h = cjk2_hash8(t->s + t->off[i]);
 		/* char_mh_key() */
 		h = _mm512_xor_si512(h, mk);
 		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
@@ -219,6 +226,16 @@ SH_AVX512 size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, cons
 		for (unsigned k = 0; k < 8; k++)
 			sh_mh_add(mins, shift, z[k]);
 	}
+	return i;
+}
+
+/* As sh_keys_ascii_avx512(), for runs of CJK bigrams (cjk2_hash8()). */
+SH_AVX512 size_t sh_keys_cjk2_avx512(uint64_t *out, const sh_text *t, size_t i, size_t safe)
+{
+	size_t from = i;
+
+	for (; i + 8 <= safe && cjk_bigrams8(t, i); i += 8)
+		_mm512_storeu_si512(out + (i - from), cjk2_hash8(t->s + t->off[i]));
 	return i;
 }
 
@@ -444,6 +461,14 @@ size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text 
 {
 	SH_UNUSED(mins);
 	SH_UNUSED(shift);
+	SH_UNUSED(t);
+	SH_UNUSED(safe);
+	return i;
+}
+
+size_t sh_keys_cjk2_avx512(uint64_t *out, const sh_text *t, size_t i, size_t safe)
+{
+	SH_UNUSED(out);
 	SH_UNUSED(t);
 	SH_UNUSED(safe);
 	return i;

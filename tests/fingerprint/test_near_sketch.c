@@ -154,11 +154,11 @@ static void test_the_vector_path_is_there_where_the_cpu_has_it(void)
 
 /* A text of about n bytes drawn from a few words, so that char n-grams
  * repeat: ASCII only (runs of one-byte windows, the vector keys) or mixed
- * with CJK and punctuation. */
+ * with CJK (runs of nine and more: the vector bigram keys) and punctuation. */
 static size_t make_text(char *buf, size_t n, int ascii)
 {
 	static const char *const bits[] = { "the ", "Exam ", "in ", "December ", "ab", "x",
-					    "一月", "，", "季" };
+					    "一月", "，", "季", "期末考试期间图书馆" };
 	size_t len = 0, n_bits = ascii ? 6 : sizeof bits / sizeof bits[0];
 
 	while (len < n) {
