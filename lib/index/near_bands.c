@@ -89,7 +89,7 @@ static void densify(const uint64_t filled[2], const uint64_t *mins, uint64_t *va
 
 #if SH_X86
 #include <immintrin.h>
-#define SH_NB_VBMI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi,bmi")))
+#define SH_NB_VBMI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi,bmi,popcnt")))
 
 /* The same with AVX-512 VBMI: the filled flags of an empty bin's first 64
  * probes gathered in one permute, the first filled found by a bit scan, so
@@ -135,9 +135,11 @@ SH_NB_VBMI static inline __m512i mix64_x8(__m512i z)
 
 /* bins_scalar() with the keys' mixes and bins taken eight at a time (the
  * minima and flags stay one key at a time: two keys may share a bin). */
-SH_NB_VBMI static void bins_vbmi(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
-				 uint64_t *bits)
+SH_NB_VBMI static size_t bins_vbmi(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
+				   uint64_t *bits)
 {
+	size_t set = 0;
+
 	const __m512i seed = _mm512_set1_epi64((long long)SH_NB_SEED);
 	const __m512i gold = _mm512_set1_epi64((long long)0x9e3779b97f4a7c15ull);
 	const __m512i n_bins = _mm512_set1_epi64(SH_NB_BINS);
@@ -165,6 +167,9 @@ SH_NB_VBMI static void bins_vbmi(const simhash_sketch *sk, uint64_t *mins, uint6
 			}
 		}
 	}
+	for (unsigned w = 0; bits && w < SH_NB_WORDS; w++) /* the popcnt instruction */
+		set += (size_t)__builtin_popcountll(bits[w]);
+	return set;
 }
 
 /* The band keys of densified bins val (band_keys_scalar()), eight bands
@@ -200,7 +205,8 @@ SH_NB_VBMI static void band_keys_vbmi(uint64_t kind, const uint64_t *val,
 
 int sh_near_bands_have_vbmi(void)
 {
-	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512DQ | SH_CPU_AVX512VBMI);
+	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512DQ | SH_CPU_AVX512VBMI |
+			  SH_CPU_POPCNT);
 }
 #else
 int sh_near_bands_have_vbmi(void)
@@ -224,25 +230,31 @@ struct summary {
  * sketches share at most popcount(A & B) + min(lost) keys, since shared
  * keys set common bits and at most `lost` of them merge into another's,
  * so a pair below the overlap it needs fails without a merge. */
-static void summarize(const simhash_sketch *s, const uint64_t bits[SH_NB_WORDS],
+static void summarize(const simhash_sketch *s, const uint64_t bits[SH_NB_WORDS], size_t set,
 		      struct summary *out)
 {
-	size_t set = 0;
-
-	for (unsigned w = 0; w < SH_NB_WORDS; w++) {
+	for (unsigned w = 0; w < SH_NB_WORDS; w++)
 		out->bits[w] = bits[w];
-		set += (size_t)__builtin_popcountll(bits[w]);
-	}
 	out->n_keys = (uint32_t)s->n_keys;
 	out->keys = s->keys;
 	out->lost = (uint16_t)(s->n_keys - set < SH_NB_LOST_MAX ? s->n_keys - set : SH_NB_LOST_MAX);
 	out->kind = (uint16_t)s->kind;
 }
 
+/* How many bits of a bit set are set. */
+static size_t bits_set(const uint64_t bits[SH_NB_WORDS])
+{
+	size_t set = 0;
+
+	for (unsigned w = 0; w < SH_NB_WORDS; w++)
+		set += (size_t)__builtin_popcountll(bits[w]);
+	return set;
+}
+
 /* The bins' minima and filled flags of a sketch's keys, and with bits its
  * bit set (summarize()), in one pass over them. */
-static void bins_scalar(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
-			uint64_t *bits)
+static size_t bins_scalar(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
+			  uint64_t *bits)
 {
 	for (size_t i = 0; i < SH_NB_BINS; i++)
 		mins[i] = UINT64_MAX;
@@ -256,6 +268,7 @@ static void bins_scalar(const simhash_sketch *sk, uint64_t *mins, uint64_t fille
 			bits[b >> 6] |= 1ull << (b & 63);
 		}
 	}
+	return bits ? bits_set(bits) : 0;
 }
 
 static void band_keys_scalar(uint64_t kind, const uint64_t *val, uint64_t out[SIMHASH_NEAR_BANDS])
@@ -276,14 +289,16 @@ static void bands_of(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS],
 	uint64_t mins[SH_NB_BINS], val[SH_NB_BINS];
 	uint64_t filled[2] = { 0, 0 }, bits[SH_NB_WORDS] = { 0 };
 
+	size_t set;
+
 #if SH_X86
 	if (vbmi)
-		bins_vbmi(sk, mins, filled, sum ? bits : NULL);
+		set = bins_vbmi(sk, mins, filled, sum ? bits : NULL);
 	else
 #endif
-		bins_scalar(sk, mins, filled, sum ? bits : NULL);
+		set = bins_scalar(sk, mins, filled, sum ? bits : NULL);
 	if (sum)
-		summarize(sk, bits, sum);
+		summarize(sk, bits, set, sum);
 	if (!sk->n_keys) {
 		for (uint64_t i = 0; i < SIMHASH_NEAR_BANDS; i++)
 			out[i] = sh_mix64(((uint64_t)sk->kind << 32 | i) ^ SH_NB_SEED);
@@ -817,14 +832,14 @@ static size_t bucket_members(sh_near_ent *e, size_t n)
 	return m;
 }
 
-static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n,
+static simhash_err band_join_on(int simd, const simhash_sketch *docs, size_t n,
 				uint64_t *same, uint64_t *cluster, simhash_near_pair **out,
 				size_t *n_out);
 
 static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
 			     uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
 {
-	return band_join_on(have_avx512(), docs, n, same, cluster, out, n_out);
+	return band_join_on(1, docs, n, same, cluster, out, n_out);
 }
 
 static simhash_err band_join_scalar(const simhash_sketch *docs, size_t n, uint64_t *same,
@@ -846,15 +861,17 @@ simhash_err sh_near_band_join_scalar(const simhash_sketch *docs, size_t n, uint6
 	return sh_near_pairs_of(band_join_scalar, docs, n, same, out, n_out);
 }
 
-static simhash_err band_join_on(int avx512, const simhash_sketch *docs, size_t n,
+/* The join; simd: the vector paths where the CPU has them (0: the portable
+ * ones, which the tests compare). */
+static simhash_err band_join_on(int simd, const simhash_sketch *docs, size_t n,
 				uint64_t *same, uint64_t *cluster, simhash_near_pair **out,
 				size_t *n_out)
 {
-	struct bandjoin bj = { .d = docs, .avx512 = avx512 };
+	struct bandjoin bj = { .d = docs, .avx512 = simd && have_avx512() };
 	sh_near_ent *e = NULL;
 	uint64_t *seen = NULL;
 	size_t i, n_e;
-	int popcnt, vbmi = sh_near_bands_have_vbmi();
+	int popcnt, vbmi = simd && sh_near_bands_have_vbmi();
 	simhash_err err;
 
 	if ((n && (!docs || !same)) || n >= UINT32_MAX / SIMHASH_NEAR_BANDS)
