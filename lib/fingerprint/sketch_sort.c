@@ -78,6 +78,19 @@ static void radix(uint64_t *k, size_t n, uint64_t *tmp)
 	}
 }
 
+/* k[0..n) into tmp in order of their top `bits` bits, stable; count (room
+ * for 2^bits + 1) ends holding where digit d ends at count[d]. */
+static void scatter_top(const uint64_t *k, size_t n, unsigned bits, size_t *count, uint64_t *tmp)
+{
+	memset(count, 0, (((size_t)1 << bits) + 1) * sizeof *count);
+	for (size_t i = 0; i < n; i++)
+		count[(k[i] >> (64 - bits)) + 1]++;
+	for (size_t d = 1; d <= ((size_t)1 << bits); d++)
+		count[d] += count[d - 1];
+	for (size_t i = 0; i < n; i++)
+		tmp[count[k[i] >> (64 - bits)]++] = k[i];
+}
+
 /* Sorts n keys (tmp holds n) as the header says: about n / 2 digits of the
  * top bits, at most 4096. */
 static void sort_scalar(uint64_t *k, size_t n, uint64_t *tmp)
@@ -92,13 +105,7 @@ static void sort_scalar(uint64_t *k, size_t n, uint64_t *tmp)
 		unsigned bits = 4;
 		while (bits < 12 && ((size_t)1 << bits) < n / 2)
 			bits++;
-		memset(count, 0, (((size_t)1 << bits) + 1) * sizeof *count);
-		for (size_t i = 0; i < n; i++)
-			count[(k[i] >> (64 - bits)) + 1]++;
-		for (size_t d = 1; d <= ((size_t)1 << bits); d++)
-			count[d] += count[d - 1];
-		for (size_t i = 0; i < n; i++)
-			tmp[count[k[i] >> (64 - bits)]++] = k[i];
+		scatter_top(k, n, bits, count, tmp);
 		done = insertion(tmp, n, 8 * n);
 		memcpy(k, tmp, n * sizeof *k);
 		if (done)
@@ -435,13 +442,7 @@ SH_AVX512F static size_t sort_buckets(uint64_t *k, size_t n, uint64_t *tmp, int 
 	assert(n > 128 && n <= 32768);
 	while (((size_t)64 << bits) < n)
 		bits++;
-	memset(count, 0, (((size_t)1 << bits) + 1) * sizeof *count);
-	for (size_t i = 0; i < n; i++)
-		count[(k[i] >> (64 - bits)) + 1]++;
-	for (size_t d = 1; d <= ((size_t)1 << bits); d++)
-		count[d] += count[d - 1];
-	for (size_t i = 0; i < n; i++)
-		tmp[count[k[i] >> (64 - bits)]++] = k[i];
+	scatter_top(k, n, bits, count, tmp);
 	/* count[d] is now the end of bucket d, the start of bucket d + 1 */
 	for (size_t d = 0, start = 0; d < ((size_t)1 << bits); start = count[d++]) {
 		uint64_t *b = tmp + start;

@@ -60,10 +60,17 @@ SH_AVX512 static inline __m512i csa(__m512i *h, __m512i a, __m512i b, __m512i c)
 	return _mm512_ternarylogic_epi64(a, b, c, 0x96); /* a ^ b ^ c */
 }
 
-/* XXH3_64bits of the eight windows p[k .. k+ng), 1 <= ng <= 3. */
-SH_AVX512 static inline __m512i hash8(const uint8_t *p, unsigned ng, __m512i key, __m512i p2,
-				      __m512i p3)
+/* XXH3_64bits of the eight windows p[k .. k+ng), 1 <= ng <= 3. XXH3 of 1
+ * to 3 bytes: combined ^ bitflip, where the length sits in combined's
+ * second byte; both are the same for every window of a run (the constants
+ * leave the callers' loops once inlined). */
+SH_AVX512 static inline __attribute__((always_inline)) __m512i hash8(const uint8_t *p, unsigned ng)
 {
+	const uint64_t bitflip = (uint64_t)(XXH_readLE32(XXH3_kSecret) ^
+					    XXH_readLE32(XXH3_kSecret + 4));
+	const __m512i key = _mm512_set1_epi64((long long)(bitflip ^ ((uint64_t)ng << 8)));
+	const __m512i p2 = _mm512_set1_epi64((long long)XXH_PRIME64_2);
+	const __m512i p3 = _mm512_set1_epi64((long long)XXH_PRIME64_3);
 	__m512i c1 = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)p));
 	__m512i c2 = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(p + (ng >> 1))));
 	__m512i c3 = _mm512_cvtepu8_epi64(_mm_loadl_epi64((const __m128i *)(p + ng - 1)));
@@ -80,13 +87,6 @@ SH_AVX512 static inline __m512i hash8(const uint8_t *p, unsigned ng, __m512i key
 SH_AVX512 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, size_t safe,
 				       unsigned ng)
 {
-	/* XXH3 1-3 bytes: combined ^ bitflip, where the length sits in
-	 * combined's second byte; both are the same for every window here. */
-	const uint64_t bitflip = (uint64_t)(XXH_readLE32(XXH3_kSecret) ^
-					    XXH_readLE32(XXH3_kSecret + 4));
-	const __m512i key = _mm512_set1_epi64((long long)(bitflip ^ ((uint64_t)ng << 8)));
-	const __m512i p2 = _mm512_set1_epi64((long long)XXH_PRIME64_2);
-	const __m512i p3 = _mm512_set1_epi64((long long)XXH_PRIME64_3);
 	__m512i ones, twos, fours, d[8];
 	unsigned nd = 0;
 
@@ -95,7 +95,7 @@ SH_AVX512 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, s
 	twos = _mm512_loadu_si512(v->vplane[1]);
 	fours = _mm512_loadu_si512(v->vplane[2]);
 	while (i + 8 <= safe && sh_text_one_byte8(t, i, ng)) {
-		d[nd++] = hash8(t->s + t->off[i], ng, key, p2, p3);
+		d[nd++] = hash8(t->s + t->off[i], ng);
 		i += 8;
 		v->n += 8;
 		if (nd == 8) {
@@ -124,18 +124,31 @@ SH_AVX512 size_t sh_votes_ascii_avx512(sh_vote *v, const sh_text *t, size_t i, s
 SH_AVX512 size_t sh_keys_ascii_avx512(uint64_t *out, const sh_text *t, size_t i, size_t safe,
 				      unsigned ng)
 {
-	const uint64_t bitflip = (uint64_t)(XXH_readLE32(XXH3_kSecret) ^
-					    XXH_readLE32(XXH3_kSecret + 4));
-	const __m512i key = _mm512_set1_epi64((long long)(bitflip ^ ((uint64_t)ng << 8)));
-	const __m512i p2 = _mm512_set1_epi64((long long)XXH_PRIME64_2);
-	const __m512i p3 = _mm512_set1_epi64((long long)XXH_PRIME64_3);
 	size_t from = i;
 
 	while (i + 8 <= safe && sh_text_one_byte8(t, i, ng)) {
-		_mm512_storeu_si512(out + (i - from), hash8(t->s + t->off[i], ng, key, p2, p3));
+		_mm512_storeu_si512(out + (i - from), hash8(t->s + t->off[i], ng));
 		i += 8;
 	}
 	return i;
+}
+
+/* The MinHash step of eight keys: each xor c through splitmix64's
+ * finalizer (char_mh_key(), auto.c's mixes), then the bins' minima lowered
+ * one value at a time, in order (a minimum depends on no order). */
+SH_AVX512 static inline __attribute__((always_inline)) void
+mh_add8(uint64_t mins[128], unsigned shift, __m512i h, uint64_t c)
+{
+	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
+	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
+	uint64_t z[8];
+
+	h = _mm512_xor_si512(h, _mm512_set1_epi64((long long)c));
+	h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
+	h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
+	_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
+	for (unsigned k = 0; k < 8; k++)
+		sh_mh_add(mins, shift, z[k]);
 }
 
 /* textvote.c's sh_ngram_minhash() is the reference: each window's XXH3 as
@@ -145,23 +158,8 @@ SH_AVX512 size_t sh_keys_ascii_avx512(uint64_t *out, const sh_text *t, size_t i,
 SH_AVX512 size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text *t,
 					 size_t i, size_t safe, unsigned ng)
 {
-	const uint64_t bitflip = (uint64_t)(XXH_readLE32(XXH3_kSecret) ^
-					    XXH_readLE32(XXH3_kSecret + 4));
-	const __m512i key = _mm512_set1_epi64((long long)(bitflip ^ ((uint64_t)ng << 8)));
-	const __m512i p2 = _mm512_set1_epi64((long long)XXH_PRIME64_2);
-	const __m512i p3 = _mm512_set1_epi64((long long)XXH_PRIME64_3);
-	const __m512i mk = _mm512_set1_epi64((long long)0x2545f4914f6cdd1dull);
-	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
-	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
-	uint64_t z[8];
-
 	while (i + 8 <= safe && sh_text_one_byte8(t, i, ng)) {
-		__m512i h = _mm512_xor_si512(hash8(t->s + t->off[i], ng, key, p2, p3), mk);
-		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
-		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
-		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
-		for (unsigned k = 0; k < 8; k++)
-			sh_mh_add(mins, shift, z[k]);
+		mh_add8(mins, shift, hash8(t->s + t->off[i], ng), 0x2545f4914f6cdd1dull);
 		i += 8;
 	}
 	return i;
@@ -211,21 +209,8 @@ SH_AVX512 static inline __m512i cjk2_hash8(const uint8_t *p)
 SH_AVX512 size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text *t,
 					size_t i, size_t safe)
 {
-	const __m512i mk = _mm512_set1_epi64((long long)0x2545f4914f6cdd1dull);
-	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
-	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
-	uint64_t z[8];
-
-	for (; i + 8 <= safe && cjk_bigrams8(t, i); i += 8) {
-		__m512i h = cjk2_hash8(t->s + t->off[i]);
-		/* char_mh_key() */
-		h = _mm512_xor_si512(h, mk);
-		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
-		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
-		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
-		for (unsigned k = 0; k < 8; k++)
-			sh_mh_add(mins, shift, z[k]);
-	}
+	for (; i + 8 <= safe && cjk_bigrams8(t, i); i += 8) /* char_mh_key() */
+		mh_add8(mins, shift, cjk2_hash8(t->s + t->off[i]), 0x2545f4914f6cdd1dull);
 	return i;
 }
 
@@ -242,20 +227,10 @@ SH_AVX512 size_t sh_keys_cjk2_avx512(uint64_t *out, const sh_text *t, size_t i, 
 SH_AVX512 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, const uint64_t *keys,
 					size_t n, uint64_t c)
 {
-	const __m512i mk = _mm512_set1_epi64((long long)c);
-	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
-	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
-	uint64_t z[8];
 	size_t i = 0;
 
-	for (; i + 8 <= n; i += 8) {
-		__m512i h = _mm512_xor_si512(_mm512_loadu_si512(keys + i), mk);
-		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
-		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
-		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
-		for (unsigned k = 0; k < 8; k++)
-			sh_mh_add(mins, shift, z[k]);
-	}
+	for (; i + 8 <= n; i += 8)
+		mh_add8(mins, shift, _mm512_loadu_si512(keys + i), c);
 	return i;
 }
 
@@ -289,10 +264,6 @@ SH_AVX512 size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, 
 	const __m512i s3 = _mm512_set1_epi64((long long)XXH_readLE64(sec + 24));
 	const __m512i acc0 = _mm512_set1_epi64((long long)(24 * XXH_PRIME64_1));
 	const __m512i pa = _mm512_set1_epi64((long long)0x165667919E3779F9ull);
-	const __m512i mk = _mm512_set1_epi64((long long)c);
-	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
-	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
-	uint64_t z[8];
 	size_t j = 0;
 
 	for (; j + 8 <= n; j += 8) {
@@ -306,13 +277,7 @@ SH_AVX512 size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, 
 		/* XXH3_avalanche() */
 		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 37)), pa);
 		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
-		/* the MinHash mix, as sh_minhash_keys_avx512() */
-		h = _mm512_xor_si512(h, mk);
-		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
-		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
-		_mm512_storeu_si512(z, _mm512_xor_si512(h, _mm512_srli_epi64(h, 31)));
-		for (unsigned k = 0; k < 8; k++)
-			sh_mh_add(mins, shift, z[k]);
+		mh_add8(mins, shift, h, c); /* as sh_minhash_keys_avx512() */
 	}
 	return j;
 }
