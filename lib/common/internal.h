@@ -506,12 +506,12 @@ simhash_err sh_near_clusters_of(sh_near_run_fn run, const simhash_sketch *docs, 
  * give the same keys, and the tests run both. */
 void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi);
 int sh_near_bands_have_vbmi(void);
-/* simhash_near_band_join() and simhash_near_band_clusters() on the portable
- * paths (band keys, summaries, the large buckets' bounds one pair at a
- * time), those of CPUs without AVX-512: the same results, which the tests
- * compare. */
-simhash_err sh_near_band_join_scalar(const simhash_sketch *docs, size_t n, uint64_t *same,
-				     simhash_near_pair **out, size_t *n_out);
-simhash_err sh_near_band_clusters_scalar(const simhash_sketch *docs, size_t n,
-					 uint64_t *cluster);
+/* simhash_near_band_join() and simhash_near_band_clusters() on the paths of
+ * other CPUs: level 0 the portable ones (band keys, summaries, the large
+ * buckets' bounds one pair at a time), 1 the AVX-512 ones without
+ * VPOPCNTDQ, 2 all the CPU has; the same results, which the tests compare. */
+simhash_err sh_near_band_join_path(int level, const simhash_sketch *docs, size_t n,
+				   uint64_t *same, simhash_near_pair **out, size_t *n_out);
+simhash_err sh_near_band_clusters_path(int level, const simhash_sketch *docs, size_t n,
+				       uint64_t *cluster);
 #endif

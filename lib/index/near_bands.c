@@ -344,7 +344,7 @@ struct bandjoin {
 	struct member *m;           /* a large bucket's members, in column order */
 	size_t n_joins;             /* clusters: joins so far */
 	size_t cap;                 /* of col's columns and hit: members, 8 | cap */
-	int avx512;                 /* bounds_avx512() */
+	int avx512;                 /* bounds_avx512(): 0 no, 1 AVX-512 BW, 2 VPOPCNTDQ too */
 	/* pairs that passed the bounds, merged SH_NB_QUEUE pairs later
 	 * (queue_pair()) */
 	uint32_t qx[SH_NB_QUEUE], qy[SH_NB_QUEUE];
@@ -588,13 +588,35 @@ bounds_scalar(const uint64_t *c, size_t cap, size_t a, size_t from, size_t s, ui
 }
 
 #if SH_X86
-#define SH_NB_512 __attribute__((target("avx512f,avx512dq,avx512vpopcntdq")))
+#define SH_NB_512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vpopcntdq")))
+
+/* The bits set in each 64-bit lane of words w[0..n) anded with x's, by
+ * AVX-512 BW alone: each nibble's count looked up in a register, the bytes
+ * summed over the words (at most 48 each) and then over each lane. */
+SH_NB_512 static inline __attribute__((always_inline)) __m512i
+popcount_lut(const __m512i *x, const __m512i *w, unsigned n)
+{
+	const __m512i lut = _mm512_set4_epi32(0x04030302, 0x03020201, 0x03020201, 0x02010100);
+	const __m512i low = _mm512_set1_epi8(0x0f);
+	__m512i bytes = _mm512_setzero_si512();
+
+	for (unsigned k = 0; k < n; k++) {
+		__m512i v = _mm512_and_si512(x[k], w[k]);
+		bytes = _mm512_add_epi8(bytes, _mm512_add_epi8(
+			_mm512_shuffle_epi8(lut, _mm512_and_si512(v, low)),
+			_mm512_shuffle_epi8(lut, _mm512_and_si512(_mm512_srli_epi16(v, 4), low))));
+	}
+	return _mm512_sad_epu8(bytes, _mm512_setzero_si512());
+}
 
 /* The same, eight members b at a time (a quarter of the time of 300,000
- * short lines went to large buckets' bounds one pair at a time). */
+ * short lines went to large buckets' bounds one pair at a time); the bits
+ * counted with VPOPCNTDQ where vpopcnt says, else by popcount_lut() (CPUs
+ * with AVX-512 BW but not it: Skylake and Cascade Lake Xeons). */
 SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, size_t from,
-				       size_t s, uint32_t *hit)
+				       size_t s, uint32_t *hit, int vpopcnt)
 {
+	__m512i wa[SH_NB_WORDS], wb[SH_NB_WORDS];
 	uint64_t tenths = sh_near_tenths((simhash_near_kind)c[COL_KIND * cap + a]);
 	__m512i na = _mm512_set1_epi64((long long)c[COL_NKEYS * cap + a]);
 	__m512i la = _mm512_set1_epi64((long long)c[COL_LOST * cap + a]);
@@ -605,6 +627,8 @@ SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, s
 	__m512i lmax = _mm512_set1_epi64(SH_NB_LOST_MAX);
 	size_t n = 0;
 
+	for (unsigned w = 0; w < SH_NB_WORDS; w++)
+		wa[w] = _mm512_set1_epi64((long long)c[w * cap + a]);
 	for (size_t b = from; b < s; b += 8) {
 		__mmask8 m = s - b >= 8 ? 0xff : (__mmask8)((1u << (s - b)) - 1);
 		__m512i nb = _mm512_maskz_loadu_epi64(m, c + COL_NKEYS * cap + b);
@@ -616,9 +640,13 @@ SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, s
 			continue;
 		ub = _mm512_min_epu64(la, _mm512_maskz_loadu_epi64(m, c + COL_LOST * cap + b));
 		for (unsigned w = 0; w < SH_NB_WORDS; w++)
-			ub = _mm512_add_epi64(ub, _mm512_popcnt_epi64(_mm512_and_si512(
-				_mm512_set1_epi64((long long)c[w * cap + a]),
-				_mm512_maskz_loadu_epi64(m, c + w * cap + b))));
+			wb[w] = _mm512_maskz_loadu_epi64(m, c + w * cap + b);
+		if (vpopcnt)
+			for (unsigned w = 0; w < SH_NB_WORDS; w++)
+				ub = _mm512_add_epi64(ub, _mm512_popcnt_epi64(
+					_mm512_and_si512(wa[w], wb[w])));
+		else
+			ub = _mm512_add_epi64(ub, popcount_lut(wa, wb, SH_NB_WORDS));
 		m = _mm512_mask_cmpge_epu64_mask(m, _mm512_mullo_epi64(ub, t10),
 						 _mm512_mullo_epi64(_mm512_add_epi64(na, nb), t)) |
 		    _mm512_mask_cmpge_epu64_mask(m, ub, lmax);
@@ -628,9 +656,12 @@ SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, s
 	return n;
 }
 
+/* bounds_avx512() here: 0 no, 1 with popcount_lut(), 2 with VPOPCNTDQ. */
 static int have_avx512(void)
 {
-	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512DQ | SH_CPU_AVX512VPOPCNTDQ);
+	if (!sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512DQ | SH_CPU_AVX512BW))
+		return 0;
+	return sh_cpu_has(SH_CPU_AVX512VPOPCNTDQ) ? 2 : 1;
 }
 #else
 static int have_avx512(void)
@@ -643,7 +674,7 @@ static size_t bucket_bounds(const struct bandjoin *bj, size_t a, size_t from, si
 {
 #if SH_X86
 	if (bj->avx512)
-		return bounds_avx512(bj->col, bj->cap, a, from, s, bj->hit);
+		return bounds_avx512(bj->col, bj->cap, a, from, s, bj->hit, bj->avx512 == 2);
 #endif
 	return bounds_scalar(bj->col, bj->cap, a, from, s, bj->hit);
 }
@@ -832,20 +863,32 @@ static size_t bucket_members(sh_near_ent *e, size_t n)
 	return m;
 }
 
-static simhash_err band_join_on(int simd, const simhash_sketch *docs, size_t n,
+static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
 				uint64_t *same, uint64_t *cluster, simhash_near_pair **out,
 				size_t *n_out);
 
+/* The join at each path level (band_join_on()), as the entry points take it. */
 static simhash_err band_join(const simhash_sketch *docs, size_t n, uint64_t *same,
 			     uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
+{
+	return band_join_on(2, docs, n, same, cluster, out, n_out);
+}
+
+static simhash_err band_join_1(const simhash_sketch *docs, size_t n, uint64_t *same,
+			       uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
 {
 	return band_join_on(1, docs, n, same, cluster, out, n_out);
 }
 
-static simhash_err band_join_scalar(const simhash_sketch *docs, size_t n, uint64_t *same,
-				    uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
+static simhash_err band_join_0(const simhash_sketch *docs, size_t n, uint64_t *same,
+			       uint64_t *cluster, simhash_near_pair **out, size_t *n_out)
 {
 	return band_join_on(0, docs, n, same, cluster, out, n_out);
+}
+
+static sh_near_run_fn join_at(int level)
+{
+	return level >= 2 ? band_join : level == 1 ? band_join_1 : band_join_0;
 }
 
 /* The entry points: the pairs here, the clusters at the end. */
@@ -855,23 +898,25 @@ simhash_err simhash_near_band_join(const simhash_sketch *docs, size_t n, uint64_
 	return sh_near_pairs_of(band_join, docs, n, same, out, n_out);
 }
 
-simhash_err sh_near_band_join_scalar(const simhash_sketch *docs, size_t n, uint64_t *same,
-				     simhash_near_pair **out, size_t *n_out)
+simhash_err sh_near_band_join_path(int level, const simhash_sketch *docs, size_t n,
+				   uint64_t *same, simhash_near_pair **out, size_t *n_out)
 {
-	return sh_near_pairs_of(band_join_scalar, docs, n, same, out, n_out);
+	return sh_near_pairs_of(join_at(level), docs, n, same, out, n_out);
 }
 
-/* The join; simd: the vector paths where the CPU has them (0: the portable
- * ones, which the tests compare). */
-static simhash_err band_join_on(int simd, const simhash_sketch *docs, size_t n,
+/* The join; level 2: every vector path the CPU has; 1: the same, but the
+ * large buckets' bits counted without VPOPCNTDQ; 0: the portable paths
+ * (the tests compare all three). */
+static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
 				uint64_t *same, uint64_t *cluster, simhash_near_pair **out,
 				size_t *n_out)
 {
-	struct bandjoin bj = { .d = docs, .avx512 = simd && have_avx512() };
+	int have = level ? have_avx512() : 0;
+	struct bandjoin bj = { .d = docs, .avx512 = have < level ? have : level };
 	sh_near_ent *e = NULL;
 	uint64_t *seen = NULL;
 	size_t i, n_e;
-	int popcnt, vbmi = simd && sh_near_bands_have_vbmi();
+	int popcnt, vbmi = level && sh_near_bands_have_vbmi();
 	simhash_err err;
 
 	if ((n && (!docs || !same)) || n >= UINT32_MAX / SIMHASH_NEAR_BANDS)
@@ -944,8 +989,8 @@ simhash_err simhash_near_band_clusters(const simhash_sketch *docs, size_t n, uin
 	return sh_near_clusters_of(band_join, docs, n, cluster);
 }
 
-simhash_err sh_near_band_clusters_scalar(const simhash_sketch *docs, size_t n,
-					 uint64_t *cluster)
+simhash_err sh_near_band_clusters_path(int level, const simhash_sketch *docs, size_t n,
+				       uint64_t *cluster)
 {
-	return sh_near_clusters_of(band_join_scalar, docs, n, cluster);
+	return sh_near_clusters_of(join_at(level), docs, n, cluster);
 }
