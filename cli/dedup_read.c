@@ -168,14 +168,16 @@ static int docs_reserve(struct dedup_docs *d, size_t n, int near)
 		return 0;
 	while (c < n)
 		c *= 2;
-	d->fps = realloc(d->fps, c * d->nw * 8);
+	if (!near) /* the default keeps sketches, not fingerprints */
+		d->fps = realloc(d->fps, c * d->nw * 8);
 	d->rec_off = realloc(d->rec_off, c * 8);
 	d->rec_len = realloc(d->rec_len, c * 8);
 	d->src = realloc(d->src, c * 4);
 	d->id_off = realloc(d->id_off, (c + 1) * 8);
 	if (near)
 		d->sk = realloc(d->sk, c * sizeof(*d->sk));
-	if (!d->fps || !d->rec_off || !d->rec_len || !d->src || !d->id_off || (near && !d->sk))
+	if ((!near && !d->fps) || !d->rec_off || !d->rec_len || !d->src || !d->id_off ||
+	    (near && !d->sk))
 		return -1;
 	d->cap = c;
 	return 0;
@@ -193,7 +195,8 @@ static size_t docs_add(struct dedup_docs *d, const char *p)
 		d->id_off[0] = 0;
 	if (sbuf_add(&d->ids, p + sizeof(h), h.id_len))
 		return 0;
-	memcpy(d->fps + n * d->nw, h.fp, d->nw * 8);
+	if (d->fps)
+		memcpy(d->fps + n * d->nw, h.fp, d->nw * 8);
 	d->rec_off[n] = h.rec_off;
 	d->rec_len[n] = h.rec_len;
 	d->src[n] = (uint32_t)h.input;
