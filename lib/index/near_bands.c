@@ -74,10 +74,38 @@
 #define SH_NB_QUEUE 16 /* pairs: how far merges trail their keys' fetch */
 #define SH_NB_SEEN_MAX 21 /* shared_keys()'s bit maps: at most 256 KiB each */
 
+#define SH_NB_SPARSE 12 /* filled bins at most: densify() takes the least place */
+
 /* Densification, the portable path: an empty bin walks its probe row to
- * the first filled bin. */
+ * the first filled bin. With few filled bins the walk is long and each
+ * step a branch mispredicted about half the time, so the first is found
+ * instead as the filled bin of least place in the row, its place by
+ * arithmetic (near_probe.h: each row is a progression mod 72). */
 static void densify(const uint64_t filled[2], const uint64_t *mins, uint64_t *val)
 {
+	unsigned f[SH_NB_SPARSE], n_f = 0;
+
+	if (__builtin_popcountll(filled[0]) + __builtin_popcountll(filled[1]) <= SH_NB_SPARSE) {
+		for (unsigned w = 0; w < 2; w++)
+			for (uint64_t m = filled[w]; m; m &= m - 1)
+				f[n_f++] = 64 * w + (unsigned)__builtin_ctzll(m);
+		for (unsigned i = 0; i < SH_NB_BINS; i++) {
+			unsigned a = sh_nb_probe_a[i], c = sh_nb_probe_c[i], best = SH_NB_BINS + 1;
+			unsigned src = i;
+			if (filled[i >> 6] >> (i & 63) & 1) {
+				val[i] = mins[i];
+				continue;
+			}
+			for (unsigned k = 0; k < n_f; k++) {
+				unsigned t = (f[k] + SH_NB_BINS - a) * c % SH_NB_BINS;
+				t = t ? t : SH_NB_BINS;
+				src = t < best ? f[k] : src;
+				best = t < best ? t : best;
+			}
+			val[i] = mins[src] + i * 0x9e3779b97f4a7c15ull;
+		}
+		return;
+	}
 	for (unsigned i = 0; i < SH_NB_BINS; i++) {
 		const unsigned char *p = sh_nb_probe[i];
 		unsigned src = i;
