@@ -12,13 +12,13 @@
  *
  * Candidates (Broder 1997; Indyk and Motwani 1998; the bands of Rajaraman
  * and Ullman, "Mining of Massive Datasets", ch. 3):
- *  1. One-permutation MinHash (Li, Owen and Zhang 2012): each key, mixed,
- *     falls into one of SH_NB_BINS bins; a bin keeps its least mixed key.
+ *  1. One-permutation MinHash (Li, Owen and Zhang 2012; near_keys.c): each
+ *     key, mixed, falls into one of 72 bins; a bin keeps its least mixed key.
  *     An empty bin takes the first filled bin of its own fixed pseudo-random
  *     order of the others (near_probe.h; the densification of Shrivastava
  *     2017), so the bins of a small set stay nearly independent and two sets
  *     agree in a bin with probability about their Jaccard index J.
- *  2. SIMHASH_NEAR_BANDS bands of SH_NB_ROWS bins each; a band's key mixes
+ *  2. SIMHASH_NEAR_BANDS bands of 3 bins each; a band's key mixes
  *     the sketch's kind, the band's number and its bins. Two sketches are a
  *     candidate pair when any band key is equal: probability about
  *     1 - (1 - J^3)^24, 0.80 at J = 0.4, 0.997 at J = 0.6 and all but
@@ -44,7 +44,7 @@
  * (AVX-512 VPOPCNTDQ where the CPU has it; bucket_large()). The pairs that
  * pass go to a queue that fetches their keys and merges them 16 pairs
  * later (queue_pair()). The band keys and summaries take one pass over the
- * keys, eight at a time with AVX-512 (bands_of()). None of this changes
+ * keys, eight at a time with AVX-512 (bands_of(), near_keys.c). None of this changes
  * which pairs are candidates or how they are decided; the tests compare
  * every path with the portable one.
  *
@@ -63,185 +63,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../common/internal.h"
-#include "near_probe.h"
 
-#define SH_NB_ROWS 3
-#define SH_NB_WORDS 6 /* a sketch's bit set: 384 bits, so a summary is one line */
+#define SH_NB_WORDS SH_NEAR_SUMMARY_WORDS /* a bit set of 384 bits: a summary is one line */
 #define SH_NB_LOST_MAX 0xffff /* summary.lost at or above: no bound */
-#define SH_NB_BINS (SIMHASH_NEAR_BANDS * SH_NB_ROWS)
-#define SH_NB_SEED 0x5be0cd19137e2179ull
 #define SH_NB_AHEAD 48 /* entries: how far run_buckets() fetches ahead */
 #define SH_NB_QUEUE 16 /* pairs: how far merges trail their keys' fetch */
 #define SH_NB_SEEN_MAX 21 /* shared_keys()'s bit maps: at most 256 KiB each */
-
-#define SH_NB_SPARSE 12 /* filled bins at most: densify() takes the least place */
-
-/* Densification, the portable path: an empty bin walks its probe row to
- * the first filled bin. With few filled bins the walk is long and each
- * step a branch mispredicted about half the time, so the first is found
- * instead as the filled bin of least place in the row, its place by
- * arithmetic (near_probe.h: each row is a progression mod 72). */
-static void densify(const uint64_t filled[2], const uint64_t *mins, uint64_t *val)
-{
-	unsigned f[SH_NB_SPARSE], n_f = 0;
-
-	if (__builtin_popcountll(filled[0]) + __builtin_popcountll(filled[1]) <= SH_NB_SPARSE) {
-		for (unsigned w = 0; w < 2; w++)
-			for (uint64_t m = filled[w]; m; m &= m - 1)
-				f[n_f++] = 64 * w + (unsigned)__builtin_ctzll(m);
-		for (unsigned i = 0; i < SH_NB_BINS; i++) {
-			unsigned a = sh_nb_probe_a[i], c = sh_nb_probe_c[i], best = SH_NB_BINS + 1;
-			unsigned src = i;
-			if (filled[i >> 6] >> (i & 63) & 1) {
-				val[i] = mins[i];
-				continue;
-			}
-			for (unsigned k = 0; k < n_f; k++) {
-				unsigned t = (f[k] + SH_NB_BINS - a) * c % SH_NB_BINS;
-				t = t ? t : SH_NB_BINS;
-				src = t < best ? f[k] : src;
-				best = t < best ? t : best;
-			}
-			val[i] = mins[src] + i * 0x9e3779b97f4a7c15ull;
-		}
-		return;
-	}
-	for (unsigned i = 0; i < SH_NB_BINS; i++) {
-		const unsigned char *p = sh_nb_probe[i];
-		unsigned src = i;
-		while (!(filled[src >> 6] >> (src & 63) & 1))
-			src = *p++;
-		val[i] = src == i ? mins[i] : mins[src] + i * 0x9e3779b97f4a7c15ull;
-	}
-}
-
-#if SH_X86
-#include <immintrin.h>
-#define SH_NB_VBMI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi,bmi,popcnt")))
-
-/* The same with AVX-512 VBMI: the filled flags of an empty bin's first 64
- * probes gathered in one permute, the first filled found by a bit scan, so
- * no branch per probe (a walk of a few steps each mispredicted most of the
- * time: 60 % of this function's time on 300,000 short lines). A row's last
- * 8 probes are walked only when none of its first 64 is filled (8 filled
- * bins or fewer). */
-SH_NB_VBMI static void densify_vbmi(const uint64_t filled[2], const uint64_t *mins,
-				    uint64_t *val)
-{
-	__m512i lo = _mm512_movm_epi8(filled[0]), hi = _mm512_movm_epi8(filled[1]);
-	uint64_t empty[2] = { ~filled[0], ~filled[1] & ((1ull << (SH_NB_BINS - 64)) - 1) };
-
-	for (unsigned i = 0; i < SH_NB_BINS; i++)
-		val[i] = mins[i];
-	for (unsigned w = 0; w < 2; w++)
-		for (uint64_t m = empty[w]; m; m &= m - 1) {
-			unsigned i = 64 * w + (unsigned)__builtin_ctzll(m), src, t;
-			const unsigned char *p = sh_nb_probe[i];
-			__m512i idx = _mm512_loadu_si512((const void *)p);
-			uint64_t hit = _mm512_test_epi8_mask(_mm512_permutex2var_epi8(lo, idx, hi),
-							     _mm512_set1_epi8(-1));
-			if (SH_LIKELY(hit)) {
-				src = p[__builtin_ctzll(hit)];
-			} else {
-				for (t = 64; !(filled[p[t] >> 6] >> (p[t] & 63) & 1); t++)
-					;
-				src = p[t];
-			}
-			val[i] = mins[src] + i * 0x9e3779b97f4a7c15ull;
-		}
-}
-
-/* splitmix64's finalizer (sh_mix64()) on eight lanes. */
-SH_NB_VBMI static inline __m512i mix64_x8(__m512i z)
-{
-	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
-			       _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
-	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
-			       _mm512_set1_epi64((long long)0x94d049bb133111ebull));
-	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
-}
-
-/* bins_scalar() with the keys' mixes and bins taken eight at a time (the
- * minima and flags stay one key at a time: two keys may share a bin). */
-SH_NB_VBMI static size_t bins_vbmi(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
-				   uint64_t *bits)
-{
-	size_t set = 0;
-
-	const __m512i seed = _mm512_set1_epi64((long long)SH_NB_SEED);
-	const __m512i gold = _mm512_set1_epi64((long long)0x9e3779b97f4a7c15ull);
-	const __m512i n_bins = _mm512_set1_epi64(SH_NB_BINS);
-	uint64_t hv[8] __attribute__((aligned(64))), bv[8] __attribute__((aligned(64)));
-
-	for (unsigned j = 0; j < SH_NB_BINS; j += 8)
-		_mm512_storeu_si512((void *)(mins + j), _mm512_set1_epi64(-1));
-	for (size_t i = 0; i < sk->n_keys; i += 8) {
-		unsigned cnt = sk->n_keys - i < 8 ? (unsigned)(sk->n_keys - i) : 8;
-		__m512i k = _mm512_maskz_loadu_epi64((__mmask8)((1u << cnt) - 1), sk->keys + i);
-		__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(k, seed), gold);
-		if (SH_EXP_SEED) /* sh_exp_mix(h, 7) */
-			h = mix64_x8(_mm512_xor_si512(h, _mm512_set1_epi64((long long)(
-				(uint64_t)SH_EXP_SEED * 0x9e3779b97f4a7c15ull + 7))));
-		_mm512_store_si512((void *)hv, h);
-		_mm512_store_si512((void *)bv, _mm512_srli_epi64(
-			_mm512_mul_epu32(_mm512_srli_epi64(h, 32), n_bins), 32));
-		for (unsigned j = 0; j < cnt; j++) {
-			unsigned bin = (unsigned)bv[j];
-			mins[bin] = hv[j] < mins[bin] ? hv[j] : mins[bin];
-			filled[bin >> 6] |= 1ull << (bin & 63);
-			if (bits) {
-				unsigned b = (unsigned)(sk->keys[i + j] % (SH_NB_WORDS * 64));
-				bits[b >> 6] |= 1ull << (b & 63);
-			}
-		}
-	}
-	for (unsigned w = 0; bits && w < SH_NB_WORDS; w++) /* the popcnt instruction */
-		set += (size_t)__builtin_popcountll(bits[w]);
-	return set;
-}
-
-/* The band keys of densified bins val (band_keys_scalar()), eight bands
- * at a time: a band's three bins picked from three registers. */
-SH_NB_VBMI static void band_keys_vbmi(uint64_t kind, const uint64_t *val,
-				      uint64_t out[SIMHASH_NEAR_BANDS])
-{
-	const __m512i r0 = _mm512_setr_epi64(0, 3, 6, 9, 12, 15, 2, 5);
-	const __m512i r1 = _mm512_setr_epi64(1, 4, 7, 10, 13, 0, 3, 6);
-	const __m512i r2 = _mm512_setr_epi64(2, 5, 8, 11, 14, 1, 4, 7);
-	const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-
-	for (unsigned g = 0; g < SIMHASH_NEAR_BANDS; g += 8) {
-		const uint64_t *v = val + g * SH_NB_ROWS;
-		__m512i a = _mm512_loadu_si512((const void *)v);
-		__m512i b = _mm512_loadu_si512((const void *)(v + 8));
-		__m512i c = _mm512_loadu_si512((const void *)(v + 16));
-		__m512i v0 = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, r0, b), 0xc0,
-							   r0, c);
-		__m512i v1 = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, r1, b), 0xe0,
-							   r1, c);
-		__m512i v2 = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, r2, b), 0xe0,
-							   r2, c);
-		__m512i band = _mm512_add_epi64(lane, _mm512_set1_epi64(g));
-		__m512i x = _mm512_xor_si512(_mm512_or_si512(_mm512_set1_epi64((long long)(kind << 40)),
-							     _mm512_slli_epi64(band, 32)),
-					     _mm512_set1_epi64((long long)SH_NB_SEED));
-		x = _mm512_xor_si512(_mm512_xor_si512(x, v0),
-				     _mm512_xor_si512(_mm512_rol_epi64(v1, 21), _mm512_rol_epi64(v2, 42)));
-		_mm512_storeu_si512((void *)(out + g), mix64_x8(x));
-	}
-}
-
-int sh_near_bands_have_vbmi(void)
-{
-	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512DQ | SH_CPU_AVX512VBMI |
-			  SH_CPU_POPCNT);
-}
-#else
-int sh_near_bands_have_vbmi(void)
-{
-	return 0;
-}
-#endif
 
 /* What the filters of a pair read of each side, in one place: its size,
  * kind, bit set and the keys lost to another's bit (summarize()). */
@@ -269,94 +96,20 @@ static void summarize(const simhash_sketch *s, const uint64_t bits[SH_NB_WORDS],
 	out->kind = (uint16_t)s->kind;
 }
 
-/* How many bits of a bit set are set. */
-static size_t bits_set(const uint64_t bits[SH_NB_WORDS])
-{
-	size_t set = 0;
 
-	for (unsigned w = 0; w < SH_NB_WORDS; w++)
-		set += (size_t)__builtin_popcountll(bits[w]);
-	return set;
-}
-
-/* The bins' minima and filled flags of a sketch's keys, and with bits its
- * bit set (summarize()), in one pass over them. */
-static size_t bins_scalar(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
-			  uint64_t *bits)
-{
-	for (size_t i = 0; i < SH_NB_BINS; i++)
-		mins[i] = UINT64_MAX;
-	for (size_t i = 0; i < sk->n_keys; i++) {
-		uint64_t h = sh_exp_mix((sk->keys[i] ^ SH_NB_SEED) * 0x9e3779b97f4a7c15ull, 7);
-		unsigned bin = (unsigned)(((h >> 32) * SH_NB_BINS) >> 32), b;
-		mins[bin] = h < mins[bin] ? h : mins[bin];
-		filled[bin >> 6] |= 1ull << (bin & 63);
-		if (bits) {
-			b = (unsigned)(sk->keys[i] % (SH_NB_WORDS * 64));
-			bits[b >> 6] |= 1ull << (b & 63);
-		}
-	}
-	return bits ? bits_set(bits) : 0;
-}
-
-static void band_keys_scalar(uint64_t kind, const uint64_t *val, uint64_t out[SIMHASH_NEAR_BANDS])
-{
-	for (uint64_t i = 0; i < SIMHASH_NEAR_BANDS; i++) {
-		const uint64_t *v = val + i * SH_NB_ROWS;
-		/* the bins are mixed keys already: one mix of their rotations */
-		out[i] = sh_mix64((kind << 40 | i << 32) ^ SH_NB_SEED ^ v[0] ^
-				  (v[1] << 21 | v[1] >> 43) ^ (v[2] << 42 | v[2] >> 22));
-	}
-}
-
-/* The band keys of a sketch, and with sum its summary (summarize()) in the
- * same pass over its keys; vbmi: the AVX-512 path (the same keys). */
+/* The band keys of a sketch and its summary, in one pass over its keys. */
 static void bands_of(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi,
 		     struct summary *sum)
 {
-	uint64_t mins[SH_NB_BINS], val[SH_NB_BINS];
-	uint64_t filled[2] = { 0, 0 }, bits[SH_NB_WORDS] = { 0 };
+	uint64_t bits[SH_NB_WORDS] = { 0 };
 
-	size_t set;
-
-#if SH_X86
-	if (vbmi)
-		set = bins_vbmi(sk, mins, filled, sum ? bits : NULL);
-	else
-#endif
-		set = bins_scalar(sk, mins, filled, sum ? bits : NULL);
-	if (sum)
-		summarize(sk, bits, set, sum);
-	if (!sk->n_keys) {
-		for (uint64_t i = 0; i < SIMHASH_NEAR_BANDS; i++)
-			out[i] = sh_mix64(((uint64_t)sk->kind << 32 | i) ^ SH_NB_SEED);
-		return;
-	}
-#if SH_X86
-	if (vbmi) {
-		densify_vbmi(filled, mins, val);
-		band_keys_vbmi((uint64_t)sk->kind, val, out);
-		return;
-	}
-#endif
-	densify(filled, mins, val);
-	band_keys_scalar((uint64_t)sk->kind, val, out);
+	summarize(sk, bits, sh_near_band_keys(sk, out, vbmi, bits), sum);
 }
 
-void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi)
-{
-	bands_of(sk, out, vbmi, NULL);
-}
-
-void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS])
-{
-	sh_near_bands_path(sk, out, sh_near_bands_have_vbmi());
-}
 
 /* ---- buckets */
 
 struct bandjoin {
-	const simhash_sketch *d;
 	size_t n_reps;
 	uint64_t *rep;   /* the first members, ascending */
 	uint64_t *bands; /* band k of first member i at k * n_reps + i */
@@ -386,7 +139,8 @@ struct member {
 };
 
 /* The columns of a large bucket (bucket_columns()): the summary's words,
- * then its other fields and the member's component, one 64-bit lane each. */
+ * then its other fields and the member's component, one 64-bit lane each.
+ * bounds_avx512() reads them; the pair_bound() below is its definition. */
 enum { COL_NKEYS = SH_NB_WORDS, COL_LOST, COL_KIND, COL_ROOT, COL_N };
 
 /* Whether band `band` is the first in which x and y agree. */
@@ -491,8 +245,7 @@ static simhash_err merge_pair(struct bandjoin *bj, uint32_t x, uint32_t y)
 
 	if (bj->uf) {
 		if (sh_near_find(bj->uf, x) != sh_near_find(bj->uf, y) &&
-		    near_merge(bj, x, y, tenths, &jac))
-		{
+		    near_merge(bj, x, y, tenths, &jac)) {
 			uf_join(bj->uf, x, y);
 			bj->n_joins++;
 		}
@@ -506,17 +259,20 @@ static simhash_err merge_pair(struct bandjoin *bj, uint32_t x, uint32_t y)
 /* A merge waits on its two key lists, far apart in memory (two thirds of
  * its time): the pair is queued with its keys fetched, and the pair queued
  * SH_NB_QUEUE pairs before it merged now, in the order they came. */
+static simhash_err queue_pop(struct bandjoin *bj)
+{
+	unsigned h = bj->q_head;
+
+	bj->q_head = (h + 1) % SH_NB_QUEUE;
+	bj->q_n--;
+	return merge_pair(bj, bj->qx[h], bj->qy[h]);
+}
+
 static simhash_err queue_pair(struct bandjoin *bj, uint32_t x, uint32_t y)
 {
-	simhash_err err = SIMHASH_OK;
+	simhash_err err = bj->q_n == SH_NB_QUEUE ? queue_pop(bj) : SIMHASH_OK;
 	unsigned tail;
 
-	if (bj->q_n == SH_NB_QUEUE) {
-		unsigned h = bj->q_head;
-		bj->q_head = (h + 1) % SH_NB_QUEUE;
-		bj->q_n--;
-		err = merge_pair(bj, bj->qx[h], bj->qy[h]);
-	}
 	fetch_keys(bj, x);
 	fetch_keys(bj, y);
 	tail = (bj->q_head + bj->q_n++) % SH_NB_QUEUE;
@@ -529,11 +285,8 @@ static simhash_err queue_flush(struct bandjoin *bj)
 {
 	simhash_err err = SIMHASH_OK;
 
-	for (; bj->q_n && !err; bj->q_n--) {
-		unsigned h = bj->q_head;
-		bj->q_head = (h + 1) % SH_NB_QUEUE;
-		err = merge_pair(bj, bj->qx[h], bj->qy[h]);
-	}
+	while (bj->q_n && !err)
+		err = queue_pop(bj);
 	return err;
 }
 
@@ -565,13 +318,15 @@ bucket_small(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 	return err;
 }
 
-/* Members m[from..s) of a large bucket by column: each field of their
- * summaries, and their components. */
+/* Members m[from..s) of a large bucket by column, for bounds_avx512():
+ * each field of their summaries, and their components. */
 static void bucket_columns(struct bandjoin *bj, const struct member *m, size_t from, size_t s)
 {
 	uint64_t *c = bj->col;
 	size_t cap = bj->cap;
 
+	if (!bj->avx512) /* bounds_scalar() reads the summaries */
+		return;
 	for (size_t i = from; i < s; i++) {
 		const struct summary *sm = &bj->sum[m[i].i];
 		for (unsigned w = 0; w < SH_NB_WORDS; w++)
@@ -583,39 +338,21 @@ static void bucket_columns(struct bandjoin *bj, const struct member *m, size_t f
 	}
 }
 
-/* pair_bound() on columns: members a and b of a large bucket. */
-static inline __attribute__((always_inline)) int col_bound(const uint64_t *c, size_t cap,
-							   size_t a, size_t b)
-{
-	uint64_t na = c[COL_NKEYS * cap + a], nb = c[COL_NKEYS * cap + b], ub, tenths;
-
-	if (c[COL_KIND * cap + a] != c[COL_KIND * cap + b])
-		return 0;
-	tenths = sh_near_tenths((simhash_near_kind)c[COL_KIND * cap + a]);
-	if (10 * (na < nb ? na : nb) < tenths * (na < nb ? nb : na))
-		return 0;
-	ub = c[COL_LOST * cap + a] < c[COL_LOST * cap + b] ? c[COL_LOST * cap + a]
-							   : c[COL_LOST * cap + b];
-	for (unsigned w = 0; w < SH_NB_WORDS; w++)
-		ub += (uint64_t)__builtin_popcountll(c[w * cap + a] & c[w * cap + b]);
-	return ub * (10 + tenths) >= tenths * (na + nb) || ub >= SH_NB_LOST_MAX;
-}
-
-/* The members b in [from, s) of another component than a's (as the
- * columns hold) whose bounds with a pass, ascending, into hit; returns how
- * many. */
+/* The members b in [from, s) of m of another component than a's (as m
+ * holds) whose bounds with a pass, ascending, into hit; returns how many. */
 static inline __attribute__((always_inline)) size_t
-bounds_scalar(const uint64_t *c, size_t cap, size_t a, size_t from, size_t s, uint32_t *hit)
+bounds_scalar(const struct bandjoin *bj, const struct member *m, size_t a, size_t from, size_t s)
 {
 	size_t n = 0;
 
 	for (size_t b = from; b < s; b++)
-		if (c[COL_ROOT * cap + a] != c[COL_ROOT * cap + b] && col_bound(c, cap, a, b))
-			hit[n++] = (uint32_t)b;
+		if (m[a].root != m[b].root && pair_bound(&bj->sum[m[a].i], &bj->sum[m[b].i]))
+			bj->hit[n++] = (uint32_t)b;
 	return n;
 }
 
 #if SH_X86
+#include <immintrin.h>
 #define SH_NB_512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vpopcntdq")))
 
 /* The bits set in each 64-bit lane of words w[0..n) anded with x's, by
@@ -707,7 +444,7 @@ bucket_bounds(const struct bandjoin *bj, size_t a, size_t from, size_t s)
 	if (bj->avx512)
 		return bounds_avx512(bj->col, bj->cap, a, from, s, bj->hit, bj->avx512 == 2);
 #endif
-	return bounds_scalar(bj->col, bj->cap, a, from, s, bj->hit);
+	return bounds_scalar(bj, bj->m, a, from, s);
 }
 
 static int by_root(const void *a, const void *b)
@@ -758,7 +495,6 @@ static inline __attribute__((always_inline)) simhash_err
 bucket_large(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 {
 	struct member *m = bj->m;
-	const uint64_t *root = bj->col + COL_ROOT * bj->cap;
 	size_t end = 0, joins = bj->n_joins;
 	simhash_err err = SIMHASH_OK;
 
@@ -775,7 +511,7 @@ bucket_large(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 		if (!bj->uf) {
 			end = a + 1;
 		} else if (end <= a) { /* a's group ends at end */
-			for (end = a + 1; end < s && root[end] == root[a]; end++)
+			for (end = a + 1; end < s && m[end].root == m[a].root; end++)
 				;
 			if (end == s)
 				break; /* the rest are one component */
@@ -943,7 +679,7 @@ static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
 				size_t *n_out)
 {
 	int have = level ? have_avx512() : 0;
-	struct bandjoin bj = { .d = docs, .avx512 = have < level ? have : level };
+	struct bandjoin bj = { .avx512 = have < level ? have : level };
 	sh_near_ent *e = NULL;
 	uint64_t *seen = NULL;
 	size_t i, n_e;

@@ -1,0 +1,266 @@
+/* near_keys.c - the band keys of a sketch (simhash_near_bands()), steps 1
+ * and 2 of near_bands.c's candidates: one-permutation MinHash of the keys
+ * into SIMHASH_NEAR_BANDS * 3 bins, empty bins densified by their probe
+ * rows (near_probe.h), and one mix per band of its three bins; and in the
+ * same pass over the keys the bit set of near_bands.c's summaries
+ * (sh_near_band_keys()). A portable path and an AVX-512 one (keys' mixes,
+ * densification and band mixes eight at a time), which the tests compare.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include "../common/internal.h"
+#include "near_probe.h"
+
+#define SH_NB_ROWS 3
+#define SH_NB_WORDS SH_NEAR_SUMMARY_WORDS
+#define SH_NB_BINS (SIMHASH_NEAR_BANDS * SH_NB_ROWS)
+#define SH_NB_SEED 0x5be0cd19137e2179ull
+#define SH_NB_SPARSE 12 /* filled bins at most: densify() takes the least place */
+
+/* A key's bit in a summary's bit set (near_bands.c's summarize()). */
+static inline void set_key_bit(uint64_t bits[SH_NB_WORDS], uint64_t key)
+{
+	unsigned b = (unsigned)(key % (SH_NB_WORDS * 64));
+
+	bits[b >> 6] |= 1ull << (b & 63);
+}
+
+/* How many bits of a bit set are set (inlined, it counts with the popcnt
+ * instruction in bins_vbmi()). */
+static inline size_t bits_set(const uint64_t bits[SH_NB_WORDS])
+{
+	size_t set = 0;
+
+	for (unsigned w = 0; w < SH_NB_WORDS; w++)
+		set += (size_t)__builtin_popcountll(bits[w]);
+	return set;
+}
+
+/* Densification, the portable path: an empty bin walks its probe row to
+ * the first filled bin. With few filled bins the walk is long and each
+ * step a branch mispredicted about half the time, so the first is found
+ * instead as the filled bin of least place in the row, its place by
+ * arithmetic (near_probe.h: each row is a progression mod 72). */
+static void densify(const uint64_t filled[2], const uint64_t *mins, uint64_t *val)
+{
+	unsigned f[SH_NB_SPARSE], n_f = 0;
+
+	if (__builtin_popcountll(filled[0]) + __builtin_popcountll(filled[1]) <= SH_NB_SPARSE) {
+		for (unsigned w = 0; w < 2; w++)
+			for (uint64_t m = filled[w]; m; m &= m - 1)
+				f[n_f++] = 64 * w + (unsigned)__builtin_ctzll(m);
+		for (unsigned i = 0; i < SH_NB_BINS; i++) {
+			unsigned a = sh_nb_probe_a[i], c = sh_nb_probe_c[i], best = SH_NB_BINS + 1;
+			unsigned src = i;
+			if (filled[i >> 6] >> (i & 63) & 1) {
+				val[i] = mins[i];
+				continue;
+			}
+			for (unsigned k = 0; k < n_f; k++) {
+				unsigned t = (f[k] + SH_NB_BINS - a) * c % SH_NB_BINS;
+				t = t ? t : SH_NB_BINS;
+				src = t < best ? f[k] : src;
+				best = t < best ? t : best;
+			}
+			val[i] = mins[src] + i * 0x9e3779b97f4a7c15ull;
+		}
+		return;
+	}
+	for (unsigned i = 0; i < SH_NB_BINS; i++) {
+		const unsigned char *p = sh_nb_probe[i];
+		unsigned src = i;
+		while (!(filled[src >> 6] >> (src & 63) & 1))
+			src = *p++;
+		val[i] = src == i ? mins[i] : mins[src] + i * 0x9e3779b97f4a7c15ull;
+	}
+}
+
+#if SH_X86
+#include <immintrin.h>
+#define SH_NB_VBMI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi,bmi,popcnt")))
+
+/* The same with AVX-512 VBMI: the filled flags of an empty bin's first 64
+ * probes gathered in one permute, the first filled found by a bit scan, so
+ * no branch per probe (a walk of a few steps each mispredicted most of the
+ * time: 60 % of this function's time on 300,000 short lines). A row's last
+ * 8 probes are walked only when none of its first 64 is filled (8 filled
+ * bins or fewer). */
+SH_NB_VBMI static void densify_vbmi(const uint64_t filled[2], const uint64_t *mins,
+				    uint64_t *val)
+{
+	__m512i lo = _mm512_movm_epi8(filled[0]), hi = _mm512_movm_epi8(filled[1]);
+	uint64_t empty[2] = { ~filled[0], ~filled[1] & ((1ull << (SH_NB_BINS - 64)) - 1) };
+
+	for (unsigned i = 0; i < SH_NB_BINS; i++)
+		val[i] = mins[i];
+	for (unsigned w = 0; w < 2; w++)
+		for (uint64_t m = empty[w]; m; m &= m - 1) {
+			unsigned i = 64 * w + (unsigned)__builtin_ctzll(m), src, t;
+			const unsigned char *p = sh_nb_probe[i];
+			__m512i idx = _mm512_loadu_si512((const void *)p);
+			uint64_t hit = _mm512_test_epi8_mask(_mm512_permutex2var_epi8(lo, idx, hi),
+							     _mm512_set1_epi8(-1));
+			if (SH_LIKELY(hit)) {
+				src = p[__builtin_ctzll(hit)];
+			} else {
+				for (t = 64; !(filled[p[t] >> 6] >> (p[t] & 63) & 1); t++)
+					;
+				src = p[t];
+			}
+			val[i] = mins[src] + i * 0x9e3779b97f4a7c15ull;
+		}
+}
+
+/* splitmix64's finalizer (sh_mix64()) on eight lanes. */
+SH_NB_VBMI static inline __m512i mix64_x8(__m512i z)
+{
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
+			       _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
+	z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
+			       _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+
+/* bins_scalar() with the keys' mixes and bins taken eight at a time (the
+ * minima and flags stay one key at a time: two keys may share a bin). */
+SH_NB_VBMI static size_t bins_vbmi(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
+				   uint64_t *bits)
+{
+	const __m512i seed = _mm512_set1_epi64((long long)SH_NB_SEED);
+	const __m512i gold = _mm512_set1_epi64((long long)0x9e3779b97f4a7c15ull);
+	const __m512i n_bins = _mm512_set1_epi64(SH_NB_BINS);
+	uint64_t hv[8] __attribute__((aligned(64))), bv[8] __attribute__((aligned(64)));
+
+	for (unsigned j = 0; j < SH_NB_BINS; j += 8)
+		_mm512_storeu_si512((void *)(mins + j), _mm512_set1_epi64(-1));
+	for (size_t i = 0; i < sk->n_keys; i += 8) {
+		unsigned cnt = sk->n_keys - i < 8 ? (unsigned)(sk->n_keys - i) : 8;
+		__m512i k = _mm512_maskz_loadu_epi64((__mmask8)((1u << cnt) - 1), sk->keys + i);
+		__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(k, seed), gold);
+		if (SH_EXP_SEED) /* sh_exp_mix(h, 7) */
+			h = mix64_x8(_mm512_xor_si512(h, _mm512_set1_epi64((long long)(
+				(uint64_t)SH_EXP_SEED * 0x9e3779b97f4a7c15ull + 7))));
+		_mm512_store_si512((void *)hv, h);
+		_mm512_store_si512((void *)bv, _mm512_srli_epi64(
+			_mm512_mul_epu32(_mm512_srli_epi64(h, 32), n_bins), 32));
+		for (unsigned j = 0; j < cnt; j++) {
+			unsigned bin = (unsigned)bv[j];
+			mins[bin] = hv[j] < mins[bin] ? hv[j] : mins[bin];
+			filled[bin >> 6] |= 1ull << (bin & 63);
+			if (bits)
+				set_key_bit(bits, sk->keys[i + j]);
+		}
+	}
+	return bits ? bits_set(bits) : 0;
+}
+
+/* The band keys of densified bins val (band_keys_scalar()), eight bands
+ * at a time: a band's three bins picked from three registers. */
+SH_NB_VBMI static void band_keys_vbmi(uint64_t kind, const uint64_t *val,
+				      uint64_t out[SIMHASH_NEAR_BANDS])
+{
+	const __m512i r0 = _mm512_setr_epi64(0, 3, 6, 9, 12, 15, 2, 5);
+	const __m512i r1 = _mm512_setr_epi64(1, 4, 7, 10, 13, 0, 3, 6);
+	const __m512i r2 = _mm512_setr_epi64(2, 5, 8, 11, 14, 1, 4, 7);
+	const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+
+	for (unsigned g = 0; g < SIMHASH_NEAR_BANDS; g += 8) {
+		const uint64_t *v = val + g * SH_NB_ROWS;
+		__m512i a = _mm512_loadu_si512((const void *)v);
+		__m512i b = _mm512_loadu_si512((const void *)(v + 8));
+		__m512i c = _mm512_loadu_si512((const void *)(v + 16));
+		__m512i v0 = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, r0, b), 0xc0,
+							   r0, c);
+		__m512i v1 = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, r1, b), 0xe0,
+							   r1, c);
+		__m512i v2 = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, r2, b), 0xe0,
+							   r2, c);
+		__m512i band = _mm512_add_epi64(lane, _mm512_set1_epi64(g));
+		__m512i x = _mm512_xor_si512(_mm512_or_si512(_mm512_set1_epi64((long long)(kind << 40)),
+							     _mm512_slli_epi64(band, 32)),
+					     _mm512_set1_epi64((long long)SH_NB_SEED));
+		x = _mm512_xor_si512(_mm512_xor_si512(x, v0),
+				     _mm512_xor_si512(_mm512_rol_epi64(v1, 21), _mm512_rol_epi64(v2, 42)));
+		_mm512_storeu_si512((void *)(out + g), mix64_x8(x));
+	}
+}
+
+int sh_near_bands_have_vbmi(void)
+{
+	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512DQ | SH_CPU_AVX512VBMI |
+			  SH_CPU_POPCNT);
+}
+#else
+int sh_near_bands_have_vbmi(void)
+{
+	return 0;
+}
+#endif
+
+/* The bins' minima and filled flags of a sketch's keys, and with bits its
+ * bit set, in one pass over them; returns how many bits are set. */
+static size_t bins_scalar(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
+			  uint64_t *bits)
+{
+	for (size_t i = 0; i < SH_NB_BINS; i++)
+		mins[i] = UINT64_MAX;
+	for (size_t i = 0; i < sk->n_keys; i++) {
+		uint64_t h = sh_exp_mix((sk->keys[i] ^ SH_NB_SEED) * 0x9e3779b97f4a7c15ull, 7);
+		unsigned bin = (unsigned)(((h >> 32) * SH_NB_BINS) >> 32);
+		mins[bin] = h < mins[bin] ? h : mins[bin];
+		filled[bin >> 6] |= 1ull << (bin & 63);
+		if (bits)
+			set_key_bit(bits, sk->keys[i]);
+	}
+	return bits ? bits_set(bits) : 0;
+}
+
+static void band_keys_scalar(uint64_t kind, const uint64_t *val, uint64_t out[SIMHASH_NEAR_BANDS])
+{
+	for (uint64_t i = 0; i < SIMHASH_NEAR_BANDS; i++) {
+		const uint64_t *v = val + i * SH_NB_ROWS;
+		/* the bins are mixed keys already: one mix of their rotations */
+		out[i] = sh_mix64((kind << 40 | i << 32) ^ SH_NB_SEED ^ v[0] ^
+				  (v[1] << 21 | v[1] >> 43) ^ (v[2] << 42 | v[2] >> 22));
+	}
+}
+
+size_t sh_near_band_keys(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi,
+			 uint64_t bits[SH_NEAR_SUMMARY_WORDS])
+{
+	uint64_t mins[SH_NB_BINS], val[SH_NB_BINS];
+	uint64_t filled[2] = { 0, 0 };
+	size_t set;
+
+#if SH_X86
+	if (vbmi)
+		set = bins_vbmi(sk, mins, filled, bits);
+	else
+#endif
+		set = bins_scalar(sk, mins, filled, bits);
+	if (!sk->n_keys) {
+		for (uint64_t i = 0; i < SIMHASH_NEAR_BANDS; i++)
+			out[i] = sh_mix64(((uint64_t)sk->kind << 32 | i) ^ SH_NB_SEED);
+		return set;
+	}
+#if SH_X86
+	if (vbmi) {
+		densify_vbmi(filled, mins, val);
+		band_keys_vbmi((uint64_t)sk->kind, val, out);
+		return set;
+	}
+#endif
+	densify(filled, mins, val);
+	band_keys_scalar((uint64_t)sk->kind, val, out);
+	return set;
+}
+
+void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi)
+{
+	sh_near_band_keys(sk, out, vbmi, NULL);
+}
+
+void simhash_near_bands(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS])
+{
+	sh_near_bands_path(sk, out, sh_near_bands_have_vbmi());
+}
