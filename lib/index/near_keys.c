@@ -17,10 +17,12 @@
 #define SH_NB_SEED 0x5be0cd19137e2179ull
 #define SH_NB_SPARSE 12 /* filled bins at most: densify() takes the least place */
 
-/* A key's bit in a summary's bit set (near_bands.c's summarize()). */
+/* A key's bit in a summary's bit set (near_bands.c's summarize()): its low
+ * 32 bits scaled to the 384 bits (one multiply, also in a vector lane). Any
+ * map of keys to bits gives valid bounds; this one is uniform. */
 static inline void set_key_bit(uint64_t bits[SH_NB_WORDS], uint64_t key)
 {
-	unsigned b = (unsigned)(key % (SH_NB_WORDS * 64));
+	unsigned b = (unsigned)((key & 0xffffffffu) * (SH_NB_WORDS * 64) >> 32);
 
 	bits[b >> 6] |= 1ull << (b & 63);
 }
@@ -121,37 +123,61 @@ SH_NB_VBMI static inline __m512i mix64_x8(__m512i z)
 	return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
 }
 
-/* bins_scalar() with the keys' mixes and bins taken eight at a time (the
- * minima and flags stay one key at a time: two keys may share a bin). */
+/* bins_scalar() with the keys' mixes and bins taken eight at a time; the
+ * filled flags and the bit set gathered in registers, a lane per key, and
+ * or-ed together at the end (the minima stay one key at a time: two keys
+ * may share a bin). */
 SH_NB_VBMI static size_t bins_vbmi(const simhash_sketch *sk, uint64_t *mins, uint64_t filled[2],
 				   uint64_t *bits)
 {
 	const __m512i seed = _mm512_set1_epi64((long long)SH_NB_SEED);
 	const __m512i gold = _mm512_set1_epi64((long long)0x9e3779b97f4a7c15ull);
 	const __m512i n_bins = _mm512_set1_epi64(SH_NB_BINS);
+	const __m512i n_bits = _mm512_set1_epi64(SH_NB_WORDS * 64);
+	const __m512i one = _mm512_set1_epi64(1), low6 = _mm512_set1_epi64(63);
+	__m512i f0 = _mm512_setzero_si512(), f1 = _mm512_setzero_si512();
+	__m512i acc[SH_NB_WORDS];
 	uint64_t hv[8] __attribute__((aligned(64))), bv[8] __attribute__((aligned(64)));
 
+	for (unsigned w = 0; w < SH_NB_WORDS; w++)
+		acc[w] = _mm512_setzero_si512();
 	for (unsigned j = 0; j < SH_NB_BINS; j += 8)
 		_mm512_storeu_si512((void *)(mins + j), _mm512_set1_epi64(-1));
 	for (size_t i = 0; i < sk->n_keys; i += 8) {
 		unsigned cnt = sk->n_keys - i < 8 ? (unsigned)(sk->n_keys - i) : 8;
-		__m512i k = _mm512_maskz_loadu_epi64((__mmask8)((1u << cnt) - 1), sk->keys + i);
-		__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(k, seed), gold);
+		__mmask8 m = (__mmask8)((1u << cnt) - 1), lo;
+		__m512i k = _mm512_maskz_loadu_epi64(m, sk->keys + i);
+		__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(k, seed), gold), bin;
 		if (SH_EXP_SEED) /* sh_exp_mix(h, 7) */
 			h = mix64_x8(_mm512_xor_si512(h, _mm512_set1_epi64((long long)(
 				(uint64_t)SH_EXP_SEED * 0x9e3779b97f4a7c15ull + 7))));
+		bin = _mm512_srli_epi64(_mm512_mul_epu32(_mm512_srli_epi64(h, 32), n_bins), 32);
 		_mm512_store_si512((void *)hv, h);
-		_mm512_store_si512((void *)bv, _mm512_srli_epi64(
-			_mm512_mul_epu32(_mm512_srli_epi64(h, 32), n_bins), 32));
+		_mm512_store_si512((void *)bv, bin);
+		lo = _mm512_mask_cmplt_epu64_mask(m, bin, _mm512_set1_epi64(64));
+		f0 = _mm512_mask_or_epi64(f0, lo, f0, _mm512_sllv_epi64(one, bin));
+		f1 = _mm512_mask_or_epi64(f1, m & (__mmask8)~lo, f1,
+					  _mm512_sllv_epi64(one, _mm512_and_si512(bin, low6)));
+		if (bits) { /* set_key_bit() of each */
+			__m512i b = _mm512_srli_epi64(_mm512_mul_epu32(k, n_bits), 32);
+			__m512i word = _mm512_srli_epi64(b, 6);
+			__m512i bit = _mm512_sllv_epi64(one, _mm512_and_si512(b, low6));
+			for (unsigned w = 0; w < SH_NB_WORDS; w++)
+				acc[w] = _mm512_mask_or_epi64(acc[w], _mm512_mask_cmpeq_epu64_mask(
+					m, word, _mm512_set1_epi64(w)), acc[w], bit);
+		}
 		for (unsigned j = 0; j < cnt; j++) {
-			unsigned bin = (unsigned)bv[j];
-			mins[bin] = hv[j] < mins[bin] ? hv[j] : mins[bin];
-			filled[bin >> 6] |= 1ull << (bin & 63);
-			if (bits)
-				set_key_bit(bits, sk->keys[i + j]);
+			unsigned b = (unsigned)bv[j];
+			mins[b] = hv[j] < mins[b] ? hv[j] : mins[b];
 		}
 	}
-	return bits ? bits_set(bits) : 0;
+	filled[0] |= (uint64_t)_mm512_reduce_or_epi64(f0);
+	filled[1] |= (uint64_t)_mm512_reduce_or_epi64(f1);
+	if (!bits)
+		return 0;
+	for (unsigned w = 0; w < SH_NB_WORDS; w++)
+		bits[w] |= (uint64_t)_mm512_reduce_or_epi64(acc[w]);
+	return bits_set(bits);
 }
 
 /* The band keys of densified bins val (band_keys_scalar()), eight bands

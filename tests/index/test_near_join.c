@@ -381,13 +381,15 @@ static void test_texts(void)
 	simhash_near_free(NULL);
 }
 
-/* The AVX-512 VBMI densification gives the portable walk's band keys, on
- * sketches of every size (one key: every bin densified from one, so rows
- * whose first 64 probes miss take the tail walk) and both kinds. */
+/* The AVX-512 VBMI densification gives the portable walk's band keys, and
+ * the vector bins the portable bit set of the summaries, on sketches of
+ * every size (one key: every bin densified from one, so rows whose first 64
+ * probes miss take the tail walk) and both kinds. */
 static void test_band_keys_both_paths(void)
 {
 	static const unsigned universes[] = {4, 20, 400};
 	uint64_t a[SIMHASH_NEAR_BANDS], b[SIMHASH_NEAR_BANDS];
+	uint64_t bits_a[SH_NEAR_SUMMARY_WORDS], bits_b[SH_NEAR_SUMMARY_WORDS];
 
 	if (!sh_near_bands_have_vbmi()) {
 		printf("  (no AVX-512 VBMI here: the portable path alone)\n");
@@ -401,7 +403,13 @@ static void test_band_keys_both_paths(void)
 			for (size_t m = 0; m <= 3 && m <= sk[i].n_keys; m++) {
 				/* the sketch, and its first m keys alone */
 				one.n_keys = m == 3 ? sk[i].n_keys : m;
-				sh_near_bands_path(&one, a, 0);
+				size_t set_a, set_b;
+				memset(bits_a, 0, sizeof bits_a);
+				memset(bits_b, 0, sizeof bits_b);
+				set_a = sh_near_band_keys(&one, a, 0, bits_a);
+				set_b = sh_near_band_keys(&one, b, 1, bits_b);
+				CHECK(set_a == set_b && set_a <= one.n_keys && (one.n_keys == 0) == (set_a == 0));
+				CHECK(!memcmp(bits_a, bits_b, sizeof bits_a));
 				sh_near_bands_path(&one, b, 1);
 				if (memcmp(a, b, sizeof a)) {
 					printf("  seed %u, sketch %zu of %zu keys: paths differ\n", 2000 + round,
