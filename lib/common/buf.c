@@ -11,7 +11,7 @@ void *sh_alloc_big(size_t len)
 
 	if (len > SIZE_MAX - huge)
 		return NULL;
-	if (len < 2 * huge) /* a cache line at least, as the big ones */
+	if (len < huge / 2) /* a cache line at least, as the big ones */
 		return aligned_alloc(64, len ? (len + 63) & ~(size_t)63 : 64);
 	p = aligned_alloc(huge, (len + huge - 1) & ~(huge - 1));
 #ifdef MADV_HUGEPAGE

@@ -695,7 +695,7 @@ static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
 	err = sh_near_collapse(docs, n, same);
 	if (err)
 		return err;
-	bj.rep = malloc((n ? n : 1) * sizeof *bj.rep);
+	bj.rep = sh_alloc_big((n ? n : 1) * sizeof *bj.rep);
 	if (!bj.rep)
 		return SIMHASH_ENOMEM;
 	for (i = 0; i < n; i++)
@@ -703,10 +703,10 @@ static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
 			bj.rep[bj.n_reps++] = i;
 	n_e = bj.n_reps * SIMHASH_NEAR_BANDS;
 	bj.bands = sh_alloc_big(n_e * sizeof *bj.bands);
-	e = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *e);
+	e = sh_alloc_big((bj.n_reps ? bj.n_reps : 1) * sizeof *e);
 	bj.sum = sh_alloc_big(bj.n_reps * sizeof *bj.sum);
 	if (cluster)
-		bj.uf = malloc((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
+		bj.uf = sh_alloc_big((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
 	seen = malloc(2 * ((size_t)1 << (seen_bits(bj.n_reps) - 6)) * sizeof *seen);
 	if (!bj.bands || !e || !bj.sum || !seen || (cluster && !bj.uf) ||
 	    sh_near_sort_init(&bj.sort, bj.n_reps)) {

@@ -153,7 +153,7 @@ simhash_err sh_near_sort_init(sh_near_sort *s, size_t n)
 	s->bits = 8;
 	while (s->bits < 16 && ((size_t)1 << s->bits) < n / 4)
 		s->bits++;
-	s->tmp = malloc((n ? n : 1) * sizeof *s->tmp);
+	s->tmp = sh_alloc_big((n ? n : 1) * sizeof *s->tmp);
 	s->start = malloc((((size_t)1 << s->bits) + 1) * sizeof *s->start);
 	if (s->tmp && s->start)
 		return SIMHASH_OK;
@@ -196,7 +196,7 @@ simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same)
 
 	if (n > UINT32_MAX)
 		return SIMHASH_EINVAL;
-	h = malloc((n ? n : 1) * sizeof *h);
+	h = sh_alloc_big((n ? n : 1) * sizeof *h);
 	if (!h || sh_near_sort_init(&sort, n)) {
 		free(h);
 		return SIMHASH_ENOMEM;
@@ -515,8 +515,8 @@ static int by_pair(const void *a, const void *b)
 simhash_err sh_near_components(const uint64_t *rep, size_t n_reps, uint32_t *uf,
 			       const uint64_t *same, size_t n, uint64_t *cluster)
 {
-	uint32_t *inv = malloc((n ? n : 1) * sizeof *inv);
-	uint64_t *low = malloc((n_reps + 1) * sizeof *low);
+	uint32_t *inv = sh_alloc_big((n ? n : 1) * sizeof *inv);
+	uint64_t *low = sh_alloc_big((n_reps + 1) * sizeof *low);
 	size_t i;
 
 	if (!inv || !low) {
@@ -571,7 +571,7 @@ simhash_err sh_near_clusters_of(sh_near_run_fn run, const simhash_sketch *docs, 
 
 	if (n && !cluster)
 		return SIMHASH_EINVAL;
-	same = malloc((n ? n : 1) * sizeof *same);
+	same = sh_alloc_big((n ? n : 1) * sizeof *same);
 	if (!same)
 		return SIMHASH_ENOMEM;
 	err = run(docs, n, same, cluster, NULL, NULL);
