@@ -388,6 +388,8 @@ static int read_docs(struct dedup_cmd *c, int argc, char **argv, int first)
 	c->paths = first < argc ? argv + first : stdin_only;
 	c->n_paths = first < argc ? (size_t)(argc - first) : 1;
 	c->run.multi = c->n_paths > 1;
+	c->run.no_ids = (c->o.output == OUT_KEEP || c->o.output == OUT_DROP) &&
+			c->run.mode != MODE_FILES;
 	if (!c->o.jobs)
 		c->o.jobs = cli_online_cores(MAX_JOBS);
 	c->docs.nw = c->cc.cfg.bits == 128 ? 2 : 1;

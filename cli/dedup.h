@@ -69,6 +69,7 @@ struct dedup_run {
 	unsigned jsonl_flags;
 	const simhash_config *cfg;
 	int near; /* sketch documents for simhash_near_join() instead */
+	int no_ids; /* keep or drop of lines or records: no id is ever written */
 };
 
 /* One input: where its records are re-read from. */

@@ -148,7 +148,7 @@ static int take_doc(struct src_batch *b, const struct doc *d, void *arg)
 	if (sbuf_grow(&b->out, sizeof(h)))
 		return src_fail(b, d, "out of memory");
 	b->out.len = id_at;
-	if (src_raw_id(&b->out, d, rd->run->multi, 1)) {
+	if (!rd->run->no_ids && src_raw_id(&b->out, d, rd->run->multi, 1)) {
 		b->out.len = start; /* the batch hook never sees half a document */
 		return src_fail(b, d, "out of memory");
 	}
