@@ -502,18 +502,23 @@ simhash_err sh_near_pairs_of(sh_near_run_fn run, const simhash_sketch *docs, siz
 			     uint64_t *same, simhash_near_pair **out, size_t *n_out);
 simhash_err sh_near_clusters_of(sh_near_run_fn run, const simhash_sketch *docs, size_t n,
 				uint64_t *cluster);
-/* ---- index/near_keys.c: simhash_near_bands() on the path asked for (vbmi:
- * AVX-512 VBMI densification, only where sh_near_bands_have_vbmi()); both
- * give the same keys, and the tests run both. */
-void sh_near_bands_path(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi);
-int sh_near_bands_have_vbmi(void);
-/* index/near_keys.c: the band keys of sk as sh_near_bands_path() gives
- * them, and with bits (zeroed, SH_NEAR_SUMMARY_WORDS words) the bit set of
- * near_bands.c's summary (a key sets bit key mod 384) in the
- * same pass; returns how many of those bits are set (0 without bits). */
+/* ---- index/near_keys.c: the band keys of simhash_near_bands() on the
+ * path asked for: level SH_NEAR_KEYS_PORTABLE, SH_NEAR_KEYS_AVX512 (AVX-512
+ * F and DQ: Skylake-SP Xeons on) or SH_NEAR_KEYS_VBMI (with the VBMI
+ * densification), at most sh_near_keys_level(); with tab (made once, for
+ * many sketches) the portable densification looks its rows up in tab; and
+ * with bits (zeroed, SH_NEAR_SUMMARY_WORDS words) the bit set of
+ * near_bands.c's summary in the same pass, returning how many bits are set
+ * (0 without bits). Every path gives the same keys and bits; the tests
+ * compare them. */
+enum { SH_NEAR_KEYS_PORTABLE, SH_NEAR_KEYS_AVX512, SH_NEAR_KEYS_VBMI };
 #define SH_NEAR_SUMMARY_WORDS 6
-size_t sh_near_band_keys(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi,
-			 uint64_t bits[SH_NEAR_SUMMARY_WORDS]);
+typedef struct sh_near_table sh_near_table;
+int sh_near_keys_level(void);
+simhash_err sh_near_table_new(sh_near_table **out);
+void sh_near_table_free(sh_near_table *t);
+size_t sh_near_band_keys(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int level,
+			 const sh_near_table *tab, uint64_t bits[SH_NEAR_SUMMARY_WORDS]);
 /* simhash_near_band_join() and simhash_near_band_clusters() on the paths of
  * other CPUs: level 0 the portable ones (band keys, summaries, the large
  * buckets' bounds one pair at a time), 1 the AVX-512 ones without

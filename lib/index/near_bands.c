@@ -69,6 +69,7 @@
 #define SH_NB_AHEAD 48 /* entries: how far run_buckets() fetches ahead */
 #define SH_NB_QUEUE 16 /* pairs: how far merges trail their keys' fetch */
 #define SH_NB_SEEN_MAX 21 /* shared_keys()'s bit maps: at most 256 KiB each */
+#define SH_NB_TABLE_MIN 1024 /* first members from which the portable paths make a table */
 
 /* What the filters of a pair read of each side, in one place: its size,
  * kind, bit set and the keys lost to another's bit (summarize()). */
@@ -98,12 +99,12 @@ static void summarize(const simhash_sketch *s, const uint64_t bits[SH_NB_WORDS],
 
 
 /* The band keys of a sketch and its summary, in one pass over its keys. */
-static void bands_of(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int vbmi,
-		     struct summary *sum)
+static void bands_of(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int keys,
+		     const sh_near_table *tab, struct summary *sum)
 {
 	uint64_t bits[SH_NB_WORDS] = { 0 };
 
-	summarize(sk, bits, sh_near_band_keys(sk, out, vbmi, bits), sum);
+	summarize(sk, bits, sh_near_band_keys(sk, out, keys, tab, bits), sum);
 }
 
 
@@ -683,11 +684,16 @@ static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
 	sh_near_ent *e = NULL;
 	uint64_t *seen = NULL;
 	size_t i, n_e;
-	int popcnt, vbmi = level && sh_near_bands_have_vbmi();
+	int popcnt, keys = sh_near_keys_level();
+	sh_near_table *tab = NULL;
 	simhash_err err;
 
 	if ((n && (!docs || !same)) || n >= UINT32_MAX / SIMHASH_NEAR_BANDS)
 		return SIMHASH_EINVAL;
+	/* the band keys' path for the level: 1 stands for AVX-512 without
+	 * VBMI (Skylake-SP and Cascade Lake Xeons) */
+	keys = level == 0 ? SH_NEAR_KEYS_PORTABLE : level == 1 && keys > SH_NEAR_KEYS_AVX512
+		? SH_NEAR_KEYS_AVX512 : keys;
 	for (i = 0; i < n; i++)
 		if ((docs[i].n_keys && !docs[i].keys) || docs[i].n_keys >= UINT32_MAX ||
 		    (docs[i].kind != SIMHASH_NEAR_CHARS && docs[i].kind != SIMHASH_NEAR_SHINGLES))
@@ -709,13 +715,15 @@ static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
 		bj.uf = sh_alloc_big((bj.n_reps ? bj.n_reps : 1) * sizeof *bj.uf);
 	seen = malloc(2 * ((size_t)1 << (seen_bits(bj.n_reps) - 6)) * sizeof *seen);
 	if (!bj.bands || !e || !bj.sum || !seen || (cluster && !bj.uf) ||
+	    (keys == SH_NEAR_KEYS_PORTABLE && bj.n_reps >= SH_NB_TABLE_MIN &&
+	     sh_near_table_new(&tab)) ||
 	    sh_near_sort_init(&bj.sort, bj.n_reps)) {
 		err = SIMHASH_ENOMEM;
 		goto done;
 	}
 	for (i = 0; i < bj.n_reps; i++) {
 		uint64_t b[SIMHASH_NEAR_BANDS];
-		bands_of(&docs[bj.rep[i]], b, vbmi, &bj.sum[i]);
+		bands_of(&docs[bj.rep[i]], b, keys, tab, &bj.sum[i]);
 		for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS; k++)
 			bj.bands[k * bj.n_reps + i] = b[k];
 		if (bj.uf)
@@ -744,6 +752,7 @@ done:
 	free(bj.sum);
 	free(bj.rep);
 	free(bj.uf);
+	sh_near_table_free(tab);
 	sh_near_sort_free(&bj.sort);
 	free(bj.col);
 	free(bj.hit);

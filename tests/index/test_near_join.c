@@ -381,41 +381,49 @@ static void test_texts(void)
 	simhash_near_free(NULL);
 }
 
-/* The AVX-512 VBMI densification gives the portable walk's band keys, and
- * the vector bins the portable bit set of the summaries, on sketches of
- * every size (one key: every bin densified from one, so rows whose first 64
- * probes miss take the tail walk) and both kinds. */
-static void test_band_keys_both_paths(void)
+/* Every path of the band keys and summary bits (the portable one with its
+ * walk or its table, AVX-512 F/DQ, AVX-512 VBMI: those the CPU has) gives
+ * the portable walk's keys and bit set, on sketches of every size (one key:
+ * every bin densified from one, so rows whose first 64 probes miss take the
+ * tail walk) and both kinds. */
+static void test_band_keys_all_paths(void)
 {
 	static const unsigned universes[] = {4, 20, 400};
 	uint64_t a[SIMHASH_NEAR_BANDS], b[SIMHASH_NEAR_BANDS];
 	uint64_t bits_a[SH_NEAR_SUMMARY_WORDS], bits_b[SH_NEAR_SUMMARY_WORDS];
+	int top = sh_near_keys_level();
+	sh_near_table *tab = NULL;
 
-	if (!sh_near_bands_have_vbmi()) {
-		printf("  (no AVX-512 VBMI here: the portable path alone)\n");
+	CHECK(sh_near_table_new(&tab) == SIMHASH_OK);
+	if (!tab)
 		return;
-	}
+	if (top < SH_NEAR_KEYS_VBMI)
+		printf("  (paths up to %d of %d here)\n", top, SH_NEAR_KEYS_VBMI);
 	for (unsigned round = 0; round < 60; round++) {
 		test_rnd_seed(2000 + round);
 		make_set(MAX_DOCS, universes[round % 3]);
 		for (size_t i = 0; i < MAX_DOCS; i++) {
 			simhash_sketch one = sk[i];
 			for (size_t m = 0; m <= 3 && m <= sk[i].n_keys; m++) {
+				size_t set_a;
 				/* the sketch, and its first m keys alone */
 				one.n_keys = m == 3 ? sk[i].n_keys : m;
-				size_t set_a, set_b;
 				memset(bits_a, 0, sizeof bits_a);
-				memset(bits_b, 0, sizeof bits_b);
-				set_a = sh_near_band_keys(&one, a, 0, bits_a);
-				set_b = sh_near_band_keys(&one, b, 1, bits_b);
-				CHECK(set_a == set_b && set_a <= one.n_keys && (one.n_keys == 0) == (set_a == 0));
-				CHECK(!memcmp(bits_a, bits_b, sizeof bits_a));
-				sh_near_bands_path(&one, b, 1);
-				if (memcmp(a, b, sizeof a)) {
-					printf("  seed %u, sketch %zu of %zu keys: paths differ\n", 2000 + round,
-					       i, one.n_keys);
-					CHECK(0);
-					return;
+				set_a = sh_near_band_keys(&one, a, SH_NEAR_KEYS_PORTABLE, NULL, bits_a);
+				CHECK(set_a <= one.n_keys && (one.n_keys == 0) == (set_a == 0));
+				for (int path = 0; path <= 2 * top + 1; path++) {
+					size_t set_b;
+					memset(bits_b, 0, sizeof bits_b);
+					set_b = sh_near_band_keys(&one, b, path / 2, path % 2 ? tab : NULL,
+								  bits_b);
+					if (set_b != set_a || memcmp(a, b, sizeof a) ||
+					    memcmp(bits_a, bits_b, sizeof bits_a)) {
+						printf("  seed %u, sketch %zu of %zu keys: path %d differs\n",
+						       2000 + round, i, one.n_keys, path);
+						CHECK(0);
+						sh_near_table_free(tab);
+						return;
+					}
 				}
 			}
 		}
@@ -424,9 +432,10 @@ static void test_band_keys_both_paths(void)
 		uint64_t k[2] = {5, 9};
 		simhash_sketch s = {k, 2, SIMHASH_NEAR_CHARS};
 		simhash_near_bands(&s, a);
-		sh_near_bands_path(&s, b, 0);
+		sh_near_band_keys(&s, b, SH_NEAR_KEYS_PORTABLE, NULL, NULL);
 		CHECK(!memcmp(a, b, sizeof a));
 	}
+	sh_near_table_free(tab);
 }
 
 struct listed {
@@ -533,12 +542,60 @@ static void test_entry_sort_any_keys(void)
 		}
 }
 
+/* A join large enough for the portable path's densification table (more
+ * first members than SH_NB_TABLE_MIN in near_bands.c): 24 sets of
+ * make_set() side by side, the pairs and clusters of every path equal. */
+static void test_large_join_all_paths(void)
+{
+	enum { SETS = 24, N = SETS * MAX_DOCS };
+	simhash_sketch *big = malloc(N * sizeof *big);
+	uint64_t *store = malloc((size_t)N * MAX_KEYS * sizeof *store), *c0 = NULL, *cl = NULL;
+	simhash_near_pair *p0 = NULL;
+	size_t n_p0 = 0;
+
+	CHECK(big && store);
+	if (!big || !store)
+		goto out;
+	test_rnd_seed(77);
+	for (size_t r = 0; r < SETS; r++) {
+		make_set(MAX_DOCS, r % 2 ? 20 : 400);
+		for (size_t i = 0; i < MAX_DOCS; i++) {
+			uint64_t *k = store + (r * MAX_DOCS + i) * MAX_KEYS;
+			memcpy(k, sk[i].keys, sk[i].n_keys * sizeof *k);
+			big[r * MAX_DOCS + i] = (simhash_sketch){ k, sk[i].n_keys, sk[i].kind };
+		}
+	}
+	c0 = malloc(N * sizeof *c0);
+	cl = malloc(N * sizeof *cl);
+	CHECK(c0 && cl && sh_near_band_clusters_path(2, big, N, c0) == SIMHASH_OK);
+	CHECK(simhash_near_band_join(big, N, cl, &p0, &n_p0) == SIMHASH_OK && n_p0 > 0);
+	for (int level = 0; level < 2 && c0 && cl; level++) {
+		simhash_near_pair *p = NULL;
+		size_t n_p = 0, same_pairs = 1;
+		CHECK(sh_near_band_clusters_path(level, big, N, cl) == SIMHASH_OK);
+		CHECK(!memcmp(c0, cl, N * sizeof *cl));
+		CHECK(sh_near_band_join_path(level, big, N, cl, &p, &n_p) == SIMHASH_OK);
+		for (size_t i = 0; i < n_p && n_p == n_p0; i++)
+			same_pairs &= p[i].a == p0[i].a && p[i].b == p0[i].b &&
+				      p[i].jaccard == p0[i].jaccard;
+		CHECK(n_p == n_p0 && same_pairs);
+		simhash_near_pairs_free(p);
+	}
+out:
+	simhash_near_pairs_free(p0);
+	free(c0);
+	free(cl);
+	free(store);
+	free(big);
+}
+
 TEST_MAIN("near_join",
 	  TEST(test_join_equals_brute_force),
 	  TEST(test_band_join_equals_its_definition),
 	  TEST(test_decide_equals_reference),
 	  TEST(test_decision_edges),
 	  TEST(test_texts),
-	  TEST(test_band_keys_both_paths),
+	  TEST(test_band_keys_all_paths),
+	  TEST(test_large_join_all_paths),
 	  TEST(test_sketch_keys_are_the_distinct_features),
 	  TEST(test_entry_sort_any_keys))
