@@ -148,6 +148,20 @@ struct sh_pairs_job {
 #undef SFX
 #undef POPCNT
 
+static int by_a_b(const void *x, const void *y)
+{
+	const struct sh_pair_rec *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* Below this many pairs, qsort: the radix sort's 512 KiB of counters, made
+ * and cleared four times, cost more (a cluster job joins millions of small
+ * groups, each a call). */
+#define SORT_PAIRS_RADIX 4096
+
 /* Sorts pairs by (a, b): LSD radix on the 64-bit key, 16 bits a pass. */
 static int sort_pairs(struct sh_pairs_out *o)
 {
@@ -157,6 +171,10 @@ static int sort_pairs(struct sh_pairs_out *o)
 
 	if (n < 2)
 		return 0;
+	if (n < SORT_PAIRS_RADIX) { /* (a, b) are distinct: any sort gives this order */
+		qsort(o->p, n, sizeof(*o->p), by_a_b);
+		return 0;
+	}
 	tmp = malloc(n * sizeof(*tmp));
 	count = malloc(((size_t)1 << 16) * sizeof(*count));
 	if (!tmp || !count) {
