@@ -228,6 +228,8 @@ int shpy_block_pairs(const uint64_t *fps, const uint64_t *gids, const uint64_t *
                      uint32_t **out_d, size_t *n_out);
 long shpy_parse_fps(const char *buf, size_t len, unsigned digits, uint64_t *words,
                     uint64_t *ids, size_t cap);
+int shpy_line_ids(const char *buf, size_t len, unsigned digits, const uint64_t *want,
+                  size_t n_want, uint64_t *ids);
 simhash_err simhash_config_set(simhash_config *cfg, const char *name, const char *value);
 int simhash_config_option_takes_value(const char *name);
 simhash_err simhash_config_from_scheme(const char *scheme, simhash_config *cfg);

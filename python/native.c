@@ -981,3 +981,32 @@ long shpy_parse_fps(const char *buf, size_t len, unsigned digits, uint64_t *word
 	}
 	return (long)n;
 }
+
+/* The ids of some lines of the text form in buf[0..len), already parsed
+ * once (shpy_parse_fps()): want[0..n_want) ascending line numbers from 0;
+ * ids[2 j], ids[2 j + 1] get line want[j]'s id bounds as shpy_parse_fps()
+ * gives them. Only line breaks are looked for, no fingerprint parsed.
+ * Returns 0, or -1 if buf has fewer lines or a wanted line is too short. */
+int shpy_line_ids(const char *buf, size_t len, unsigned digits, const uint64_t *want,
+		  size_t n_want, uint64_t *ids)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	uint64_t line = 0;
+
+	for (size_t j = 0; j < n_want; j++) {
+		for (; line < want[j]; line++) {
+			nl = memchr(p, '\n', (size_t)(end - p));
+			if (!nl)
+				return -1;
+			p = nl + 1;
+		}
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if ((size_t)(nl - p) <= digits)
+			return -1;
+		ids[2 * j] = (uint64_t)(p + digits + 1 - buf);
+		ids[2 * j + 1] = (uint64_t)(nl - buf) - (nl > p + digits + 1 && nl[-1] == '\r');
+	}
+	return 0;
+}

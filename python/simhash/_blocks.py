@@ -130,3 +130,17 @@ def parse_text_form(data, digits):
         e.line = -n
         raise e
     return words[:n * (2 if digits == 32 else 1)], ids[:2 * n]
+
+
+def line_ids(data, digits, lines):
+    """The id byte ranges of some lines of text-form data that
+    parse_text_form() has already accepted: `lines` ascending line numbers
+    from 0; returns bounds as parse_text_form() gives them, for those lines
+    only (line breaks are looked for, no fingerprint is parsed)."""
+    lines = np.ascontiguousarray(lines, dtype=np.uint64)
+    bounds = np.empty(2 * len(lines), dtype=np.uint64)
+    if len(lines) and lib.shpy_line_ids(ffi.from_buffer(data), len(data), digits,
+                                        ffi.from_buffer("uint64_t[]", lines), len(lines),
+                                        ffi.from_buffer("uint64_t[]", bounds)):
+        raise ValueError("the input changed since it was read")
+    return bounds

@@ -506,8 +506,11 @@ def _part_ids(part, spec, job, local):
     data = _read_block(spec)
     if part["bad"]:  # lines were skipped: find each id by its line
         return _ids_by_line(data, part, local)
-    _, bounds = _blocks.parse_text_form(data, job["bits"] // 4)
-    return [data[int(bounds[2 * i]):int(bounds[2 * i + 1])] for i in local]
+    # only the wanted lines' breaks are found, in ascending order
+    uniq, inv = np.unique(np.asarray(local, dtype=np.uint64), return_inverse=True)
+    bounds = _blocks.line_ids(data, job["bits"] // 4, uniq)
+    ids = [data[int(bounds[2 * j]):int(bounds[2 * j + 1])] for j in range(len(uniq))]
+    return [ids[j] for j in inv]
 
 
 def _ids_by_line(data, part, local):

@@ -96,6 +96,25 @@ def test_parse_text_form():
     assert len(w) == 0
 
 
+def test_line_ids_are_parse_text_form_ids():
+    rng = random.Random(SEED + 7)
+    for digits in (8, 16, 32):
+        lines = []
+        for i in range(300):
+            ident = "".join(rng.choice("ab\t c\u00e9\u6f22") for _ in range(rng.randrange(6)))
+            end = rng.choice(["\n", "\r\n"])
+            lines.append("%0*x\t%s%s" % (digits, rng.getrandbits(4 * digits), ident, end))
+        if rng.random() < 0.5:
+            lines[-1] = lines[-1].rstrip("\r\n")  # a last line without its break
+        data = "".join(lines).encode()
+        _, want = _blocks.parse_text_form(data, digits)
+        some = sorted(rng.sample(range(300), 40)) + [299]
+        got = _blocks.line_ids(data, digits, some)
+        assert got.tolist() == [int(want[2 * i + h]) for i in some for h in (0, 1)]
+    with pytest.raises(ValueError):
+        _blocks.line_ids(b"0123456789abcdef\tone\n", 16, [1])
+
+
 def test_block_keys_cover_the_bits():
     fps = np.array([0x0123456789abcdef], dtype=np.uint64)
     keys = [int(_blocks.block_keys(fps, 64, 3, t)[0][0]) for t in range(4)]
