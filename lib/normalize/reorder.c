@@ -123,7 +123,7 @@ static void sort_run(UChar *d, const uint8_t *cc, UChar *tmp, size_t n)
 /* Makes room for n UTF-16 units and their classes. */
 static simhash_err room(sh_reorder_bufs *b, size_t n)
 {
-	if (sh_buf_reserve(&b->u16, n * sizeof(UChar)) || sh_buf_reserve(&b->ccs, n))
+	if (sh_buf_reserve_big(&b->u16, n * sizeof(UChar)) || sh_buf_reserve_big(&b->ccs, n))
 		return SIMHASH_ENOMEM;
 	return SIMHASH_OK;
 }
@@ -197,7 +197,7 @@ simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reo
 		/* a run of more than SH_REORDER_RUN characters: of that many units
 		 * at least (a 4-byte mark is two units) */
 		if (j - i > SH_REORDER_RUN) {
-			if (sh_buf_reserve(&b->tmp, (j - i) * sizeof(UChar)))
+			if (sh_buf_reserve_big(&b->tmp, (j - i) * sizeof(UChar)))
 				return SIMHASH_ENOMEM;
 			sort_run(d + i, cc + i, b->tmp.p, j - i);
 		}
