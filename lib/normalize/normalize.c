@@ -344,39 +344,38 @@ static inline simhash_err room(sh_norm *n, size_t chars, size_t bytes)
 	return fail ? SIMHASH_ENOMEM : SIMHASH_OK;
 }
 
-/* Normalizes the UTF-16 units u[0..m) and emits the characters. */
-static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
+/* emit() of c of class cls; the common case of a word or CJK character
+ * with no space pending and no repeat rule written here, as emit() would
+ * (nothing to decide for the space and repeat rules), without a call. */
+static inline void emit_char(sh_norm *n, uint32_t c, int cls)
 {
-	UErrorCode st = U_ZERO_ERROR;
-	const UChar *src = u;
-	int32_t k = 0, len = m;
-	simhash_err err;
-
-	if (n->cfg.casefold) {
-		/* Long combining runs would cost ICU quadratic time (reorder.c). */
-		if (m > 32 && !n->no_reorder && sh_reorder_needed(n->nfkc_cf, &n->reorder, u, m)) {
-			err = sh_reorder(n->nfkc_cf, u, m, &n->reorder, &m);
-			if (err)
-				return err;
-			u = n->reorder.u16.p;
+	if ((cls == SH_C_WORD || cls == SH_C_CJK) && !n->pending_space && !n->cfg.max_repeat) {
+		n->last_cp = c;
+		n->oo[n->n_chars] = (uint32_t)n->len;
+		n->oc[n->n_chars++] = (uint8_t)cls;
+		if (c < 0x80)
+			n->o[n->len++] = (uint8_t)c;
+		else if (c < 0x800) {
+			n->o[n->len] = (uint8_t)(0xC0 | c >> 6);
+			n->o[n->len + 1] = (uint8_t)(0x80 | (c & 0x3F));
+			n->len += 2;
+		} else {
+			n->len += sh_utf8_put(n->o + n->len, c);
 		}
-		if (sh_buf_reserve_big(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64))
-			return SIMHASH_ENOMEM;
-		len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
-				       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
-		if (st == U_BUFFER_OVERFLOW_ERROR) {
-			st = U_ZERO_ERROR;
-			if (sh_buf_reserve_big(&n->u16out, (size_t)len * sizeof(UChar) + 64))
-				return SIMHASH_ENOMEM;
-			len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
-					       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
-		}
-		if (U_FAILURE(st))
-			return SIMHASH_EDEP;
-		src = n->u16out.p;
+		return;
 	}
+	emit(n, c, cls);
+}
+
+/* Emits the normalized UTF-16 units src[0..len) (the sink of
+ * sh_reorder_emit()). */
+static simhash_err emit_units(void *arg, const UChar *src, int32_t len)
+{
+	sh_norm *n = arg;
+	int32_t k = 0;
 	/* Each unit gives at most one character and a space before it. */
-	err = room(n, 2 * (size_t)len, 4 * (size_t)len);
+	simhash_err err = room(n, 2 * (size_t)len, 4 * (size_t)len);
+
 	if (err)
 		return err;
 	while (k < len) {
@@ -386,7 +385,7 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 		if (c < 0x10000 && n->bmp && (bmp_get(n, (uint32_t)c) & SH_KNOWN)) {
 			uint32_t e = n->bmp[c];
 			if (!(e & SH_DROP))
-				emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
+				emit_char(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
 			continue;
 		}
 		if (c < 0x80) {
@@ -402,6 +401,33 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 		emit(n, (uint32_t)c, cls);
 	}
 	return SIMHASH_OK;
+}
+
+/* Normalizes the UTF-16 units u[0..m) and emits the characters. */
+static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
+{
+	UErrorCode st = U_ZERO_ERROR;
+	int32_t len;
+
+	if (!n->cfg.casefold)
+		return emit_units(n, u, m);
+	/* Long combining runs would cost ICU quadratic time (reorder.c). */
+	if (m > 32 && !n->no_reorder && sh_reorder_needed(n->nfkc_cf, &n->reorder, u, m))
+		return sh_reorder_emit(n->nfkc_cf, u, m, &n->reorder, emit_units, n);
+	if (sh_buf_reserve_big(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64))
+		return SIMHASH_ENOMEM;
+	len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
+			       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
+	if (st == U_BUFFER_OVERFLOW_ERROR) {
+		st = U_ZERO_ERROR;
+		if (sh_buf_reserve_big(&n->u16out, (size_t)len * sizeof(UChar) + 64))
+			return SIMHASH_ENOMEM;
+		len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
+				       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
+	}
+	if (U_FAILURE(st))
+		return SIMHASH_EDEP;
+	return emit_units(n, n->u16out.p, len);
 }
 
 /* Index of the first byte >= 0x80 in in[i..end), or end. */

@@ -17,6 +17,22 @@
  * is the same. tests/normalize/test_reorder.c checks this against ICU on the
  * untouched input, and bounds the time per MB on adversarial texts.
  *
+ * Less work for ICU (sh_reorder_emit()): in a sorted run after a starter L
+ * (ccc 0), a mark C is blocked from L (UAX #15, D115) exactly when a mark
+ * still there between them has C's class, since no class between exceeds
+ * C's. So in each block of marks of one class only a leading stretch can
+ * compose with L, and once one mark of the block stays, every later one of
+ * the block stays where it is and changes no decision for the others (a
+ * later mark of a higher class is not blocked by a lower one; a starter
+ * after the run is blocked by the mark that stays). Where L and the run form
+ * a normalization unit of their own (boundaries before L and after the run),
+ * ICU gets L with the first SH_REORDER_KEEP marks of each block only, and
+ * the rest of a block is put back after the block's last mark in ICU's
+ * output. That a mark of each cut block is in the output, after L's
+ * composite and in class order, is checked; otherwise ICU gets the whole
+ * unit. tests/normalize/test_reorder.c compares the normalizer's output with
+ * ICU's on the untouched text, long blocks included.
+ *
  * A run is detected on the segment as given: a character without a
  * normalization boundary before it (unorm2_hasBoundaryBefore) continues the
  * run. That catches marks hidden in compatibility mappings too (U+FF9E maps to
@@ -34,6 +50,11 @@
 /* Longest full decomposition under NFKC_Casefold (U+FDFA: 18 characters), with
  * room to spare. */
 #define SH_DECOMP_MAX 32
+
+/* The marks of a block ICU sees in a unit of sh_reorder_emit(): more than
+ * the marks that compose with one starter (a primary composite decomposes
+ * to at most four characters), so that one of the block stays. */
+#define SH_REORDER_KEEP 8
 
 /* Fills the cache entry e with what ICU says of c. */
 static __attribute__((noinline)) const sh_reorder_entry *fill(const UNormalizer2 *nf,
@@ -105,9 +126,9 @@ int sh_reorder_needed(const UNormalizer2 *nf, sh_reorder_bufs *b, const UChar *u
 }
 
 /* Sorts the UTF-16 units d[0..n) by their class cc[] (stable), through
- * tmp[0..n). The units of one code point share its class, so they stay
- * together and in order. */
-static void sort_run(UChar *d, const uint8_t *cc, UChar *tmp, size_t n)
+ * tmp[0..n), and the classes with them. The units of one code point share
+ * its class, so they stay together and in order. */
+static void sort_run(UChar *d, uint8_t *cc, UChar *tmp, size_t n)
 {
 	size_t count[257] = {0};
 
@@ -118,6 +139,11 @@ static void sort_run(UChar *d, const uint8_t *cc, UChar *tmp, size_t n)
 	for (size_t i = 0; i < n; i++)
 		tmp[count[cc[i]]++] = d[i];
 	memcpy(d, tmp, n * sizeof *d);
+	/* count[c] now ends class c's units */
+	for (int c = 0; c < 256; c++) {
+		size_t start = c ? count[c - 1] : 0;
+		memset(cc + start, c, count[c] - start);
+	}
 }
 
 /* Makes room for n UTF-16 units and their classes. */
@@ -183,7 +209,7 @@ simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reo
 {
 	size_t n, i = 0;
 	simhash_err err = decompose(nf, u, m, b, &n);
-	const uint8_t *cc = b->ccs.p;
+	uint8_t *cc = b->ccs.p;
 	UChar *d = b->u16.p;
 
 	if (err)
@@ -207,8 +233,202 @@ simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reo
 	return SIMHASH_OK;
 }
 
+/* ICU's NFKC_Casefold of u[0..m) into b->out, *len units. */
+static simhash_err icu(const UNormalizer2 *nf, sh_reorder_bufs *b, const UChar *u, int32_t m,
+		       int32_t *len)
+{
+	UErrorCode st = U_ZERO_ERROR;
+
+	if (sh_buf_reserve_big(&b->out, (size_t)m * 3 * sizeof(UChar) + 64))
+		return SIMHASH_ENOMEM;
+	*len = unorm2_normalize(nf, u, m, b->out.p, (int32_t)(b->out.cap / sizeof(UChar)), &st);
+	if (st == U_BUFFER_OVERFLOW_ERROR) {
+		st = U_ZERO_ERROR;
+		if (sh_buf_reserve_big(&b->out, (size_t)*len * sizeof(UChar) + 64))
+			return SIMHASH_ENOMEM;
+		*len = unorm2_normalize(nf, u, m, b->out.p, (int32_t)(b->out.cap / sizeof(UChar)),
+					&st);
+	}
+	return U_FAILURE(st) ? SIMHASH_EDEP : SIMHASH_OK;
+}
+
+/* ICU's NFKC_Casefold of u[0..m), handed to sink. */
+static simhash_err normalize(const UNormalizer2 *nf, sh_reorder_bufs *b, const UChar *u,
+			     size_t m, sh_reorder_sink sink, void *arg)
+{
+	int32_t len;
+	simhash_err err;
+
+	if (!m)
+		return SIMHASH_OK;
+	err = icu(nf, b, u, (int32_t)m, &len);
+	return err ? err : sink(arg, b->out.p, len);
+}
+
+/* A block of a cut run: its class and the units [from, to) of b->u16 that
+ * ICU did not get. */
+struct cut {
+	uint32_t from, to;
+	uint8_t ccc;
+};
+
+/* Copies the starter d[ls..i) and the sorted run d[i..j) into b->cut, each
+ * block of one class cut to SH_REORDER_KEEP code points; the rest of each
+ * cut block goes to cuts[]. Returns the units written, or -1 (no memory). */
+static int32_t cut_run(sh_reorder_bufs *b, size_t ls, size_t i, size_t j, struct cut *cuts,
+		       int *n_cuts)
+{
+	const UChar *d = b->u16.p;
+	const uint8_t *cc = b->ccs.p;
+	UChar *r;
+	size_t k = 0;
+
+	if (sh_buf_reserve(&b->cut, (i - ls + 256 * 2 * SH_REORDER_KEEP) * sizeof(UChar)))
+		return -1;
+	r = b->cut.p;
+	for (size_t x = ls; x < i; x++)
+		r[k++] = d[x];
+	*n_cuts = 0;
+	while (i < j) {
+		uint8_t c = cc[i];
+		size_t e = i, f;
+		/* the first SH_REORDER_KEEP code points of the block (a pair's
+		 * units share their class) */
+		for (int kept = 0; e < j && cc[e] == c && kept < SH_REORDER_KEEP; kept++) {
+			r[k++] = d[e++];
+			if (U16_IS_LEAD(d[e - 1]) && e < j && U16_IS_TRAIL(d[e]))
+				r[k++] = d[e++];
+		}
+		for (f = e; f < j && cc[f] == c; f++)
+			;
+		if (f > e)
+			cuts[(*n_cuts)++] = (struct cut){ (uint32_t)e, (uint32_t)f, c };
+		i = f;
+	}
+	return (int32_t)k;
+}
+
+/* Where each cut block's rest goes in ICU's output o[0..len) of the cut
+ * unit (with a starter first if `starter`): at[c] past the last mark of
+ * class c. 0 if the output is not the starter's composite and then marks in
+ * class order, or a cut block has no mark left in it. */
+static int place(const UChar *o, int32_t len, int starter, const struct cut *cuts, int n_cuts,
+		 int32_t at[256])
+{
+	int32_t q = 0;
+	int prev = 1;
+	UChar32 x;
+
+	for (int c = 0; c < 256; c++)
+		at[c] = -1;
+	if (starter && q < len) {
+		U16_NEXT(o, q, len, x);
+		if (u_getCombiningClass(x) != 0)
+			return 0;
+	}
+	while (q < len) {
+		int c;
+		U16_NEXT(o, q, len, x);
+		c = u_getCombiningClass(x);
+		if (c < prev)
+			return 0; /* a starter, or out of class order */
+		prev = c;
+		at[c] = q;
+	}
+	for (int k = 0; k < n_cuts; k++)
+		if (at[cuts[k].ccc] < 0)
+			return 0;
+	return 1;
+}
+
+/* The normalization unit of the starter d[ls..i) (none if ls == i) and the
+ * sorted run d[i..j), handed to sink: ICU's output of the cut unit with each
+ * cut block's rest put back, or if place() finds it otherwise, ICU's output
+ * of the whole unit. */
+static simhash_err unit(const UNormalizer2 *nf, sh_reorder_bufs *b, size_t ls, size_t i,
+			size_t j, sh_reorder_sink sink, void *arg)
+{
+	const UChar *d = b->u16.p;
+	struct cut cuts[256];
+	int32_t at[256], len, from = 0, k;
+	int n_cuts;
+	simhash_err err;
+
+	k = cut_run(b, ls, i, j, cuts, &n_cuts);
+	if (k < 0)
+		return SIMHASH_ENOMEM;
+	if (!n_cuts)
+		return normalize(nf, b, d + ls, j - ls, sink, arg);
+	err = icu(nf, b, b->cut.p, k, &len);
+	if (err)
+		return err;
+	if (!place(b->out.p, len, ls < i, cuts, n_cuts, at))
+		return normalize(nf, b, d + ls, j - ls, sink, arg);
+	for (int c = 0; c < n_cuts && !err; c++) {
+		const UChar *o = b->out.p;
+		int32_t to = at[cuts[c].ccc];
+		err = sink(arg, o + from, to - from);
+		if (!err)
+			err = sink(arg, d + cuts[c].from, (int32_t)(cuts[c].to - cuts[c].from));
+		from = to;
+	}
+	return err ? err : sink(arg, (const UChar *)b->out.p + from, len - from);
+}
+
+/* Whether d[ls..j) of d[0..n) is a normalization unit of its own: a
+ * boundary before it (or the segment's start) and after it (or the end). */
+static int alone(const UNormalizer2 *nf, const UChar *d, size_t n, size_t ls, size_t j)
+{
+	UChar32 c;
+
+	if (ls > 0) {
+		U16_GET(d, 0, ls, n, c);
+		if (!unorm2_hasBoundaryBefore(nf, c))
+			return 0;
+	}
+	if (j < n) {
+		U16_GET(d, 0, j, n, c);
+		if (!unorm2_hasBoundaryBefore(nf, c))
+			return 0;
+	}
+	return 1;
+}
+
+simhash_err sh_reorder_emit(const UNormalizer2 *nf, const UChar *u, int32_t m,
+			    sh_reorder_bufs *b, sh_reorder_sink sink, void *arg)
+{
+	int32_t n32;
+	simhash_err err = sh_reorder(nf, u, m, b, &n32);
+	size_t n, pos = 0, i = 0;
+	const UChar *d = b->u16.p;
+	const uint8_t *cc = b->ccs.p;
+
+	if (err)
+		return err;
+	n = (size_t)n32;
+	while (i < n) {
+		size_t j = i, ls;
+		while (j < n && cc[j] != 0)
+			j++;
+		/* the starter before the run, one or two units */
+		ls = i == 0 ? 0 : i >= 2 && U16_IS_TRAIL(d[i - 1]) && U16_IS_LEAD(d[i - 2]) ? i - 2 : i - 1;
+		if (j - i > SH_REORDER_RUN && ls >= pos && alone(nf, d, n, ls, j)) {
+			err = normalize(nf, b, d + pos, ls - pos, sink, arg);
+			if (!err)
+				err = unit(nf, b, ls, i, j, sink, arg);
+			if (err)
+				return err;
+			pos = j;
+		}
+		i = j + 1;
+	}
+	return normalize(nf, b, d + pos, n - pos, sink, arg);
+}
+
 void sh_reorder_free(sh_reorder_bufs *b)
 {
+	sh_buf_free(&b->out);
+	sh_buf_free(&b->cut);
 	sh_buf_free(&b->ccs);
 	sh_buf_free(&b->tmp);
 	sh_buf_free(&b->u16);

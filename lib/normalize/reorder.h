@@ -21,6 +21,7 @@ typedef struct sh_reorder_entry {
  * before first use. */
 typedef struct sh_reorder_bufs {
 	sh_buf u16, ccs, tmp; /* the decomposed text, its units' classes, sort space */
+	sh_buf cut, out;      /* a unit with its blocks cut (sh_reorder_emit()), ICU's output */
 	sh_reorder_entry cache[SH_REORDER_CACHE]; /* direct-mapped by code point */
 } sh_reorder_bufs;
 
@@ -32,6 +33,15 @@ int sh_reorder_needed(const UNormalizer2 *nf, sh_reorder_bufs *b, const UChar *u
  * fully decomposed, with its long runs of non-starters in canonical order. */
 simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reorder_bufs *b,
 		       int32_t *out_m);
+
+/* Receives normalized text, units u[0..len), in order. */
+typedef simhash_err (*sh_reorder_sink)(void *arg, const UChar *u, int32_t len);
+
+/* nf's normalization of u[0..m), handed to sink in pieces: sh_reorder()'s
+ * text, normalized by ICU with the long blocks of marks that cannot compose
+ * left out of its input and put back into its output (reorder.c). */
+simhash_err sh_reorder_emit(const UNormalizer2 *nf, const UChar *u, int32_t m,
+			    sh_reorder_bufs *b, sh_reorder_sink sink, void *arg);
 
 void sh_reorder_free(sh_reorder_bufs *b);
 
