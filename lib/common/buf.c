@@ -43,7 +43,7 @@ simhash_err sh_buf_reserve(sh_buf *b, size_t n)
 	return SIMHASH_OK;
 }
 
-simhash_err sh_buf_reserve_big(sh_buf *b, size_t n)
+simhash_err sh_buf_reserve_big(sh_buf *b, size_t n, size_t keep)
 {
 	size_t cap;
 	void *p;
@@ -58,12 +58,14 @@ simhash_err sh_buf_reserve_big(sh_buf *b, size_t n)
 	}
 	if (cap < ((size_t)4 << 20))
 		return sh_buf_reserve(b, n);
+	if (keep > b->cap)
+		keep = b->cap;
 	/* realloc() would keep neither the alignment nor the advice */
 	p = sh_alloc_big(cap);
 	if (!p)
 		return SIMHASH_ENOMEM;
-	if (b->cap)
-		memcpy(p, b->p, b->cap);
+	if (keep)
+		memcpy(p, b->p, keep);
 	free(b->p);
 	b->p = p;
 	b->cap = cap;

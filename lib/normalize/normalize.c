@@ -334,9 +334,10 @@ static inline simhash_err room(sh_norm *n, size_t chars, size_t bytes)
 		return SIMHASH_OK;
 	if (bytes > UINT32_MAX - 1 - n->len)
 		return SIMHASH_EINVAL;
-	fail = sh_buf_reserve_big(&n->s, n->len + bytes) ||
-	       sh_buf_reserve_big(&n->off, (n->n_chars + chars + 1) * sizeof(uint32_t)) ||
-	       sh_buf_reserve_big(&n->cls, n->n_chars + chars + 1);
+	fail = sh_buf_reserve_big(&n->s, n->len + bytes, n->len) ||
+	       sh_buf_reserve_big(&n->off, (n->n_chars + chars + 1) * sizeof(uint32_t),
+				  n->n_chars * sizeof(uint32_t)) ||
+	       sh_buf_reserve_big(&n->cls, n->n_chars + chars + 1, n->n_chars);
 	/* a buffer may have moved even when a later one failed */
 	n->o = n->s.p;
 	n->oo = n->off.p;
@@ -414,13 +415,13 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 	/* Long combining runs would cost ICU quadratic time (reorder.c). */
 	if (m > 32 && !n->no_reorder && sh_reorder_needed(n->nfkc_cf, &n->reorder, u, m))
 		return sh_reorder_emit(n->nfkc_cf, u, m, &n->reorder, emit_units, n);
-	if (sh_buf_reserve_big(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64))
+	if (sh_buf_reserve_big(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64, 0))
 		return SIMHASH_ENOMEM;
 	len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
 			       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
 	if (st == U_BUFFER_OVERFLOW_ERROR) {
 		st = U_ZERO_ERROR;
-		if (sh_buf_reserve_big(&n->u16out, (size_t)len * sizeof(UChar) + 64))
+		if (sh_buf_reserve_big(&n->u16out, (size_t)len * sizeof(UChar) + 64, 0))
 			return SIMHASH_ENOMEM;
 		len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
 				       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
@@ -622,7 +623,8 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 		/* UTF-16 needs at most one unit per input byte. */
 		if ((size_t)m + (end - i) > INT32_MAX / 4)
 			return SIMHASH_EINVAL; /* one segment that never ends: pathological */
-		if (sh_buf_reserve_big(&n->u16in, ((size_t)m + end - i + 1) * sizeof(UChar)))
+		if (sh_buf_reserve_big(&n->u16in, ((size_t)m + end - i + 1) * sizeof(UChar),
+				       (size_t)m * sizeof(UChar)))
 			return SIMHASH_ENOMEM;
 		/* An input byte gives at most one character and a space before it, and
 		 * at most 4 output bytes: an invalid byte becomes U+FFFD (3 bytes). */

@@ -74,9 +74,16 @@ static __attribute__((noinline)) const sh_reorder_entry *fill(const UNormalizer2
 		return e;
 	}
 	e->decomposes = 1;
+	if (len <= SH_REORDER_DEC)
+		e->dec_len = (uint8_t)len;
 	while (j < len) {
 		UChar32 x;
+		int32_t at = j;
 		U16_NEXT(dec, j, len, x);
+		for (; at < j && len <= SH_REORDER_DEC; at++) {
+			e->dec[at] = dec[at];
+			e->dec_cc[at] = u_getCombiningClass(x);
+		}
 		if (u_getCombiningClass(x) == 0) {
 			e->starter = 1;
 			e->n_trail = 0;
@@ -146,10 +153,12 @@ static void sort_run(UChar *d, uint8_t *cc, UChar *tmp, size_t n)
 	}
 }
 
-/* Makes room for n UTF-16 units and their classes. */
-static simhash_err room(sh_reorder_bufs *b, size_t n)
+/* Makes room for n UTF-16 units and their classes, keeping the first
+ * `used`. */
+static simhash_err room(sh_reorder_bufs *b, size_t n, size_t used)
 {
-	if (sh_buf_reserve_big(&b->u16, n * sizeof(UChar)) || sh_buf_reserve_big(&b->ccs, n))
+	if (sh_buf_reserve_big(&b->u16, n * sizeof(UChar), used * sizeof(UChar)) ||
+	    sh_buf_reserve_big(&b->ccs, n, used))
 		return SIMHASH_ENOMEM;
 	return SIMHASH_OK;
 }
@@ -183,12 +192,22 @@ static simhash_err decompose(const UNormalizer2 *nf, const UChar *u, int32_t m, 
 
 		if (SH_UNLIKELY((n + SH_DECOMP_MAX) * sizeof(UChar) > b->u16.cap ||
 				n + SH_DECOMP_MAX > b->ccs.cap) &&
-		    room(b, n + SH_DECOMP_MAX + (size_t)(m - k)))
+		    room(b, n + SH_DECOMP_MAX + (size_t)(m - k), n))
 			return SIMHASH_ENOMEM;
 		U16_NEXT(u, k, m, c);
 		e = lookup(nf, b, c);
 		if (!e->decomposes) {
 			put(b->u16.p, b->ccs.p, &n, c, e->ccc);
+			continue;
+		}
+		if (e->dec_len) {
+			/* a short decomposition, from the cache */
+			UChar *d = b->u16.p;
+			uint8_t *cc = b->ccs.p;
+			for (int t = 0; t < e->dec_len; t++, n++) {
+				d[n] = e->dec[t];
+				cc[n] = e->dec_cc[t];
+			}
 			continue;
 		}
 		len = unorm2_getDecomposition(nf, c, dec, SH_DECOMP_MAX, &st);
@@ -223,7 +242,7 @@ simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reo
 		/* a run of more than SH_REORDER_RUN characters: of that many units
 		 * at least (a 4-byte mark is two units) */
 		if (j - i > SH_REORDER_RUN) {
-			if (sh_buf_reserve_big(&b->tmp, (j - i) * sizeof(UChar)))
+			if (sh_buf_reserve_big(&b->tmp, (j - i) * sizeof(UChar), 0))
 				return SIMHASH_ENOMEM;
 			sort_run(d + i, cc + i, b->tmp.p, j - i);
 		}
@@ -239,12 +258,12 @@ static simhash_err icu(const UNormalizer2 *nf, sh_reorder_bufs *b, const UChar *
 {
 	UErrorCode st = U_ZERO_ERROR;
 
-	if (sh_buf_reserve_big(&b->out, (size_t)m * 3 * sizeof(UChar) + 64))
+	if (sh_buf_reserve_big(&b->out, (size_t)m * 3 * sizeof(UChar) + 64, 0))
 		return SIMHASH_ENOMEM;
 	*len = unorm2_normalize(nf, u, m, b->out.p, (int32_t)(b->out.cap / sizeof(UChar)), &st);
 	if (st == U_BUFFER_OVERFLOW_ERROR) {
 		st = U_ZERO_ERROR;
-		if (sh_buf_reserve_big(&b->out, (size_t)*len * sizeof(UChar) + 64))
+		if (sh_buf_reserve_big(&b->out, (size_t)*len * sizeof(UChar) + 64, 0))
 			return SIMHASH_ENOMEM;
 		*len = unorm2_normalize(nf, u, m, b->out.p, (int32_t)(b->out.cap / sizeof(UChar)),
 					&st);

@@ -12,9 +12,15 @@
  * starter (n_lead), whether it holds a starter, and the non-starters after
  * the last one (n_trail). An empty decomposition (a default ignorable) has
  * n_lead 0 and no starter: it neither extends nor ends a run. */
+#define SH_REORDER_DEC 4
+
 typedef struct sh_reorder_entry {
 	int32_t cp1; /* code point + 1; 0: empty slot */
 	uint8_t ccc, decomposes, starter, n_lead, n_trail;
+	/* a decomposition of up to SH_REORDER_DEC units (dec_len; 0: longer, or
+	 * none), and each unit's class */
+	uint8_t dec_len, dec_cc[SH_REORDER_DEC];
+	UChar dec[SH_REORDER_DEC];
 } sh_reorder_entry;
 
 /* Scratch space of sh_reorder(), kept by the caller between calls. Zeroed
