@@ -368,6 +368,45 @@ static inline void emit_char(sh_norm *n, uint32_t c, int cls)
 	emit(n, c, cls);
 }
 
+/* The common case of emit_units(): BMP characters whose table entry is
+ * filled, kept, of class word or CJK, with no space pending and no repeat
+ * rule (the caller's test), emitted as emit_char() would with the output's
+ * state in registers (stores through n->o may alias n's fields). Returns
+ * where it stopped: len, or a character for the general step. */
+static int32_t emit_plain(sh_norm *n, const UChar *src, int32_t k, int32_t len)
+{
+	const uint32_t *bmp = n->bmp;
+	uint8_t *o = n->o, *oc = n->oc;
+	uint32_t *oo = n->oo, last = n->last_cp;
+	size_t l = n->len, nc = n->n_chars;
+
+	for (; k < len; k++) {
+		uint32_t e = U16_IS_SURROGATE(src[k]) ? 0 : bmp[src[k]], x = e & 0x1FFFFF;
+		if ((e & (SH_KNOWN | SH_DROP)) != SH_KNOWN || (e >> 24 & 3) > SH_C_CJK ||
+		    x >= 0x10000)
+			break;
+		oo[nc] = (uint32_t)l;
+		oc[nc++] = (uint8_t)(e >> 24 & 3);
+		if (x < 0x80) {
+			o[l++] = (uint8_t)x;
+		} else if (x < 0x800) {
+			o[l] = (uint8_t)(0xC0 | x >> 6);
+			o[l + 1] = (uint8_t)(0x80 | (x & 0x3F));
+			l += 2;
+		} else {
+			o[l] = (uint8_t)(0xE0 | x >> 12);
+			o[l + 1] = (uint8_t)(0x80 | (x >> 6 & 0x3F));
+			o[l + 2] = (uint8_t)(0x80 | (x & 0x3F));
+			l += 3;
+		}
+		last = x;
+	}
+	n->len = l;
+	n->n_chars = nc;
+	n->last_cp = last;
+	return k;
+}
+
 /* Emits the normalized UTF-16 units src[0..len) (the sink of
  * sh_reorder_emit()). */
 static simhash_err emit_units(void *arg, const UChar *src, int32_t len)
@@ -382,6 +421,11 @@ static simhash_err emit_units(void *arg, const UChar *src, int32_t len)
 	while (k < len) {
 		UChar32 c;
 		int cls;
+		if (n->bmp && !n->pending_space && !n->cfg.max_repeat) {
+			k = emit_plain(n, src, k, len);
+			if (k >= len)
+				break;
+		}
 		U16_NEXT(src, k, len, c);
 		if (c < 0x10000 && n->bmp && (bmp_get(n, (uint32_t)c) & SH_KNOWN)) {
 			uint32_t e = n->bmp[c];

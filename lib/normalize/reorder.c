@@ -74,8 +74,10 @@ static __attribute__((noinline)) const sh_reorder_entry *fill(const UNormalizer2
 		return e;
 	}
 	e->decomposes = 1;
-	if (len <= SH_REORDER_DEC)
+	if (len <= SH_REORDER_DEC) {
+		e->cached = 1;
 		e->dec_len = (uint8_t)len;
+	}
 	while (j < len) {
 		UChar32 x;
 		int32_t at = j;
@@ -200,7 +202,7 @@ static simhash_err decompose(const UNormalizer2 *nf, const UChar *u, int32_t m, 
 			put(b->u16.p, b->ccs.p, &n, c, e->ccc);
 			continue;
 		}
-		if (e->dec_len) {
+		if (e->cached) {
 			/* a short decomposition, from the cache */
 			UChar *d = b->u16.p;
 			uint8_t *cc = b->ccs.p;

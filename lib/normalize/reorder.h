@@ -17,9 +17,9 @@
 typedef struct sh_reorder_entry {
 	int32_t cp1; /* code point + 1; 0: empty slot */
 	uint8_t ccc, decomposes, starter, n_lead, n_trail;
-	/* a decomposition of up to SH_REORDER_DEC units (dec_len; 0: longer, or
-	 * none), and each unit's class */
-	uint8_t dec_len, dec_cc[SH_REORDER_DEC];
+	/* if cached: the decomposition, of up to SH_REORDER_DEC units (dec_len,
+	 * 0 for a default ignorable), and each unit's class */
+	uint8_t cached, dec_len, dec_cc[SH_REORDER_DEC];
 	UChar dec[SH_REORDER_DEC];
 } sh_reorder_entry;
 
