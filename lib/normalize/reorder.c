@@ -135,18 +135,42 @@ int sh_reorder_needed(const UNormalizer2 *nf, sh_reorder_bufs *b, const UChar *u
 }
 
 /* Sorts the UTF-16 units d[0..n) by their class cc[] (stable), through
- * tmp[0..n), and the classes with them. The units of one code point share
- * its class, so they stay together and in order. */
+ * tmp[0..n] (one unit more), and the classes with them. The units of one code point share
+ * its class, so they stay together and in order. An adversarial run has few
+ * classes, each counted millions of times: four tables of counts, and for
+ * up to four classes a branch-free pass per class instead of the scatter
+ * (whose next store waits on the count it just raised). */
 static void sort_run(UChar *d, uint8_t *cc, UChar *tmp, size_t n)
 {
-	size_t count[257] = {0};
+	size_t count[257] = {0}, part[4][256] = {{0}}, i = 0, at = 0;
+	int n_classes = 0, classes[4];
 
-	for (size_t i = 0; i < n; i++)
-		count[cc[i] + 1]++;
-	for (int c = 0; c < 256; c++)
-		count[c + 1] += count[c];
-	for (size_t i = 0; i < n; i++)
-		tmp[count[cc[i]]++] = d[i];
+	for (; i + 4 <= n; i += 4) {
+		part[0][cc[i]]++;
+		part[1][cc[i + 1]]++;
+		part[2][cc[i + 2]]++;
+		part[3][cc[i + 3]]++;
+	}
+	for (; i < n; i++)
+		part[0][cc[i]]++;
+	for (int c = 0; c < 256; c++) {
+		count[c + 1] = count[c] + part[0][c] + part[1][c] + part[2][c] + part[3][c];
+		if (count[c + 1] > count[c] && n_classes++ < 4)
+			classes[n_classes - 1] = c;
+	}
+	if (n_classes <= 4) {
+		for (int k = 0; k < n_classes; k++) {
+			uint8_t c = (uint8_t)classes[k];
+			for (i = 0; i < n; i++) {
+				tmp[at] = d[i];
+				at += cc[i] == c;
+			}
+			count[c] = at;
+		}
+	} else {
+		for (i = 0; i < n; i++)
+			tmp[count[cc[i]]++] = d[i];
+	}
 	memcpy(d, tmp, n * sizeof *d);
 	/* count[c] now ends class c's units */
 	for (int c = 0; c < 256; c++) {
@@ -178,6 +202,29 @@ static inline void put(UChar *o, uint8_t *cc, size_t *k, UChar32 c, uint8_t ccc)
 	o[(*k)++] = U16_TRAIL(c);
 }
 
+/* The common case of decompose(): BMP characters of the cache that decompose
+ * to themselves, copied with their class while they last and there is room;
+ * the output's state in registers. Returns the units written in all. */
+static inline size_t plain(sh_reorder_bufs *b, const UChar *u, int32_t *pk, int32_t m, size_t n)
+{
+	const sh_reorder_entry *cache = b->cache;
+	UChar *d = b->u16.p;
+	uint8_t *cc = b->ccs.p;
+	size_t cap = b->u16.cap / sizeof(UChar) < b->ccs.cap ? b->u16.cap / sizeof(UChar) : b->ccs.cap;
+	int32_t k = *pk, end = (size_t)(m - k) < cap - n ? m : k + (int32_t)(cap - n);
+
+	for (; k < end; k++, n++) {
+		UChar c = u[k];
+		const sh_reorder_entry *e = &cache[c & (SH_REORDER_CACHE - 1)];
+		if (U16_IS_SURROGATE(c) || e->cp1 != c + 1 || e->decomposes)
+			break;
+		d[n] = c;
+		cc[n] = e->ccc;
+	}
+	*pk = k;
+	return n;
+}
+
 /* Decomposes u[0..m) into b->u16, with each unit's class in b->ccs. */
 static simhash_err decompose(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reorder_bufs *b,
 			     size_t *n_out)
@@ -196,6 +243,9 @@ static simhash_err decompose(const UNormalizer2 *nf, const UChar *u, int32_t m, 
 				n + SH_DECOMP_MAX > b->ccs.cap) &&
 		    room(b, n + SH_DECOMP_MAX + (size_t)(m - k), n))
 			return SIMHASH_ENOMEM;
+		n = plain(b, u, &k, m, n);
+		if (k >= m)
+			break;
 		U16_NEXT(u, k, m, c);
 		e = lookup(nf, b, c);
 		if (!e->decomposes) {
@@ -244,7 +294,7 @@ simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reo
 		/* a run of more than SH_REORDER_RUN characters: of that many units
 		 * at least (a 4-byte mark is two units) */
 		if (j - i > SH_REORDER_RUN) {
-			if (sh_buf_reserve_big(&b->tmp, (j - i) * sizeof(UChar), 0))
+			if (sh_buf_reserve_big(&b->tmp, (j - i + 1) * sizeof(UChar), 0))
 				return SIMHASH_ENOMEM;
 			sort_run(d + i, cc + i, b->tmp.p, j - i);
 		}
