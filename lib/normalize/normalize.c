@@ -600,6 +600,30 @@ static size_t han_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
 	return i;
 }
 
+/* The common case of an open segment's characters: two-byte ones whose
+ * entry is filled and neither inert nor lazy (combining marks after a
+ * letter), appended to u[*pm ..) as the general step of non_ascii_run()
+ * would, while they last before stop. Returns where it stopped. */
+static size_t marks_run(const uint32_t *bmp, const uint8_t *in, size_t i, size_t stop, UChar *u,
+			int32_t *pm)
+{
+	int32_t m = *pm;
+
+	while (i + 2 <= stop) {
+		uint32_t b0 = in[i], b1 = in[i + 1], cp, e;
+		if (b0 < 0xC2 || b0 >= 0xE0 || (b1 & 0xC0) != 0x80)
+			break;
+		cp = (b0 & 0x1F) << 6 | (b1 & 0x3F);
+		e = bmp[cp];
+		if ((e & (SH_KNOWN | SH_INERT | SH_LAZY)) != SH_KNOWN)
+			break;
+		u[m++] = (UChar)cp;
+		i += 2;
+	}
+	*pm = m;
+	return i;
+}
+
 /* Normalizes and emits the UTF-16 segment collected so far, if any. */
 static simhash_err flush(sh_norm *n, int32_t *m)
 {
@@ -690,6 +714,11 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 				uint32_t cp, e;
 				if (!m && !n->pending_space && !n->cfg.max_repeat) {
 					i = han_run(n, in, i, stop);
+					if (i >= stop)
+						break;
+				}
+				if (m && n->bmp) {
+					i = marks_run(n->bmp, in, i, stop, u, &m);
 					if (i >= stop)
 						break;
 				}
