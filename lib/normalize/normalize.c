@@ -134,6 +134,7 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 	}
 	if (cfg->compat == SIMHASH_COMPAT_NONE) {
 		err = alloc_bmp(n);
+		n->reorder.spare = &n->u16in;
 		if (err)
 			goto out_free;
 	}
@@ -457,8 +458,13 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 	if (!n->cfg.casefold)
 		return emit_units(n, u, m);
 	/* Long combining runs would cost ICU quadratic time (reorder.c). */
-	if (m > 32 && !n->no_reorder && sh_reorder_needed(n->nfkc_cf, &n->reorder, u, m))
-		return sh_reorder_emit(n->nfkc_cf, u, m, &n->reorder, emit_units, n);
+	if (m > 32 && !n->no_reorder && sh_reorder_needed(n->nfkc_cf, &n->reorder, u, m)) {
+		/* room for about what the segment gives at once, rather than
+		 * growing (and copying) as its pieces come: untouched room costs
+		 * no memory (sh_buf_reserve_big()) */
+		simhash_err err = room(n, 3 * (size_t)m, 6 * (size_t)m);
+		return err ? err : sh_reorder_emit(n->nfkc_cf, u, m, &n->reorder, emit_units, n);
+	}
 	if (sh_buf_reserve_big(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64, 0))
 		return SIMHASH_ENOMEM;
 	len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,

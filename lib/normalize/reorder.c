@@ -294,9 +294,11 @@ simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reo
 		/* a run of more than SH_REORDER_RUN characters: of that many units
 		 * at least (a 4-byte mark is two units) */
 		if (j - i > SH_REORDER_RUN) {
-			if (sh_buf_reserve_big(&b->tmp, (j - i + 1) * sizeof(UChar), 0))
+			UChar *tmp = b->spare && b->spare->cap >= (j - i + 1) * sizeof(UChar)
+					     ? b->spare->p : NULL;
+			if (!tmp && sh_buf_reserve_big(&b->tmp, (j - i + 1) * sizeof(UChar), 0))
 				return SIMHASH_ENOMEM;
-			sort_run(d + i, cc + i, b->tmp.p, j - i);
+			sort_run(d + i, cc + i, tmp ? tmp : b->tmp.p, j - i);
 		}
 		i = j + 1;
 	}

@@ -28,6 +28,10 @@ typedef struct sh_reorder_entry {
 typedef struct sh_reorder_bufs {
 	sh_buf u16, ccs, tmp; /* the decomposed text, its units' classes, sort space */
 	sh_buf cut, out;      /* a unit with its blocks cut (sh_reorder_emit()), ICU's output */
+	/* the caller's buffer that the text given to sh_reorder() may lie in: once
+	 * decomposed it is sort space where big enough (never grown), memory
+	 * already touched; or NULL */
+	sh_buf *spare;
 	sh_reorder_entry cache[SH_REORDER_CACHE]; /* direct-mapped by code point */
 } sh_reorder_bufs;
 
