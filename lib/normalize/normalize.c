@@ -606,8 +606,8 @@ static size_t han_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
 	return i;
 }
 
-/* The common case of an open segment's characters: two-byte ones whose
- * entry is filled and neither inert nor lazy (combining marks after a
+/* The common case of an open segment's characters: two- and three-byte ones
+ * whose entry is filled and neither inert nor lazy (combining marks after a
  * letter), appended to u[*pm ..) as the general step of non_ascii_run()
  * would, while they last before stop. Returns where it stopped. */
 static size_t marks_run(const uint32_t *bmp, const uint8_t *in, size_t i, size_t stop, UChar *u,
@@ -617,14 +617,26 @@ static size_t marks_run(const uint32_t *bmp, const uint8_t *in, size_t i, size_t
 
 	while (i + 2 <= stop) {
 		uint32_t b0 = in[i], b1 = in[i + 1], cp, e;
-		if (b0 < 0xC2 || b0 >= 0xE0 || (b1 & 0xC0) != 0x80)
+		size_t w = 2;
+		if ((b1 & 0xC0) != 0x80)
 			break;
-		cp = (b0 & 0x1F) << 6 | (b1 & 0x3F);
+		if (b0 >= 0xC2 && b0 < 0xE0) {
+			cp = (b0 & 0x1F) << 6 | (b1 & 0x3F);
+		} else if ((b0 & 0xF0) == 0xE0 && i + 3 <= stop && (in[i + 2] & 0xC0) == 0x80) {
+			/* a surrogate's entry is 0, and an overlong form below
+			 * 0x800 is left to decode() */
+			cp = (b0 & 0x0F) << 12 | (b1 & 0x3F) << 6 | (in[i + 2] & 0x3F);
+			if (cp < 0x800)
+				break;
+			w = 3;
+		} else {
+			break;
+		}
 		e = bmp[cp];
 		if ((e & (SH_KNOWN | SH_INERT | SH_LAZY)) != SH_KNOWN)
 			break;
 		u[m++] = (UChar)cp;
-		i += 2;
+		i += w;
 	}
 	*pm = m;
 	return i;

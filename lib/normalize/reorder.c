@@ -203,23 +203,34 @@ static inline void put(UChar *o, uint8_t *cc, size_t *k, UChar32 c, uint8_t ccc)
 }
 
 /* The common case of decompose(): BMP characters of the cache that decompose
- * to themselves, copied with their class while they last and there is room;
- * the output's state in registers. Returns the units written in all. */
+ * to themselves or have their decomposition cached, copied with their
+ * classes while they last and there is room; the output's state in
+ * registers. Returns the units written in all. */
 static inline size_t plain(sh_reorder_bufs *b, const UChar *u, int32_t *pk, int32_t m, size_t n)
 {
 	const sh_reorder_entry *cache = b->cache;
 	UChar *d = b->u16.p;
 	uint8_t *cc = b->ccs.p;
 	size_t cap = b->u16.cap / sizeof(UChar) < b->ccs.cap ? b->u16.cap / sizeof(UChar) : b->ccs.cap;
-	int32_t k = *pk, end = (size_t)(m - k) < cap - n ? m : k + (int32_t)(cap - n);
+	size_t fit = (cap - n) / SH_REORDER_DEC; /* characters surely room for */
+	int32_t k = *pk, end = (size_t)(m - k) < fit ? m : k + (int32_t)fit;
 
-	for (; k < end; k++, n++) {
+	for (; k < end; k++) {
 		UChar c = u[k];
 		const sh_reorder_entry *e = &cache[c & (SH_REORDER_CACHE - 1)];
-		if (U16_IS_SURROGATE(c) || e->cp1 != c + 1 || e->decomposes)
+		if (U16_IS_SURROGATE(c) || e->cp1 != c + 1)
 			break;
-		d[n] = c;
-		cc[n] = e->ccc;
+		if (!e->decomposes) {
+			d[n] = c;
+			cc[n++] = e->ccc;
+			continue;
+		}
+		if (!e->cached)
+			break;
+		for (int t = 0; t < e->dec_len; t++, n++) {
+			d[n] = e->dec[t];
+			cc[n] = e->dec_cc[t];
+		}
 	}
 	*pk = k;
 	return n;
@@ -241,7 +252,7 @@ static simhash_err decompose(const UNormalizer2 *nf, const UChar *u, int32_t m, 
 
 		if (SH_UNLIKELY((n + SH_DECOMP_MAX) * sizeof(UChar) > b->u16.cap ||
 				n + SH_DECOMP_MAX > b->ccs.cap) &&
-		    room(b, n + SH_DECOMP_MAX + (size_t)(m - k), n))
+		    room(b, n + SH_DECOMP_MAX + SH_REORDER_DEC * (size_t)(m - k), n))
 			return SIMHASH_ENOMEM;
 		n = plain(b, u, &k, m, n);
 		if (k >= m)
