@@ -1003,6 +1003,7 @@ void sh_norm_set_simd(sh_norm *n, int on)
 {
 	n->simd = on && sh_ascii_have_avx2();
 	n->simd512 = on && sh_ascii_have_vbmi2();
+	n->reorder.simd = on && sh_reorder_have_vbmi2();
 	/* the rules mixed.c writes by (its invariant 1), and a table */
 	n->mixed = on && sh_mixed_have() && n->cfg.punct == SIMHASH_PUNCT_DROP &&
 		   n->cfg.space == SIMHASH_SPACE_AUTO && !n->cfg.max_repeat &&

@@ -32,6 +32,7 @@ typedef struct sh_reorder_bufs {
 	 * decomposed it is sort space where big enough (never grown), memory
 	 * already touched; or NULL */
 	sh_buf *spare;
+	int simd; /* the AVX-512 VBMI2 twin of the sort's pass per class may run */
 	sh_reorder_entry cache[SH_REORDER_CACHE]; /* direct-mapped by code point */
 } sh_reorder_bufs;
 
@@ -52,6 +53,9 @@ typedef simhash_err (*sh_reorder_sink)(void *arg, const UChar *u, int32_t len);
  * left out of its input and put back into its output (reorder.c). */
 simhash_err sh_reorder_emit(const UNormalizer2 *nf, const UChar *u, int32_t m,
 			    sh_reorder_bufs *b, sh_reorder_sink sink, void *arg);
+
+/* Whether this CPU runs the sort's vector pass (AVX-512 VBMI2). */
+int sh_reorder_have_vbmi2(void);
 
 void sh_reorder_free(sh_reorder_bufs *b);
 
