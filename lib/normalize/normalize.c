@@ -31,6 +31,7 @@
 #include "../common/internal.h"
 #include "ascii.h"
 #include "mixed.h"
+#include "plain.h"
 #include "reorder.h"
 #include "scan.h"
 
@@ -53,6 +54,7 @@ struct sh_norm {
 	int simd;          /* sh_ascii_bulk() may run (ascii.c) */
 	int simd512;       /* sh_ascii_bulk512() may run */
 	int mixed;         /* sh_mixed_run512() may run: the CPU and the rules fit */
+	int plain512;      /* sh_plain_run()'s blocks of sixteen may run */
 	size_t slice;      /* bytes of a non-ASCII run handled at once */
 	int no_reorder;    /* tests only: leave long combining runs to ICU */
 	int no_mapped;     /* tests only: leave SH_LAZY characters to ICU */
@@ -370,42 +372,17 @@ static inline void emit_char(sh_norm *n, uint32_t c, int cls)
 	emit(n, c, cls);
 }
 
-/* The common case of emit_units(): BMP characters whose table entry is
- * filled, kept, of class word or CJK, with no space pending and no repeat
- * rule (the caller's test), emitted as emit_char() would with the output's
- * state in registers (stores through n->o may alias n's fields). Returns
- * where it stopped: len, or a character for the general step. */
+/* The common case of emit_units(), plain characters (plain.c), with no
+ * space pending and no repeat rule (the caller's test), the output's state
+ * handed over and back. Returns where it stopped. */
 static int32_t emit_plain(sh_norm *n, const UChar *src, int32_t k, int32_t len)
 {
-	const uint32_t *bmp = n->bmp;
-	uint8_t *o = n->o, *oc = n->oc;
-	uint32_t *oo = n->oo, last = n->last_cp;
-	size_t l = n->len, nc = n->n_chars;
+	sh_plain_out p = { n->o, n->oo, n->oc, n->bmp, n->len, n->n_chars, n->last_cp };
 
-	for (; k < len; k++) {
-		uint32_t e = U16_IS_SURROGATE(src[k]) ? 0 : bmp[src[k]], x = e & 0x1FFFFF;
-		if ((e & (SH_KNOWN | SH_DROP)) != SH_KNOWN || (e >> 24 & 3) > SH_C_CJK ||
-		    x >= 0x10000)
-			break;
-		oo[nc] = (uint32_t)l;
-		oc[nc++] = (uint8_t)(e >> 24 & 3);
-		if (x < 0x80) {
-			o[l++] = (uint8_t)x;
-		} else if (x < 0x800) {
-			o[l] = (uint8_t)(0xC0 | x >> 6);
-			o[l + 1] = (uint8_t)(0x80 | (x & 0x3F));
-			l += 2;
-		} else {
-			o[l] = (uint8_t)(0xE0 | x >> 12);
-			o[l + 1] = (uint8_t)(0x80 | (x >> 6 & 0x3F));
-			o[l + 2] = (uint8_t)(0x80 | (x & 0x3F));
-			l += 3;
-		}
-		last = x;
-	}
-	n->len = l;
-	n->n_chars = nc;
-	n->last_cp = last;
+	k = (int32_t)sh_plain_run(&p, src, (size_t)k, (size_t)len, n->plain512);
+	n->len = p.len;
+	n->n_chars = p.n_chars;
+	n->last_cp = p.last;
 	return k;
 }
 
@@ -900,6 +877,7 @@ void sh_norm_set_simd(sh_norm *n, int on)
 	n->simd = on && sh_ascii_have_avx2();
 	n->simd512 = on && sh_ascii_have_vbmi2();
 	n->reorder.simd = on && sh_reorder_have_vbmi2();
+	n->plain512 = on && sh_plain_have512();
 	/* the rules mixed.c writes by (its invariant 1), and a table */
 	n->mixed = on && sh_mixed_have() && n->cfg.punct == SIMHASH_PUNCT_DROP &&
 		   n->cfg.space == SIMHASH_SPACE_AUTO && !n->cfg.max_repeat &&
