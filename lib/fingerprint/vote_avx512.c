@@ -141,8 +141,54 @@ SH_AVX512 size_t sh_keys_ascii_avx512(uint64_t *out, const sh_text *t, size_t i,
  * the step lowers nothing: once the bins have filled, most steps end at the
  * compare, without a store and load per value through the same few bins
  * (a text that repeats a few n-grams hits one bin again and again). */
+/* The bins' minima of a 64-bit fingerprint (64 bins, shift 58) held in
+ * eight registers by the kernels below, so that the eight minima a step
+ * compares against come from four two-table permutes and three blends
+ * instead of a gather; other widths gather. The registers are loaded again
+ * after any bin goes down. */
+typedef struct mh_regs {
+	__m512i m[8];
+	int on;
+} mh_regs;
+
+SH_AVX512 static inline __attribute__((always_inline)) void mh_load(mh_regs *r,
+								    const uint64_t mins[128])
+{
+	if (r->on)
+		for (int k = 0; k < 8; k++)
+			r->m[k] = _mm512_loadu_si512(mins + 8 * k);
+}
+
+SH_AVX512 static inline __attribute__((always_inline)) void mh_regs_init(mh_regs *r,
+									 const uint64_t mins[128],
+									 unsigned shift)
+{
+	r->on = shift == 58;
+	mh_load(r, mins);
+}
+
+/* mins[bin] in each lane. */
+SH_AVX512 static inline __attribute__((always_inline)) __m512i
+mh_cur(const mh_regs *r, const uint64_t mins[128], __m512i bin)
+{
+	__mmask8 b4, b5;
+	__m512i lo, hi;
+
+	if (!r->on)
+		return _mm512_i64gather_epi64(bin, (const void *)mins, 8);
+	/* the low four bits pick one of sixteen in each pair of registers,
+	 * bits 4 and 5 the pair */
+	b4 = _mm512_test_epi64_mask(bin, _mm512_set1_epi64(16));
+	b5 = _mm512_test_epi64_mask(bin, _mm512_set1_epi64(32));
+	lo = _mm512_mask_blend_epi64(b4, _mm512_permutex2var_epi64(r->m[0], bin, r->m[1]),
+				     _mm512_permutex2var_epi64(r->m[2], bin, r->m[3]));
+	hi = _mm512_mask_blend_epi64(b4, _mm512_permutex2var_epi64(r->m[4], bin, r->m[5]),
+				     _mm512_permutex2var_epi64(r->m[6], bin, r->m[7]));
+	return _mm512_mask_blend_epi64(b5, lo, hi);
+}
+
 SH_AVX512 static inline __attribute__((always_inline)) void
-mh_add8(uint64_t mins[128], unsigned shift, __m512i h, uint64_t c)
+mh_add8(uint64_t mins[128], unsigned shift, __m512i h, uint64_t c, mh_regs *r)
 {
 	const __m512i m1 = _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull);
 	const __m512i m2 = _mm512_set1_epi64((long long)0x94d049bb133111ebull);
@@ -155,7 +201,7 @@ mh_add8(uint64_t mins[128], unsigned shift, __m512i h, uint64_t c)
 	h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
 	h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 31));
 	bin = _mm512_srl_epi64(h, _mm_cvtsi32_si128((int)shift));
-	cur = _mm512_i64gather_epi64(bin, (const void *)mins, 8);
+	cur = mh_cur(r, mins, bin);
 	lower = _mm512_cmplt_epu64_mask(h, cur);
 	if (!lower)
 		return;
@@ -163,6 +209,7 @@ mh_add8(uint64_t mins[128], unsigned shift, __m512i h, uint64_t c)
 	for (unsigned k = 0; k < 8; k++)
 		if (lower >> k & 1)
 			sh_mh_add(mins, shift, z[k]);
+	mh_load(r, mins);
 }
 
 /* textvote.c's sh_ngram_minhash() is the reference: each window's XXH3 as
@@ -172,8 +219,11 @@ mh_add8(uint64_t mins[128], unsigned shift, __m512i h, uint64_t c)
 SH_AVX512 size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, const sh_text *t,
 					 size_t i, size_t safe, unsigned ng)
 {
+	mh_regs r;
+
+	mh_regs_init(&r, mins, shift);
 	while (i + 8 <= safe && sh_text_one_byte8(t, i, ng)) {
-		mh_add8(mins, shift, hash8(t->s + t->off[i], ng), 0x2545f4914f6cdd1dull);
+		mh_add8(mins, shift, hash8(t->s + t->off[i], ng), 0x2545f4914f6cdd1dull, &r);
 		i += 8;
 	}
 	return i;
@@ -223,8 +273,13 @@ SH_AVX512 static inline __m512i cjk2_hash8(const uint8_t *p)
 SH_AVX512 size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text *t,
 					size_t i, size_t safe)
 {
+	mh_regs r;
+
+	if (i + 8 > safe || !cjk_bigrams8(t, i))
+		return i;
+	mh_regs_init(&r, mins, shift);
 	for (; i + 8 <= safe && cjk_bigrams8(t, i); i += 8) /* char_mh_key() */
-		mh_add8(mins, shift, cjk2_hash8(t->s + t->off[i]), 0x2545f4914f6cdd1dull);
+		mh_add8(mins, shift, cjk2_hash8(t->s + t->off[i]), 0x2545f4914f6cdd1dull, &r);
 	return i;
 }
 
@@ -414,13 +469,15 @@ SH_AVX512 size_t sh_minhash_wide_avx512(uint64_t mins[128], unsigned shift, cons
 {
 	unsigned w = wide_width(t, i, safe, ng);
 	wide_ctl k;
+	mh_regs r;
 
 	if (!w || !wide8(t, i, ng, ngc, w))
 		return i;
 	k = wide_ctl_of(w, ng * w);
+	mh_regs_init(&r, mins, shift);
 	for (; i + 8 <= safe && wide8(t, i, ng, ngc, w); i += 8) /* char_mh_key() */
 		mh_add8(mins, shift, wide_hash8(t->s + t->off[i], w, ng * w, &k),
-			0x2545f4914f6cdd1dull);
+			0x2545f4914f6cdd1dull, &r);
 	return i;
 }
 
@@ -443,9 +500,11 @@ SH_AVX512 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, cons
 					size_t n, uint64_t c)
 {
 	size_t i = 0;
+	mh_regs r;
 
+	mh_regs_init(&r, mins, shift);
 	for (; i + 8 <= n; i += 8)
-		mh_add8(mins, shift, _mm512_loadu_si512(keys + i), c);
+		mh_add8(mins, shift, _mm512_loadu_si512(keys + i), c, &r);
 	return i;
 }
 
@@ -460,7 +519,9 @@ SH_AVX512 size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, 
 	const __m512i acc0 = _mm512_set1_epi64((long long)(24 * XXH_PRIME64_1));
 	const __m512i pa = _mm512_set1_epi64((long long)0x165667919E3779F9ull);
 	size_t j = 0;
+	mh_regs r;
 
+	mh_regs_init(&r, mins, shift);
 	for (; j + 8 <= n; j += 8) {
 		__m512i k0 = _mm512_loadu_si512(w + j), k1 = _mm512_loadu_si512(w + j + 1);
 		__m512i k2 = _mm512_loadu_si512(w + j + 2);
@@ -472,7 +533,7 @@ SH_AVX512 size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, 
 		/* XXH3_avalanche() */
 		h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 37)), pa);
 		h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
-		mh_add8(mins, shift, h, c); /* as sh_minhash_keys_avx512() */
+		mh_add8(mins, shift, h, c, &r); /* as sh_minhash_keys_avx512() */
 	}
 	return j;
 }
