@@ -137,18 +137,25 @@ SH_AVX512 size_t sh_keys_ascii_avx512(uint64_t *out, const sh_text *t, size_t i,
 /* The MinHash step of eight keys: each xor c through splitmix64's
  * finalizer (char_mh_key(), auto.c's mixes), then the bins' minima lowered
  * one value at a time, in order (a minimum depends on no order). Minima
- * only go down, so a value not below its bin's minimum as gathered before
- * the step lowers nothing: once the bins have filled, most steps end at the
- * compare, without a store and load per value through the same few bins
- * (a text that repeats a few n-grams hits one bin again and again). */
-/* The bins' minima of a 64-bit fingerprint (64 bins, shift 58) held in
- * eight registers by the kernels below, so that the eight minima a step
- * compares against come from four two-table permutes and three blends
- * instead of a gather; other widths gather. The registers are loaded again
- * after any bin goes down. */
+ * only go down, so a value not below its bin's minimum as read before the
+ * step lowers nothing: once the bins have filled (MH_WARM steps), most
+ * steps end at the compare, without a store and load per value through the
+ * same few bins (a text that repeats a few n-grams hits one bin again and
+ * again). */
+/* Steps of a kernel call before mh_add8() compares before it stores: while
+ * the bins are filling, most steps lower some bin, and plain stores cost
+ * less than a compare that fails (short documents never leave it). */
+#define MH_WARM 64
+
+/* The state of mh_add8() in one kernel call: the steps taken (to MH_WARM),
+ * and the bins' minima of a 64-bit fingerprint (64 bins, shift 58) held in
+ * eight registers, so that the eight minima a step compares against come
+ * from four two-table permutes and three blends instead of a gather (other
+ * widths gather). The registers are loaded again after any bin goes down. */
 typedef struct mh_regs {
 	__m512i m[8];
 	int on;
+	unsigned steps;
 } mh_regs;
 
 SH_AVX512 static inline __attribute__((always_inline)) void mh_load(mh_regs *r,
@@ -164,7 +171,8 @@ SH_AVX512 static inline __attribute__((always_inline)) void mh_regs_init(mh_regs
 									 unsigned shift)
 {
 	r->on = shift == 58;
-	mh_load(r, mins);
+	r->steps = 0;
+	(void)mins; /* loaded once warm */
 }
 
 /* mins[bin] in each lane. */
@@ -200,6 +208,14 @@ mh_add8(uint64_t mins[128], unsigned shift, __m512i h, uint64_t c, mh_regs *r)
 	h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 30)), m1);
 	h = _mm512_mullo_epi64(_mm512_xor_si512(h, _mm512_srli_epi64(h, 27)), m2);
 	h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 31));
+	if (r->steps < MH_WARM) {
+		_mm512_storeu_si512(z, h);
+		for (unsigned k = 0; k < 8; k++)
+			sh_mh_add(mins, shift, z[k]);
+		if (++r->steps == MH_WARM)
+			mh_load(r, mins);
+		return;
+	}
 	bin = _mm512_srl_epi64(h, _mm_cvtsi32_si128((int)shift));
 	cur = mh_cur(r, mins, bin);
 	lower = _mm512_cmplt_epu64_mask(h, cur);
