@@ -609,7 +609,7 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 						break;
 				}
 				if (m && n->bmp) {
-					i = marks_run(n->bmp, in, i, stop, u, &m);
+					i = marks_run(n->bmp, in, i, stop, u, &m, n->simd512);
 					if (i >= stop)
 						break;
 				}
@@ -878,6 +878,7 @@ void sh_norm_set_simd(sh_norm *n, int on)
 	n->simd512 = on && sh_ascii_have_vbmi2();
 	n->reorder.simd = on && sh_reorder_have_vbmi2();
 	n->plain512 = on && sh_plain_have512();
+	n->reorder.simd512 = on && sh_marks_have512();
 	/* the rules mixed.c writes by (its invariant 1), and a table */
 	n->mixed = on && sh_mixed_have() && n->cfg.punct == SIMHASH_PUNCT_DROP &&
 		   n->cfg.space == SIMHASH_SPACE_AUTO && !n->cfg.max_repeat &&

@@ -42,6 +42,7 @@
 #include <unicode/unorm2.h>
 #include <unicode/utf16.h>
 #include "reorder.h"
+#include "marks512.h"
 
 /* Runs up to this many characters are left to ICU: n^2 / 2 moves for n = 32
  * cost less than the decomposition would. */
@@ -263,6 +264,9 @@ static inline size_t plain(sh_reorder_bufs *b, const UChar *u, int32_t *pk, int3
 	size_t fit = (cap - n) / SH_REORDER_DEC; /* characters surely room for */
 	int32_t k = *pk, end = (size_t)(m - k) < fit ? m : k + (int32_t)fit;
 
+	/* blocks of sixteen by the vector twin while it takes them, then here */
+	if (b->simd512)
+		n = sh_marks_plain512(cache, u, &k, end, d, cc, n);
 	for (; k < end; k++) {
 		UChar c = u[k];
 		const sh_reorder_entry *e = &cache[c & (SH_REORDER_CACHE - 1)];

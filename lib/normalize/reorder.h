@@ -32,7 +32,8 @@ typedef struct sh_reorder_bufs {
 	 * decomposed it is sort space where big enough (never grown), memory
 	 * already touched; or NULL */
 	sh_buf *spare;
-	int simd; /* the AVX-512 VBMI2 twin of the sort's pass per class may run */
+	int simd;    /* the AVX-512 VBMI2 twin of the sort's pass per class may run */
+	int simd512; /* marks512.c's twin of the decomposition's copy may run */
 	sh_reorder_entry cache[SH_REORDER_CACHE]; /* direct-mapped by code point */
 } sh_reorder_bufs;
 

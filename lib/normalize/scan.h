@@ -9,6 +9,7 @@
 #include <unicode/utf16.h>
 #include "../common/internal.h"
 #include "mixed.h"
+#include "marks512.h"
 
 /* Index of the first byte >= 0x80 in in[i..end), or end. */
 static inline size_t ascii_end(const uint8_t *in, size_t i, size_t end)
@@ -52,10 +53,13 @@ static inline size_t decode(const uint8_t *in, size_t j, size_t i, uint32_t *cp)
  * letter), appended to u[*pm ..) as the general step of non_ascii_run()
  * would, while they last before stop. Returns where it stopped. */
 static inline size_t marks_run(const uint32_t *bmp, const uint8_t *in, size_t i, size_t stop, UChar *u,
-			int32_t *pm)
+			int32_t *pm, int simd)
 {
 	int32_t m = *pm;
 
+	/* with simd, blocks of 32 by marks512.c's twin while it takes them */
+	if (simd)
+		i = sh_marks_utf8_512(bmp, in, i, stop, u, &m);
 	while (i + 2 <= stop) {
 		uint32_t b0 = in[i], b1 = in[i + 1], cp, e;
 		size_t w = 2;
