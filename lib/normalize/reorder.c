@@ -228,6 +228,35 @@ static void sort_run(UChar *d, uint8_t *cc, UChar *tmp, size_t n, int simd)
 	}
 }
 
+/* The end of the run of non-starters from i: the first unit of cc[i..n)
+ * of class 0, or n (memchr() looks at many bytes a step). */
+static inline size_t run_end(const uint8_t *cc, size_t i, size_t n)
+{
+	const uint8_t *z = i < n ? memchr(cc + i, 0, n - i) : NULL;
+
+	return z ? (size_t)(z - cc) : n;
+}
+
+/* The end of the block of class c from f: the first unit of cc[f..j) of
+ * another class, or j; eight classes a step. */
+static inline size_t block_end(const uint8_t *cc, size_t f, size_t j, uint8_t c)
+{
+	const uint64_t all = 0x0101010101010101ull * c;
+
+	for (;;) {
+		uint64_t w;
+		if (f + 8 > j)
+			break;
+		memcpy(&w, cc + f, 8);
+		if (w != all)
+			break;
+		f += 8;
+	}
+	while (f < j && cc[f] == c)
+		f++;
+	return f;
+}
+
 /* Makes room for n UTF-16 units and their classes, keeping the first
  * `used`. */
 static simhash_err room(sh_reorder_bufs *b, size_t n, size_t used)
@@ -352,8 +381,7 @@ simhash_err sh_reorder(const UNormalizer2 *nf, const UChar *u, int32_t m, sh_reo
 		return SIMHASH_EINVAL;
 	while (i < n) {
 		size_t j = i;
-		while (j < n && cc[j] != 0)
-			j++;
+		j = run_end(cc, i, n);
 		/* a run of more than SH_REORDER_RUN characters: of that many units
 		 * at least (a 4-byte mark is two units) */
 		if (j - i > SH_REORDER_RUN) {
@@ -435,8 +463,7 @@ static int32_t cut_run(sh_reorder_bufs *b, size_t ls, size_t i, size_t j, struct
 			if (U16_IS_LEAD(d[e - 1]) && e < j && U16_IS_TRAIL(d[e]))
 				r[k++] = d[e++];
 		}
-		for (f = e; f < j && cc[f] == c; f++)
-			;
+		f = block_end(cc, e, j, c);
 		if (f > e)
 			cuts[(*n_cuts)++] = (struct cut){ (uint32_t)e, (uint32_t)f, c };
 		i = f;
@@ -544,8 +571,7 @@ simhash_err sh_reorder_emit(const UNormalizer2 *nf, const UChar *u, int32_t m,
 	n = (size_t)n32;
 	while (i < n) {
 		size_t j = i, ls;
-		while (j < n && cc[j] != 0)
-			j++;
+		j = run_end(cc, i, n);
 		/* the starter before the run, one or two units */
 		ls = i == 0 ? 0 : i >= 2 && U16_IS_TRAIL(d[i - 1]) && U16_IS_LEAD(d[i - 2]) ? i - 2 : i - 1;
 		if (j - i > SH_REORDER_RUN && ls >= pos && alone(nf, d, n, ls, j)) {
