@@ -16,7 +16,10 @@
  * need ICU. Text that mixes ASCII with three-byte characters (Chinese, with
  * its punctuation, digits and Latin words) goes 64 bytes at a time through
  * mixed.c where the CPU allows. The output is identical to
- * normalizing the whole text at once.
+ * normalizing the whole text at once. A segment with a long combining run
+ * goes through reorder.c instead of one ICU call (linear time on any
+ * input); the millions of marks such a text can hold take the block paths
+ * of marks512.c (collected, decomposed) and plain.c (emitted).
  *
  * Invariants of the output (sh_text): no space at either end, never two
  * spaces in a row, off[] strictly increasing, off[n_chars] == len.
@@ -439,8 +442,10 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 	if (m > 32 && !n->no_reorder && sh_reorder_needed(n->nfkc_cf, &n->reorder, u, m)) {
 		/* room for about what the segment gives at once, rather than
 		 * growing (and copying) as its pieces come: untouched room costs
-		 * no memory (sh_buf_reserve_big()) */
-		simhash_err err = room(n, 3 * (size_t)m, 6 * (size_t)m);
+		 * no memory (sh_buf_reserve_big()); a segment near the 4 GiB
+		 * limit of a text only as its pieces need */
+		simhash_err err = (size_t)m < UINT32_MAX / 16 ? room(n, 3 * (size_t)m, 6 * (size_t)m)
+							      : SIMHASH_OK;
 		return err ? err : sh_reorder_emit(n->nfkc_cf, u, m, &n->reorder, emit_units, n);
 	}
 	if (sh_buf_reserve_big(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64, 0))
