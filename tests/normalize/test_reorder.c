@@ -7,9 +7,11 @@
  * mappings, default ignorables, jamo, 4-byte marks); sh_norm gives the same
  * text with and without the reordering, also with blocks of one class far
  * longer than ICU is given of them, in tiny slices and fed in pieces; and
- * adversarial texts of 1 MiB each
- * normalize within a bound per MB that a quadratic cost exceeds a
- * hundredfold (1 MiB of alternating marks took 220 s before). */
+ * adversarial texts of 1 MiB each normalize within a bound per MB that a
+ * quadratic cost exceeds a hundredfold (1 MiB of alternating marks took
+ * 220 s before), and keep the fingerprints the code before the cut blocks
+ * and the block paths gave them, with the vector paths on and off and given
+ * in pieces. */
 #include <stdint.h>
 #include <time.h>
 #include <unicode/unorm2.h>
@@ -237,6 +239,47 @@ static size_t adversarial(char *buf, size_t cap, const UChar32 *unit, int n_unit
 	}
 }
 
+void sh_ctx_set_simd(simhash_ctx *ctx, int on);
+
+/* The fingerprint of buf[0..len) given in pieces of 1 byte to 300 KB (the
+ * stream path: runs cross its slices and feeds), or 0 on an error. */
+static uint64_t fp_in_pieces(simhash_ctx *ctx, const char *buf, size_t len)
+{
+	simhash_fp fp;
+	size_t at = 0;
+
+	if (simhash_fingerprint_begin(ctx) != SIMHASH_OK)
+		return 0;
+	while (at < len) {
+		size_t k = 1 + test_rnd() % 300000;
+		k = k < len - at ? k : len - at;
+		if (simhash_fingerprint_update(ctx, buf + at, k, NULL) != SIMHASH_OK)
+			return 0;
+		at += k;
+	}
+	return simhash_fingerprint_final(ctx, &fp, NULL) == SIMHASH_OK ? fp.w[0] : 0;
+}
+
+/* The 1 MiB adversarial text buf of family `name` against its fingerprint
+ * from before reorder.c cut blocks and the block paths came (`want`, the
+ * 64-bit default): whole on ctx (the vector paths), with them off on sca,
+ * and in pieces. */
+static void check_known(simhash_ctx *ctx, simhash_ctx *sca, const char *name, const char *buf,
+			size_t len, uint64_t got, uint64_t want)
+{
+	simhash_fp fp;
+	uint64_t scalar = 0, pieces = fp_in_pieces(ctx, buf, len);
+
+	if (simhash_fingerprint(sca, buf, len, &fp, NULL) == SIMHASH_OK)
+		scalar = fp.w[0];
+	if (got != want || scalar != want || pieces != want) {
+		fprintf(stderr, "%s: %016llx, scalar %016llx, in pieces %016llx, want %016llx\n", name,
+			(unsigned long long)got, (unsigned long long)scalar,
+			(unsigned long long)pieces, (unsigned long long)want);
+		t_cur_failed++;
+	}
+}
+
 /* Seconds of CPU time per MiB that no linear normalization comes near (about
  * 0.02 s here, and a few times that under sanitizers), and that the quadratic
  * cost exceeds by far (220 s for 1 MiB of alternating marks). */
@@ -251,25 +294,35 @@ static void test_adversarial_time(void)
 	static const UChar32 selectors[] = {0x0301, 0xFE0F, 0x0316, 0xFE00};
 	static const UChar32 bidi[] = {0x202B, 0x0301, 0x2067, 0x0316, 0x202C};
 	static const UChar32 jamo[] = {0x1100, 0x1161, 0x11A8, 0x1161};
+	/* want: the fingerprint (64 bits, the defaults) the code before the
+	 * cut blocks and the block paths gave */
 	static const struct {
 		const char *name;
 		const UChar32 *unit;
 		int n;
+		uint64_t want;
 	} cases[] = {
-		{"alternating", alternating, 2}, {"many classes", many_classes, 7},
-		{"hidden marks", hidden, 2},     {"decomposing", decomposing, 2},
-		{"selectors", selectors, 4},     {"bidi", bidi, 5},
-		{"jamo", jamo, 4},
+		{"alternating", alternating, 2, 0xced7c80a99d6e459ull},
+		{"many classes", many_classes, 7, 0x37ed456f0ae4850full},
+		{"hidden marks", hidden, 2, 0xded4ee60786853f7ull},
+		{"decomposing", decomposing, 2, 0x49f510dc87369a5eull},
+		{"selectors", selectors, 4, 0xced7c80a99d6e459ull},
+		{"bidi", bidi, 5, 0xced7c80a99d6e459ull},
+		{"jamo", jamo, 4, 0xf32c026cb6fc67b4ull},
 	};
 	const size_t cap = (size_t)1 << 20;
 	char *buf = malloc(cap);
 	simhash_config cfg;
-	simhash_ctx *ctx = NULL;
+	simhash_ctx *ctx = NULL, *sca = NULL;
 
 	CHECK(buf != NULL);
 	simhash_config_init(&cfg);
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
-	for (size_t i = 0; buf && ctx && i < sizeof cases / sizeof *cases; i++) {
+	CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
+	if (sca)
+		sh_ctx_set_simd(sca, 0);
+	test_rnd_seed(0xad7);
+	for (size_t i = 0; buf && ctx && sca && i < sizeof cases / sizeof *cases; i++) {
 		size_t len = adversarial(buf, cap, cases[i].unit, cases[i].n);
 		clock_t t0 = clock();
 		simhash_fp fp;
@@ -281,8 +334,10 @@ static void test_adversarial_time(void)
 			fprintf(stderr, "%s: %.2f s of CPU per MiB\n", cases[i].name, s);
 			t_cur_failed++;
 		}
+		check_known(ctx, sca, cases[i].name, buf, len, fp.w[0], cases[i].want);
 	}
 	simhash_ctx_free(ctx);
+	simhash_ctx_free(sca);
 	free(buf);
 }
 
