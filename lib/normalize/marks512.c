@@ -1,7 +1,8 @@
 /* marks512.c - AVX-512 twins of the two per-character loops a long
  * combining run spends its characters in: scan.h's marks_run() (the UTF-8
  * of an open segment to UTF-16, while its characters continue the segment)
- * and reorder.c's plain() (UTF-16 with each unit's class, from reorder.c's
+ * (two- and three-byte characters) and reorder.c's plain() (UTF-16 with each
+ * unit's class, from reorder.c's
  * cache). Each takes whole blocks while every character of the block is the
  * common case, and leaves any other to its scalar twin, which stays the
  * reference: the same units and classes come out
@@ -14,40 +15,86 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#define SH_BW __attribute__((target("avx512f,avx512bw")))
+#define SH_BW __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 
 int sh_marks_have512(void)
 {
-	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW);
+	return sh_cpu_has(SH_CPU_AVX512F | SH_CPU_AVX512BW | SH_CPU_AVX512VBMI);
+}
+
+/* Whether the sixteen code points cp (32-bit lanes) continue an open
+ * segment: entries filled, neither inert nor lazy (a surrogate's is 0). */
+SH_BW static inline int continue16(const uint32_t *bmp, __m512i cp)
+{
+	const __m512i flags = _mm512_set1_epi32((int)(SH_KNOWN | SH_INERT | SH_LAZY));
+	__m512i e = _mm512_i32gather_epi32(cp, (const void *)bmp, 4);
+
+	return !_mm512_cmpneq_epi32_mask(_mm512_and_si512(e, flags), _mm512_set1_epi32((int)SH_KNOWN));
+}
+
+/* The 32 two-byte characters of in[0..64) into *cp (16-bit lanes), or 0. */
+SH_BW static inline int two_byte32(const uint8_t *in, __m512i *cp)
+{
+	/* each 16-bit lane: a lead byte low, a continuation byte high */
+	__m512i x = _mm512_loadu_si512(in);
+	__m512i lead = _mm512_and_si512(x, _mm512_set1_epi16(0xFF)), cont = _mm512_srli_epi16(x, 8);
+
+	if (_mm512_cmplt_epu16_mask(lead, _mm512_set1_epi16(0xC2)) |
+	    _mm512_cmpgt_epu16_mask(lead, _mm512_set1_epi16(0xDF)) |
+	    _mm512_cmpneq_epi16_mask(_mm512_and_si512(cont, _mm512_set1_epi16(0xC0)),
+				     _mm512_set1_epi16(0x80)))
+		return 0;
+	*cp = _mm512_or_si512(_mm512_slli_epi16(_mm512_and_si512(lead, _mm512_set1_epi16(0x1F)), 6),
+			      _mm512_and_si512(cont, _mm512_set1_epi16(0x3F)));
+	return 1;
+}
+
+/* The 16 three-byte characters of in[0..48) into *cp (32-bit lanes), or 0
+ * (an overlong form below U+0800 included). */
+SH_BW static inline int three_byte16(const uint8_t *in, __m512i *cp)
+{
+	/* lane q: bytes 3q, 3q + 1, 3q + 2 of the 48, low first */
+	const __m512i pick = _mm512_set_epi8(
+		47, 47, 46, 45, 44, 44, 43, 42, 41, 41, 40, 39, 38, 38, 37, 36, 35, 35, 34, 33, 32,
+		32, 31, 30, 29, 29, 28, 27, 26, 26, 25, 24, 23, 23, 22, 21, 20, 20, 19, 18, 17, 17,
+		16, 15, 14, 14, 13, 12, 11, 11, 10, 9, 8, 8, 7, 6, 5, 5, 4, 3, 2, 2, 1, 0);
+	__m512i t = _mm512_permutexvar_epi8(pick, _mm512_maskz_loadu_epi8(((__mmask64)1 << 48) - 1, in));
+	__m512i c;
+
+	t = _mm512_and_si512(t, _mm512_set1_epi32(0xFFFFFF));
+	if (_mm512_cmpneq_epi32_mask(_mm512_and_si512(t, _mm512_set1_epi32(0xC0C0F0)),
+				     _mm512_set1_epi32(0x8080E0)))
+		return 0;
+	c = _mm512_or_si512(
+		_mm512_slli_epi32(_mm512_and_si512(t, _mm512_set1_epi32(0x0F)), 12),
+		_mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(t, 8), _mm512_set1_epi32(0x3F)), 6),
+				_mm512_and_si512(_mm512_srli_epi32(t, 16), _mm512_set1_epi32(0x3F))));
+	if (_mm512_cmplt_epu32_mask(c, _mm512_set1_epi32(0x800)))
+		return 0;
+	*cp = c;
+	return 1;
 }
 
 SH_BW size_t sh_marks_utf8_512(const uint32_t *bmp, const uint8_t *in, size_t i, size_t stop,
 			       UChar *u, int32_t *pm)
 {
-	const __m512i ff = _mm512_set1_epi16(0xFF), want = _mm512_set1_epi32((int)SH_KNOWN);
-	const __m512i flags = _mm512_set1_epi32((int)(SH_KNOWN | SH_INERT | SH_LAZY));
 	int32_t m = *pm;
 
-	for (; i + 64 <= stop; i += 64) {
-		/* each 16-bit lane: a lead byte low, a continuation byte high */
-		__m512i x = _mm512_loadu_si512(in + i);
-		__m512i lead = _mm512_and_si512(x, ff), cont = _mm512_srli_epi16(x, 8), cp, e0, e1;
-		if (_mm512_cmplt_epu16_mask(lead, _mm512_set1_epi16(0xC2)) |
-		    _mm512_cmpgt_epu16_mask(lead, _mm512_set1_epi16(0xDF)) |
-		    _mm512_cmpneq_epi16_mask(_mm512_and_si512(cont, _mm512_set1_epi16(0xC0)),
-					     _mm512_set1_epi16(0x80)))
+	for (;;) {
+		__m512i cp;
+		if (i + 64 <= stop && two_byte32(in + i, &cp) &&
+		    continue16(bmp, _mm512_cvtepu16_epi32(_mm512_castsi512_si256(cp))) &&
+		    continue16(bmp, _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(cp, 1)))) {
+			_mm512_storeu_si512(u + m, cp);
+			m += 32;
+			i += 64;
+		} else if (i + 48 <= stop && three_byte16(in + i, &cp) && continue16(bmp, cp)) {
+			_mm256_storeu_si256((__m256i *)(u + m), _mm512_cvtepi32_epi16(cp));
+			m += 16;
+			i += 48;
+		} else {
 			break;
-		cp = _mm512_or_si512(_mm512_slli_epi16(_mm512_and_si512(lead, _mm512_set1_epi16(0x1F)), 6),
-				     _mm512_and_si512(cont, _mm512_set1_epi16(0x3F)));
-		e0 = _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(cp)),
-					    (const void *)bmp, 4);
-		e1 = _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(cp, 1)),
-					    (const void *)bmp, 4);
-		if (_mm512_cmpneq_epi32_mask(_mm512_and_si512(e0, flags), want) |
-		    _mm512_cmpneq_epi32_mask(_mm512_and_si512(e1, flags), want))
-			break;
-		_mm512_storeu_si512(u + m, cp);
-		m += 32;
+		}
 	}
 	*pm = m;
 	return i;

@@ -7,10 +7,10 @@
 #include <unicode/utypes.h>
 #include "reorder.h"
 
-/* scan.h's marks_run(), 32 characters at a time: from in[i], while 64 bytes
- * before stop are 32 two-byte characters whose entries in bmp are filled
- * and neither inert nor lazy, appends them to u[*pm ..). Returns where it
- * stopped. Without the instructions: returns i. */
+/* scan.h's marks_run() in blocks: from in[i], while the 64 bytes before
+ * stop are 32 two-byte characters or the 48 are 16 three-byte ones, whose
+ * entries in bmp are filled and neither inert nor lazy, appends them to
+ * u[*pm ..). Returns where it stopped. Without the instructions: returns i. */
 size_t sh_marks_utf8_512(const uint32_t *bmp, const uint8_t *in, size_t i, size_t stop, UChar *u,
 			 int32_t *pm);
 /* reorder.c's plain(), 16 units at a time: from u[*pk], while 16 units
@@ -20,6 +20,6 @@ size_t sh_marks_utf8_512(const uint32_t *bmp, const uint8_t *in, size_t i, size_
  * returns n. */
 size_t sh_marks_plain512(const sh_reorder_entry *cache, const UChar *u, int32_t *pk, int32_t end,
 			 UChar *d, uint8_t *cc, size_t n);
-/* Whether this CPU runs them (AVX-512 F and BW). Thread safety: safe. */
+/* Whether this CPU runs them (AVX-512 F, BW and VBMI). Thread safety: safe. */
 int sh_marks_have512(void);
 #endif
