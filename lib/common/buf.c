@@ -1,6 +1,7 @@
 /* buf.c - growable scratch buffers: a handle keeps its buffers between calls so
  * the hot loops never allocate once the buffers have grown to the largest text. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include "internal.h"
 
@@ -37,6 +38,35 @@ simhash_err sh_buf_reserve(sh_buf *b, size_t n)
 	p = realloc(b->p, cap);
 	if (!p)
 		return SIMHASH_ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return SIMHASH_OK;
+}
+
+simhash_err sh_buf_reserve_big(sh_buf *b, size_t n, size_t keep)
+{
+	size_t cap;
+	void *p;
+
+	if (n <= b->cap)
+		return SIMHASH_OK;
+	cap = b->cap ? b->cap : 256;
+	while (cap < n) {
+		if (cap > SIZE_MAX / 2)
+			return SIMHASH_ENOMEM;
+		cap *= 2;
+	}
+	if (cap < ((size_t)4 << 20))
+		return sh_buf_reserve(b, n);
+	if (keep > b->cap)
+		keep = b->cap;
+	/* realloc() would keep neither the alignment nor the advice */
+	p = sh_alloc_big(cap);
+	if (!p)
+		return SIMHASH_ENOMEM;
+	if (keep)
+		memcpy(p, b->p, keep);
+	free(b->p);
 	b->p = p;
 	b->cap = cap;
 	return SIMHASH_OK;

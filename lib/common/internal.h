@@ -177,6 +177,12 @@ typedef struct sh_buf {
 
 /* Ensures b holds at least n bytes; contents are kept. 0 or SIMHASH_ENOMEM. */
 simhash_err sh_buf_reserve(sh_buf *b, size_t n);
+/* sh_buf_reserve() for a buffer that may grow to megabytes and is written
+ * through once per use (a normalizer's output): from 4 MiB it moves to
+ * sh_alloc_big() memory, a page fault per 2 MiB instead of per 4 KiB, and
+ * only its first `keep` bytes are kept (the rest of a grown buffer is
+ * neither copied nor touched). */
+simhash_err sh_buf_reserve_big(sh_buf *b, size_t n, size_t keep);
 void sh_buf_free(sh_buf *b);
 
 /* malloc() for a big array read at random, aligned on 64 bytes; from 1 MiB,

@@ -189,8 +189,8 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
 
 	/* a set: each occurrence only lowers its bin's minimum. As in
 	 * sh_ngram_votes(): windows starting before `safe` fit, and a run of
-	 * one-byte characters or of three-byte CJK bigrams takes a fixed-length
-	 * hash, eight at a time. */
+	 * one-byte characters, of three-byte CJK bigrams or (with AVX-512) of
+	 * characters of one width takes a fixed-length hash, eight at a time. */
 	while (i + 8 <= safe) {
 		uint64_t h[8];
 		int one_byte = sh_text_one_byte8(t, i, ng);
@@ -199,9 +199,12 @@ void sh_ngram_minhash(const simhash_ctx *ctx, const sh_text *t, unsigned ng, uns
 			i = sh_minhash_ascii_avx512(mins, shift, t, i, safe, ng);
 			continue;
 		}
-		if (!one_byte && ngc == 2 && ctx->simd) {
-			/* a run of CJK bigrams, eight per vector */
-			size_t j = sh_minhash_cjk2_avx512(mins, shift, t, i, safe);
+		if (!one_byte && ctx->simd) {
+			/* a run of CJK bigrams, or of windows of characters of
+			 * one width, eight per vector */
+			size_t j = ngc == 2 ? sh_minhash_cjk2_avx512(mins, shift, t, i, safe) : i;
+			if (j == i)
+				j = sh_minhash_wide_avx512(mins, shift, t, i, safe, ng, ngc);
 			if (j > i) {
 				i = j;
 				continue;
@@ -233,9 +236,12 @@ size_t sh_ngram_keys(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsi
 			i = to;
 			continue;
 		}
-		if (!one_byte && ngc == 2 && ctx->simd) {
-			/* a run of CJK bigrams, eight per vector */
-			size_t to = sh_keys_cjk2_avx512(out + k, t, i, safe);
+		if (!one_byte && ctx->simd) {
+			/* a run of CJK bigrams, or of windows of characters of
+			 * one width, eight per vector */
+			size_t to = ngc == 2 ? sh_keys_cjk2_avx512(out + k, t, i, safe) : i;
+			if (to == i)
+				to = sh_keys_wide_avx512(out + k, t, i, safe, ng, ngc);
 			if (to > i) {
 				k += to - i;
 				i = to;

@@ -108,6 +108,15 @@ size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, const sh_text 
 			      size_t safe);
 /* And their keys into out[0 ..), in window order (sh_ngram_keys()). */
 size_t sh_keys_cjk2_avx512(uint64_t *out, const sh_text *t, size_t i, size_t safe);
+/* Likewise for windows of ng <= 8 characters of one width w (1 to 4 bytes,
+ * 4 <= ng * w <= 16: XXH3's 4-to-8 and 9-to-16-byte paths), from window i
+ * while eight in a row are such (none from a CJK character unless ngc ==
+ * ng), at most to safe; returns where it stopped. Two-byte marks after a
+ * letter, Cyrillic, Greek, Tibetan marks. */
+size_t sh_minhash_wide_avx512(uint64_t mins[128], unsigned shift, const sh_text *t, size_t i,
+			      size_t safe, unsigned ng, unsigned ngc);
+size_t sh_keys_wide_avx512(uint64_t *out, const sh_text *t, size_t i, size_t safe, unsigned ng,
+			   unsigned ngc);
 /* And of keys already made (auto.c's shingles): each lowers its bin by
  * sh_mix64(key ^ c), eight per vector; returns how many were taken, n
  * rounded down to a multiple of eight. */

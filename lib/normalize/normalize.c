@@ -16,7 +16,10 @@
  * need ICU. Text that mixes ASCII with three-byte characters (Chinese, with
  * its punctuation, digits and Latin words) goes 64 bytes at a time through
  * mixed.c where the CPU allows. The output is identical to
- * normalizing the whole text at once.
+ * normalizing the whole text at once. A segment with a long combining run
+ * goes through reorder.c instead of one ICU call (linear time on any
+ * input); the millions of marks such a text can hold take the block paths
+ * of marks512.c (collected, decomposed) and plain.c (emitted).
  *
  * Invariants of the output (sh_text): no space at either end, never two
  * spaces in a row, off[] strictly increasing, off[n_chars] == len.
@@ -31,7 +34,9 @@
 #include "../common/internal.h"
 #include "ascii.h"
 #include "mixed.h"
+#include "plain.h"
 #include "reorder.h"
+#include "scan.h"
 
 #define NORM_SLICE ((size_t)1 << 20)
 
@@ -52,6 +57,7 @@ struct sh_norm {
 	int simd;          /* sh_ascii_bulk() may run (ascii.c) */
 	int simd512;       /* sh_ascii_bulk512() may run */
 	int mixed;         /* sh_mixed_run512() may run: the CPU and the rules fit */
+	int plain512;      /* sh_plain_run()'s blocks of sixteen may run */
 	size_t slice;      /* bytes of a non-ASCII run handled at once */
 	int no_reorder;    /* tests only: leave long combining runs to ICU */
 	int no_mapped;     /* tests only: leave SH_LAZY characters to ICU */
@@ -134,6 +140,7 @@ simhash_err sh_norm_new(const simhash_config *cfg, sh_norm **out)
 	}
 	if (cfg->compat == SIMHASH_COMPAT_NONE) {
 		err = alloc_bmp(n);
+		n->reorder.spare = &n->u16in;
 		if (err)
 			goto out_free;
 	}
@@ -334,9 +341,10 @@ static inline simhash_err room(sh_norm *n, size_t chars, size_t bytes)
 		return SIMHASH_OK;
 	if (bytes > UINT32_MAX - 1 - n->len)
 		return SIMHASH_EINVAL;
-	fail = sh_buf_reserve(&n->s, n->len + bytes) ||
-	       sh_buf_reserve(&n->off, (n->n_chars + chars + 1) * sizeof(uint32_t)) ||
-	       sh_buf_reserve(&n->cls, n->n_chars + chars + 1);
+	fail = sh_buf_reserve_big(&n->s, n->len + bytes, n->len) ||
+	       sh_buf_reserve_big(&n->off, (n->n_chars + chars + 1) * sizeof(uint32_t),
+				  n->n_chars * sizeof(uint32_t)) ||
+	       sh_buf_reserve_big(&n->cls, n->n_chars + chars + 1, n->n_chars);
 	/* a buffer may have moved even when a later one failed */
 	n->o = n->s.p;
 	n->oo = n->off.p;
@@ -344,49 +352,67 @@ static inline simhash_err room(sh_norm *n, size_t chars, size_t bytes)
 	return fail ? SIMHASH_ENOMEM : SIMHASH_OK;
 }
 
-/* Normalizes the UTF-16 units u[0..m) and emits the characters. */
-static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
+/* emit() of c of class cls; the common case of a word or CJK character
+ * with no space pending and no repeat rule written here, as emit() would
+ * (nothing to decide for the space and repeat rules), without a call. */
+static inline void emit_char(sh_norm *n, uint32_t c, int cls)
 {
-	UErrorCode st = U_ZERO_ERROR;
-	const UChar *src = u;
-	int32_t k = 0, len = m;
-	simhash_err err;
-
-	if (n->cfg.casefold) {
-		/* Long combining runs would cost ICU quadratic time (reorder.c). */
-		if (m > 32 && !n->no_reorder && sh_reorder_needed(n->nfkc_cf, &n->reorder, u, m)) {
-			err = sh_reorder(n->nfkc_cf, u, m, &n->reorder, &m);
-			if (err)
-				return err;
-			u = n->reorder.u16.p;
+	if ((cls == SH_C_WORD || cls == SH_C_CJK) && !n->pending_space && !n->cfg.max_repeat) {
+		n->last_cp = c;
+		n->oo[n->n_chars] = (uint32_t)n->len;
+		n->oc[n->n_chars++] = (uint8_t)cls;
+		if (c < 0x80)
+			n->o[n->len++] = (uint8_t)c;
+		else if (c < 0x800) {
+			n->o[n->len] = (uint8_t)(0xC0 | c >> 6);
+			n->o[n->len + 1] = (uint8_t)(0x80 | (c & 0x3F));
+			n->len += 2;
+		} else {
+			n->len += sh_utf8_put(n->o + n->len, c);
 		}
-		if (sh_buf_reserve(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64))
-			return SIMHASH_ENOMEM;
-		len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
-				       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
-		if (st == U_BUFFER_OVERFLOW_ERROR) {
-			st = U_ZERO_ERROR;
-			if (sh_buf_reserve(&n->u16out, (size_t)len * sizeof(UChar) + 64))
-				return SIMHASH_ENOMEM;
-			len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
-					       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
-		}
-		if (U_FAILURE(st))
-			return SIMHASH_EDEP;
-		src = n->u16out.p;
+		return;
 	}
+	emit(n, c, cls);
+}
+
+/* The common case of emit_units(), plain characters (plain.c), with no
+ * space pending and no repeat rule (the caller's test), the output's state
+ * handed over and back. Returns where it stopped. */
+static int32_t emit_plain(sh_norm *n, const UChar *src, int32_t k, int32_t len)
+{
+	sh_plain_out p = { n->o, n->oo, n->oc, n->bmp, n->len, n->n_chars, n->last_cp };
+
+	k = (int32_t)sh_plain_run(&p, src, (size_t)k, (size_t)len, n->plain512);
+	n->len = p.len;
+	n->n_chars = p.n_chars;
+	n->last_cp = p.last;
+	return k;
+}
+
+/* Emits the normalized UTF-16 units src[0..len) (the sink of
+ * sh_reorder_emit()). */
+static simhash_err emit_units(void *arg, const UChar *src, int32_t len)
+{
+	sh_norm *n = arg;
+	int32_t k = 0;
 	/* Each unit gives at most one character and a space before it. */
-	err = room(n, 2 * (size_t)len, 4 * (size_t)len);
+	simhash_err err = room(n, 2 * (size_t)len, 4 * (size_t)len);
+
 	if (err)
 		return err;
 	while (k < len) {
 		UChar32 c;
 		int cls;
+		if (n->bmp && !n->pending_space && !n->cfg.max_repeat) {
+			k = emit_plain(n, src, k, len);
+			if (k >= len)
+				break;
+		}
 		U16_NEXT(src, k, len, c);
 		if (c < 0x10000 && n->bmp && (bmp_get(n, (uint32_t)c) & SH_KNOWN)) {
 			uint32_t e = n->bmp[c];
 			if (!(e & SH_DROP))
-				emit(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
+				emit_char(n, e & 0x1FFFFF, (int)(e >> 24 & 3));
 			continue;
 		}
 		if (c < 0x80) {
@@ -404,19 +430,38 @@ static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 	return SIMHASH_OK;
 }
 
-/* Index of the first byte >= 0x80 in in[i..end), or end. */
-static size_t ascii_end(const uint8_t *in, size_t i, size_t end)
+/* Normalizes the UTF-16 units u[0..m) and emits the characters. */
+static simhash_err emit_u16(sh_norm *n, const UChar *u, int32_t m)
 {
-	while (i + 8 <= end) {
-		uint64_t w;
-		memcpy(&w, in + i, 8);
-		if (w & 0x8080808080808080ull)
-			break;
-		i += 8;
+	UErrorCode st = U_ZERO_ERROR;
+	int32_t len;
+
+	if (!n->cfg.casefold)
+		return emit_units(n, u, m);
+	/* Long combining runs would cost ICU quadratic time (reorder.c). */
+	if (m > 32 && !n->no_reorder && sh_reorder_needed(n->nfkc_cf, &n->reorder, u, m)) {
+		/* room for about what the segment gives at once, rather than
+		 * growing (and copying) as its pieces come: untouched room costs
+		 * no memory (sh_buf_reserve_big()); a segment near the 4 GiB
+		 * limit of a text only as its pieces need */
+		simhash_err err = (size_t)m < UINT32_MAX / 16 ? room(n, 3 * (size_t)m, 6 * (size_t)m)
+							      : SIMHASH_OK;
+		return err ? err : sh_reorder_emit(n->nfkc_cf, u, m, &n->reorder, emit_units, n);
 	}
-	while (i < end && in[i] < 0x80)
-		i++;
-	return i;
+	if (sh_buf_reserve_big(&n->u16out, (size_t)m * 3 * sizeof(UChar) + 64, 0))
+		return SIMHASH_ENOMEM;
+	len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
+			       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
+	if (st == U_BUFFER_OVERFLOW_ERROR) {
+		st = U_ZERO_ERROR;
+		if (sh_buf_reserve_big(&n->u16out, (size_t)len * sizeof(UChar) + 64, 0))
+			return SIMHASH_ENOMEM;
+		len = unorm2_normalize(n->nfkc_cf, u, m, n->u16out.p,
+				       (int32_t)(n->u16out.cap / sizeof(UChar)), &st);
+	}
+	if (U_FAILURE(st))
+		return SIMHASH_EDEP;
+	return emit_units(n, n->u16out.p, len);
 }
 
 /* The common case, a run of ASCII bytes: each maps through a table to one
@@ -473,28 +518,6 @@ static void ascii_run(sh_norm *n, const uint8_t *in, size_t i, size_t stop)
 	n->last_cp = prev;
 }
 
-/* Decodes the code point at in[i] (i < j): valid 2- and 3-byte sequences,
- * the bulk of accented, Cyrillic and CJK text, inline; the rest through
- * sh_utf8_next(). */
-static inline size_t decode(const uint8_t *in, size_t j, size_t i, uint32_t *cp)
-{
-	int bad;
-	if (in[i] >= 0xC2 && in[i] < 0xE0 && i + 1 < j && (in[i + 1] & 0xC0) == 0x80) {
-		*cp = (uint32_t)(in[i] & 0x1F) << 6 | (in[i + 1] & 0x3F);
-		return 2;
-	}
-	if ((in[i] & 0xF0) == 0xE0 && i + 2 < j && (in[i + 1] & 0xC0) == 0x80 &&
-	    (in[i + 2] & 0xC0) == 0x80) {
-		uint32_t c = (uint32_t)(in[i] & 0x0F) << 12 | (uint32_t)(in[i + 1] & 0x3F) << 6 |
-			     (in[i + 2] & 0x3F);
-		if (c >= 0x800 && (c < 0xD800 || c > 0xDFFF)) {
-			*cp = c;
-			return 3;
-		}
-	}
-	return sh_utf8_next(in, j, i, cp, &bad);
-}
-
 /* The common case of Chinese text: a run of plain Han characters (3 bytes
  * each, an entry in n->han), no segment open, no space pending and no repeat
  * rule. Each is emitted as emit_inert() would, with the output's state in
@@ -540,38 +563,6 @@ static simhash_err flush(sh_norm *n, int32_t *m)
 	return err;
 }
 
-/* The end of the run of bytes >= 0x80 from i (in[i] is one): the first
- * ASCII byte after it, or len. Eight bytes at a time. */
-static size_t non_ascii_end(const uint8_t *in, size_t i, size_t len)
-{
-	for (i++; i + 8 <= len; i += 8) {
-		uint64_t w;
-		memcpy(&w, in + i, 8);
-		w = ~w & 0x8080808080808080ull;
-		if (w) {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-			w = __builtin_bswap64(w);
-#endif
-			return i + ((unsigned)__builtin_ctzll(w) >> 3);
-		}
-	}
-	while (i < len && in[i] >= 0x80)
-		i++;
-	return i;
-}
-
-/* Where a slice of a non-ASCII run may end: at most `slice` bytes after i,
- * moved back over at most three continuation bytes, so that no well-formed
- * sequence straddles it (what straddles then is invalid byte by byte). */
-static size_t slice_end(const uint8_t *in, size_t i, size_t j, size_t slice)
-{
-	size_t end = j - i > slice ? i + slice : j;
-
-	for (int k = 0; k < 3 && end < j && end > i + 1 && (in[end] & 0xC0) == 0x80; k++)
-		end--;
-	return end;
-}
-
 /* Handles in[i..j): an optional ASCII character followed by a run of
  * non-ASCII bytes. A BMP character that is normalization-inert (unchanged by
  * NFKC_Casefold, and never combining with a neighbour) is emitted straight
@@ -596,7 +587,8 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 		/* UTF-16 needs at most one unit per input byte. */
 		if ((size_t)m + (end - i) > INT32_MAX / 4)
 			return SIMHASH_EINVAL; /* one segment that never ends: pathological */
-		if (sh_buf_reserve(&n->u16in, ((size_t)m + end - i + 1) * sizeof(UChar)))
+		if (sh_buf_reserve_big(&n->u16in, ((size_t)m + end - i + 1) * sizeof(UChar),
+				       (size_t)m * sizeof(UChar)))
 			return SIMHASH_ENOMEM;
 		/* An input byte gives at most one character and a space before it, and
 		 * at most 4 output bytes: an invalid byte becomes U+FFFD (3 bytes). */
@@ -618,6 +610,11 @@ static simhash_err non_ascii_run(sh_norm *n, const uint8_t *in, size_t len, size
 				uint32_t cp, e;
 				if (!m && !n->pending_space && !n->cfg.max_repeat) {
 					i = han_run(n, in, i, stop);
+					if (i >= stop)
+						break;
+				}
+				if (m && n->bmp) {
+					i = marks_run(n->bmp, in, i, stop, u, &m, n->simd512);
 					if (i >= stop)
 						break;
 				}
@@ -884,6 +881,9 @@ void sh_norm_set_simd(sh_norm *n, int on)
 {
 	n->simd = on && sh_ascii_have_avx2();
 	n->simd512 = on && sh_ascii_have_vbmi2();
+	n->reorder.simd = on && sh_reorder_have_vbmi2();
+	n->plain512 = on && sh_plain_have512();
+	n->reorder.simd512 = on && sh_marks_have512();
 	/* the rules mixed.c writes by (its invariant 1), and a table */
 	n->mixed = on && sh_mixed_have() && n->cfg.punct == SIMHASH_PUNCT_DROP &&
 		   n->cfg.space == SIMHASH_SPACE_AUTO && !n->cfg.max_repeat &&

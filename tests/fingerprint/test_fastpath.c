@@ -5,7 +5,10 @@
  *
  * Regression: eight CJK characters of which one is four bytes (CJK Extension
  * B, U+20BB7) followed by a one- or two-byte ninth character also span 27
- * bytes, and the bigram block path took them for nine three-byte characters. */
+ * bytes, and the bigram block path took them for nine three-byte characters.
+ *
+ * The char MinHash of runs of characters of one width (vote_avx512.c's wide
+ * kernel) against the scalar path, for n-grams of 2 to 8 characters. */
 #include <stdint.h>
 #include "test.h"
 #include "simhash.h"
@@ -216,6 +219,73 @@ static void test_default_paths_agree_on_cjk_runs(void)
 	simhash_ctx_free(sca);
 }
 
+/* Runs of characters of one width: 1, 2 (Cyrillic, combining marks), 3
+ * (Tibetan marks, Han) and 4 bytes (musical marks, Extension B Han), each
+ * run 1 to 200 characters, a space now and then (few words: the char
+ * MinHash decides). */
+static size_t equal_width_text(char *buf, size_t n_chars, int spaces)
+{
+	static const char *const widths[][3] = {
+		{ "a", "Z", "7" },
+		{ "\xd0\xb6", "\xcc\x81", "\xcc\x96" },             /* ж U+0301 U+0316 */
+		{ "\xe0\xbd\xb1", "\xe0\xbe\x80", "\xe4\xb8\xad" }, /* U+0F71 U+0F80 中 */
+		{ "\xf0\x9d\x85\xa5", "\xf0\x9d\x85\xa7", "\xf0\xa0\xae\xb7" }, /* U+1D165 U+1D167 𠮷 */
+	};
+	size_t k = 0, i = 0;
+
+	while (i < n_chars) {
+		size_t w = test_rnd() % 4, run = 1 + test_rnd() % 200;
+		for (size_t j = 0; j < run && i < n_chars; j++, i++) {
+			const char *c = spaces && test_rnd() % 64 == 0 ? " " : widths[w][test_rnd() % 3];
+			size_t n = strlen(c);
+			memcpy(buf + k, c, n);
+			k += n;
+		}
+	}
+	buf[k] = 0;
+	return k;
+}
+
+/* The char MinHash of windows of one width (the AVX-512 kernel for
+ * characters of 1 to 4 bytes, 4 to 16 bytes a window) against the scalar
+ * path: n-grams of 2 to 8 characters, CJK windows as long or bigrams, every
+ * width; runs start and end at every position of the eight-window blocks. */
+static void test_default_paths_agree_on_equal_width_runs(void)
+{
+	static char buf[4 * 3000 + 1];
+	uint64_t seed = 0x3e1d7ull;
+
+	for (int trial = 0; trial < 240; trial++) {
+		simhash_ctx *vec = NULL, *sca = NULL;
+		simhash_config cfg;
+		simhash_fp a, b;
+		size_t len;
+
+		simhash_config_init(&cfg);
+		cfg.bits = trial % 3 == 0 ? 64 : trial % 3 == 1 ? 128 : 32;
+		cfg.ngram = 2 + (unsigned)(trial / 3) % 7;
+		cfg.ngram_cjk = trial % 4 == 0 ? 0 : trial % 4 == 1 ? cfg.ngram : 2;
+		CHECK(simhash_ctx_new(&cfg, &vec) == SIMHASH_OK);
+		CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
+		if (vec && sca) {
+			sh_ctx_set_simd(sca, 0);
+			test_rnd_seed(seed + (uint64_t)trial);
+			len = equal_width_text(buf, 1 + test_rnd() % 3000, trial % 5 == 0);
+			CHECK(simhash_fingerprint(vec, buf, len, &a, NULL) == SIMHASH_OK);
+			CHECK(simhash_fingerprint(sca, buf, len, &b, NULL) == SIMHASH_OK);
+			if (!same(a, b)) {
+				fprintf(stderr, "equal-width paths differ: seed %llx bits %u ngram %u/%u len %zu\n",
+					(unsigned long long)(seed + (uint64_t)trial), cfg.bits, cfg.ngram,
+					cfg.ngram_cjk, len);
+				t_cur_failed++;
+			}
+		}
+		simhash_ctx_free(vec);
+		simhash_ctx_free(sca);
+	}
+}
+
 TEST_MAIN("fastpath", TEST(test_compat_md5_paths_agree), TEST(test_extension_b_han_before_a_short_char),
 	  TEST(test_fast_path_equals_plain_path_on_mixed_widths),
-	  TEST(test_default_paths_agree_on_cjk_runs))
+	  TEST(test_default_paths_agree_on_cjk_runs),
+	  TEST(test_default_paths_agree_on_equal_width_runs))

@@ -8,8 +8,9 @@
  * reversed, the extremes 0 and UINT64_MAX among them, and keys sharing
  * their top bits (the scalar scatter's fallback). Then simhash_near_sketch()
  * with the vector paths off and on (the sort, and the keys of runs of
- * one-byte characters): the same keys for texts of every length around the
- * vector sizes, ASCII and mixed. The kind: short iff at most
+ * one-byte characters, and of characters of one width): the same keys for
+ * texts of every length around the vector sizes, ASCII, mixed and Cyrillic,
+ * Greek and combining marks. The kind: short iff at most
  * SIMHASH_NEAR_SHORT bytes are not UTF-8 continuation bytes, against a byte
  * by byte count, on valid and invalid UTF-8 around the boundary. A long
  * text's keys: its distinct word 3-shingles as simhash_features_each()
@@ -153,16 +154,19 @@ static void test_the_vector_path_is_there_where_the_cpu_has_it(void)
 }
 
 /* A text of about n bytes drawn from a few words, so that char n-grams
- * repeat: ASCII only (runs of one-byte windows, the vector keys) or mixed
- * with CJK (runs of nine and more: the vector bigram keys) and punctuation. */
+ * repeat: ASCII only (ascii 1: runs of one-byte windows, the vector keys),
+ * mixed with CJK (0: runs of nine and more: the vector bigram keys) and
+ * punctuation, or two-byte characters (2: the vector keys of one width). */
 static size_t make_text(char *buf, size_t n, int ascii)
 {
 	static const char *const bits[] = { "the ", "Exam ", "in ", "December ", "ab", "x",
 					    "一月", "，", "季", "期末考试期间图书馆" };
-	size_t len = 0, n_bits = ascii ? 6 : sizeof bits / sizeof bits[0];
+	/* runs of two-byte characters: the vector keys of equal widths */
+	static const char *const wide[] = { "жизнь", "дом ", "αβγ", "e\xcc\x81\xcc\x96\xcc\x81", "ъ" };
+	size_t len = 0, n_bits = ascii == 1 ? 6 : sizeof bits / sizeof bits[0];
 
 	while (len < n) {
-		const char *w = bits[test_rnd() % n_bits];
+		const char *w = ascii == 2 ? wide[test_rnd() % 5] : bits[test_rnd() % n_bits];
 		size_t l = strlen(w);
 		if (len + l > n)
 			break;
@@ -182,8 +186,8 @@ static void test_near_sketch_keys_same_with_the_vector_paths_off(void)
 		goto out;
 	sh_sketch_set_simd(off, 0);
 	test_rnd_seed(SEED + 1);
-	for (size_t n = 0; n < 1400; n++) {
-		size_t len = make_text(text, n / 2, n % 2);
+	for (size_t n = 0; n < 2100; n++) {
+		size_t len = make_text(text, n / 3, (int)(n % 3));
 		simhash_sketch a, b;
 		CHECK(simhash_near_sketch(on, text, len, &a) == SIMHASH_OK);
 		CHECK(simhash_near_sketch(off, text, len, &b) == SIMHASH_OK);

@@ -5,9 +5,13 @@
  * NFKC_Casefold of a text equals that of its reordered form (random texts of
  * marks of many classes, marks hidden in decompositions and compatibility
  * mappings, default ignorables, jamo, 4-byte marks); sh_norm gives the same
- * text with and without the reordering; and adversarial texts of 1 MiB each
- * normalize within a bound per MB that a quadratic cost exceeds a
- * hundredfold (1 MiB of alternating marks took 220 s before). */
+ * text with and without the reordering, also with blocks of one class far
+ * longer than ICU is given of them, in tiny slices and fed in pieces; and
+ * adversarial texts of 1 MiB each normalize within a bound per MB that a
+ * quadratic cost exceeds a hundredfold (1 MiB of alternating marks took
+ * 220 s before), and keep the fingerprints the code before the cut blocks
+ * and the block paths gave them, with the vector paths on and off and given
+ * in pieces. */
 #include <stdint.h>
 #include <time.h>
 #include <unicode/unorm2.h>
@@ -115,6 +119,105 @@ static void test_normalizer_unchanged(void)
 	}
 }
 
+/* Starters, and what follows a run: letters that compose with marks of
+ * several classes (o: õ then ṍ; α: ἀ, ἂ, ᾂ), a syllable and jamo, a starter
+ * without a boundary before it (U+0B3E after U+0B47; jamo V), CJK, ASCII. */
+static const UChar32 starters[] = { 'a', 'o', 'e', 0x03B1, 0x03C9, 0xAC00, 0x1100, 0x0B47,
+				    0x0B3E, 0x1161, 0x4E2D, ' ', '7', 0x1F600 };
+/* Marks drawn into long blocks of one class: Latin and Greek (230, 220,
+ * 240), Hebrew, Tibetan (some decomposing), voiced marks (U+FF9E hidden),
+ * 4-byte marks, U+0344 (two class-230 marks), an ignorable. */
+static const UChar32 block_marks[] = { 0x0301, 0x0300, 0x0303, 0x0313, 0x0345, 0x0316, 0x0323,
+				       0x0302, 0x05B0, 0x0F71, 0x0F72, 0x0F73, 0x0F80, 0x3099,
+				       0xFF9E, 0x1D165, 0x1D167, 0x1D16D, 0x0344, 0xFE0F };
+
+/* Starters each followed by a run of 0 to 700 marks drawn from 1 to 3 of
+ * block_marks[]: blocks of one class far longer than reorder.c keeps for
+ * ICU, as UTF-8 into s; returns its length. */
+static size_t long_blocks(char *s, size_t cap)
+{
+	const size_t n_st = sizeof starters / sizeof *starters;
+	const size_t n_bm = sizeof block_marks / sizeof *block_marks;
+	size_t k = 0;
+
+	for (int seg = 1 + (int)(test_rnd() % 6); seg > 0; seg--) {
+		UChar32 pick[3] = { block_marks[test_rnd() % n_bm], block_marks[test_rnd() % n_bm],
+				    block_marks[test_rnd() % n_bm] };
+		int n_pick = 1 + (int)(test_rnd() % 3), run = (int)(test_rnd() % 701);
+		UBool err = 0;
+		if (k + 4 * (size_t)(run + 2) > cap)
+			break;
+		U8_APPEND(s, k, cap, starters[test_rnd() % n_st], err);
+		for (int i = 0; i < run; i++)
+			U8_APPEND(s, k, cap, pick[test_rnd() % (unsigned)n_pick], err);
+		(void)err; /* room was checked */
+	}
+	return k;
+}
+
+/* sh_norm of s[0..len) by n, whole or fed in pieces cut where
+ * sh_norm_cut() allows. */
+static simhash_err norm_of(sh_norm *n, const char *s, size_t len, int pieces, sh_text *out)
+{
+	const uint8_t *in = (const uint8_t *)s;
+	size_t bad = 0, at = 0;
+	simhash_err err;
+
+	if (!pieces)
+		return sh_norm_run(n, in, len, out, &bad);
+	err = sh_norm_begin(n);
+	while (!err && at < len) {
+		size_t want = len - at > 1 ? 1 + test_rnd() % (len - at) : 1;
+		size_t cut = want < len - at ? sh_norm_cut(in + at, want) : len - at;
+		if (!cut)
+			cut = len - at;
+		err = sh_norm_feed(n, in + at, cut, &bad);
+		at += cut;
+	}
+	return err ? err : sh_norm_end(n, out);
+}
+
+/* The whole normalizer with long blocks of one class (most of each block
+ * left out of ICU's input and put back, reorder.c), against ICU on the
+ * untouched text; also in tiny slices and fed in pieces, under the space,
+ * punctuation and repeat rules. */
+static void test_long_blocks_unchanged(void)
+{
+	static char s[4 * 6 * 702];
+	simhash_config cfg;
+	sh_norm *on = NULL, *off = NULL;
+
+	test_rnd_seed(0xb10c5);
+	for (int trial = 0; trial < 160; trial++) {
+		size_t len = long_blocks(s, sizeof s);
+		sh_text a, b;
+
+		simhash_config_init(&cfg);
+		cfg.t2s = trial % 2;
+		cfg.punct = (simhash_punct)(trial % 2);
+		cfg.max_repeat = trial % 5 == 0 ? 2 : 0;
+		CHECK(sh_norm_new(&cfg, &on) == SIMHASH_OK);
+		CHECK(sh_norm_new(&cfg, &off) == SIMHASH_OK);
+		if (!on || !off)
+			return;
+		sh_norm_set_reorder(off, 0);
+		if (trial % 4 == 1)
+			sh_norm_set_slice(on, 1 + test_rnd() % 40);
+		if (trial % 3 == 0)
+			sh_norm_set_simd(on, 0); /* the sort's scalar pass per class */
+		CHECK(norm_of(on, s, len, trial % 4 == 2, &a) == SIMHASH_OK);
+		CHECK(norm_of(off, s, len, 0, &b) == SIMHASH_OK);
+		CHECK(same_text(&a, &b));
+		sh_norm_free(on);
+		sh_norm_free(off);
+		on = off = NULL;
+		if (t_cur_failed) {
+			fprintf(stderr, "long blocks changed the normalized text: trial %d\n", trial);
+			break;
+		}
+	}
+}
+
 /* 1 MiB of "a" and then the code points of `unit` over and over. */
 static size_t adversarial(char *buf, size_t cap, const UChar32 *unit, int n_unit)
 {
@@ -136,6 +239,47 @@ static size_t adversarial(char *buf, size_t cap, const UChar32 *unit, int n_unit
 	}
 }
 
+void sh_ctx_set_simd(simhash_ctx *ctx, int on);
+
+/* The fingerprint of buf[0..len) given in pieces of 1 byte to 300 KB (the
+ * stream path: runs cross its slices and feeds), or 0 on an error. */
+static uint64_t fp_in_pieces(simhash_ctx *ctx, const char *buf, size_t len)
+{
+	simhash_fp fp;
+	size_t at = 0;
+
+	if (simhash_fingerprint_begin(ctx) != SIMHASH_OK)
+		return 0;
+	while (at < len) {
+		size_t k = 1 + test_rnd() % 300000;
+		k = k < len - at ? k : len - at;
+		if (simhash_fingerprint_update(ctx, buf + at, k, NULL) != SIMHASH_OK)
+			return 0;
+		at += k;
+	}
+	return simhash_fingerprint_final(ctx, &fp, NULL) == SIMHASH_OK ? fp.w[0] : 0;
+}
+
+/* The 1 MiB adversarial text buf of family `name` against its fingerprint
+ * from before reorder.c cut blocks and the block paths came (`want`, the
+ * 64-bit default): whole on ctx (the vector paths), with them off on sca,
+ * and in pieces. */
+static void check_known(simhash_ctx *ctx, simhash_ctx *sca, const char *name, const char *buf,
+			size_t len, uint64_t got, uint64_t want)
+{
+	simhash_fp fp;
+	uint64_t scalar = 0, pieces = fp_in_pieces(ctx, buf, len);
+
+	if (simhash_fingerprint(sca, buf, len, &fp, NULL) == SIMHASH_OK)
+		scalar = fp.w[0];
+	if (got != want || scalar != want || pieces != want) {
+		fprintf(stderr, "%s: %016llx, scalar %016llx, in pieces %016llx, want %016llx\n", name,
+			(unsigned long long)got, (unsigned long long)scalar,
+			(unsigned long long)pieces, (unsigned long long)want);
+		t_cur_failed++;
+	}
+}
+
 /* Seconds of CPU time per MiB that no linear normalization comes near (about
  * 0.02 s here, and a few times that under sanitizers), and that the quadratic
  * cost exceeds by far (220 s for 1 MiB of alternating marks). */
@@ -150,25 +294,35 @@ static void test_adversarial_time(void)
 	static const UChar32 selectors[] = {0x0301, 0xFE0F, 0x0316, 0xFE00};
 	static const UChar32 bidi[] = {0x202B, 0x0301, 0x2067, 0x0316, 0x202C};
 	static const UChar32 jamo[] = {0x1100, 0x1161, 0x11A8, 0x1161};
+	/* want: the fingerprint (64 bits, the defaults) the code before the
+	 * cut blocks and the block paths gave */
 	static const struct {
 		const char *name;
 		const UChar32 *unit;
 		int n;
+		uint64_t want;
 	} cases[] = {
-		{"alternating", alternating, 2}, {"many classes", many_classes, 7},
-		{"hidden marks", hidden, 2},     {"decomposing", decomposing, 2},
-		{"selectors", selectors, 4},     {"bidi", bidi, 5},
-		{"jamo", jamo, 4},
+		{"alternating", alternating, 2, 0xced7c80a99d6e459ull},
+		{"many classes", many_classes, 7, 0x37ed456f0ae4850full},
+		{"hidden marks", hidden, 2, 0xded4ee60786853f7ull},
+		{"decomposing", decomposing, 2, 0x49f510dc87369a5eull},
+		{"selectors", selectors, 4, 0xced7c80a99d6e459ull},
+		{"bidi", bidi, 5, 0xced7c80a99d6e459ull},
+		{"jamo", jamo, 4, 0xf32c026cb6fc67b4ull},
 	};
 	const size_t cap = (size_t)1 << 20;
 	char *buf = malloc(cap);
 	simhash_config cfg;
-	simhash_ctx *ctx = NULL;
+	simhash_ctx *ctx = NULL, *sca = NULL;
 
 	CHECK(buf != NULL);
 	simhash_config_init(&cfg);
 	CHECK(simhash_ctx_new(&cfg, &ctx) == SIMHASH_OK);
-	for (size_t i = 0; buf && ctx && i < sizeof cases / sizeof *cases; i++) {
+	CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
+	if (sca)
+		sh_ctx_set_simd(sca, 0);
+	test_rnd_seed(0xad7);
+	for (size_t i = 0; buf && ctx && sca && i < sizeof cases / sizeof *cases; i++) {
 		size_t len = adversarial(buf, cap, cases[i].unit, cases[i].n);
 		clock_t t0 = clock();
 		simhash_fp fp;
@@ -180,10 +334,12 @@ static void test_adversarial_time(void)
 			fprintf(stderr, "%s: %.2f s of CPU per MiB\n", cases[i].name, s);
 			t_cur_failed++;
 		}
+		check_known(ctx, sca, cases[i].name, buf, len, fp.w[0], cases[i].want);
 	}
 	simhash_ctx_free(ctx);
+	simhash_ctx_free(sca);
 	free(buf);
 }
 
 TEST_MAIN("norm_reorder", TEST(test_icu_output_unchanged), TEST(test_normalizer_unchanged),
-	  TEST(test_adversarial_time))
+	  TEST(test_long_blocks_unchanged), TEST(test_adversarial_time))
