@@ -633,10 +633,16 @@ def route(part, base, job, table, heavy, n_buckets):
                   np.uint64(n_buckets)).astype(np.int64)
             extra.append((hb, fp2[idx], gids[idx], cell, side))
     pieces = []
-    order = np.argsort(bucket[normal], kind="stable")
-    nb = bucket[normal][order]
-    nf = fp2[normal][order]
-    ng = gids[normal][order]
+    if extra:
+        order = np.argsort(bucket[normal], kind="stable")
+        nb = bucket[normal][order]
+        nf = fp2[normal][order]
+        ng = gids[normal][order]
+    else:  # every record is normal: no masked copies, gids are base + place
+        order = np.argsort(bucket, kind="stable")
+        nb = bucket[order]
+        nf = fp2[order]
+        ng = order.astype(np.uint64) + np.uint64(base)
     cuts = np.searchsorted(nb, np.arange(n_buckets + 1))
     for j in range(n_buckets):
         s, e = cuts[j], cuts[j + 1]
