@@ -22,6 +22,20 @@ void *sh_alloc_big(size_t len)
 	return p;
 }
 
+/* The capacity b grows to for n bytes: doubled from its own (256 at
+ * first) until n fits; 0 if that overflows. */
+static size_t grown(const sh_buf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 256;
+
+	while (cap < n) {
+		if (cap > SIZE_MAX / 2)
+			return 0;
+		cap *= 2;
+	}
+	return cap;
+}
+
 simhash_err sh_buf_reserve(sh_buf *b, size_t n)
 {
 	size_t cap;
@@ -29,13 +43,8 @@ simhash_err sh_buf_reserve(sh_buf *b, size_t n)
 
 	if (n <= b->cap)
 		return SIMHASH_OK;
-	cap = b->cap ? b->cap : 256;
-	while (cap < n) {
-		if (cap > SIZE_MAX / 2)
-			return SIMHASH_ENOMEM;
-		cap *= 2;
-	}
-	p = realloc(b->p, cap);
+	cap = grown(b, n);
+	p = cap ? realloc(b->p, cap) : NULL;
 	if (!p)
 		return SIMHASH_ENOMEM;
 	b->p = p;
@@ -50,12 +59,9 @@ simhash_err sh_buf_reserve_big(sh_buf *b, size_t n, size_t keep)
 
 	if (n <= b->cap)
 		return SIMHASH_OK;
-	cap = b->cap ? b->cap : 256;
-	while (cap < n) {
-		if (cap > SIZE_MAX / 2)
-			return SIMHASH_ENOMEM;
-		cap *= 2;
-	}
+	cap = grown(b, n);
+	if (!cap)
+		return SIMHASH_ENOMEM;
 	if (cap < ((size_t)4 << 20))
 		return sh_buf_reserve(b, n);
 	if (keep > b->cap)
