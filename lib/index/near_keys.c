@@ -108,9 +108,11 @@ static void densify_table(const sh_near_table *tab, const uint64_t filled[2],
 			unsigned i = 64 * w + (unsigned)__builtin_ctzll(m), t;
 			const uint8_t (*p)[256] = tab->place[i];
 			/* a tree of minima: the nine loads are independent */
-			t = min_u(min_u(min_u(p[0][byte[0]], p[1][byte[1]]), min_u(p[2][byte[2]], p[3][byte[3]])),
-				  min_u(min_u(p[4][byte[4]], p[5][byte[5]]), min_u(p[6][byte[6]], p[7][byte[7]])));
-			t = min_u(t, p[8][byte[8]]);
+			unsigned a = min_u(p[0][byte[0]], p[1][byte[1]]);
+			unsigned b = min_u(p[2][byte[2]], p[3][byte[3]]);
+			unsigned c = min_u(p[4][byte[4]], p[5][byte[5]]);
+			unsigned d = min_u(p[6][byte[6]], p[7][byte[7]]);
+			t = min_u(min_u(min_u(a, b), min_u(c, d)), p[8][byte[8]]);
 			val[i] = mins[sh_nb_probe[i][t - 1]] + i * 0x9e3779b97f4a7c15ull;
 		}
 }
@@ -210,9 +212,10 @@ SH_NB_BW static void densify_bw(const uint64_t filled[2], const uint64_t *mins, 
 			const unsigned char *p = sh_nb_probe[i];
 			for (unsigned o = 0; o < SH_NB_BINS; o += 32) {
 				/* a row is 72 bytes: its last 8 alone, not the next row's */
+				const void *at = p + o;
 				__m256i raw = o + 32 <= SH_NB_BINS
-					? _mm256_loadu_si256((const __m256i *)(const void *)(p + o))
-					: _mm256_zextsi128_si256(_mm_loadl_epi64((const __m128i *)(const void *)(p + o)));
+					? _mm256_loadu_si256((const __m256i *)at)
+					: _mm256_zextsi128_si256(_mm_loadl_epi64((const __m128i *)at));
 				__m512i idx = _mm512_cvtepu8_epi16(raw);
 				__m512i f = _mm512_mask_blend_epi16(_mm512_cmpge_epu16_mask(idx, b64),
 								    _mm512_permutex2var_epi16(f0, idx, f1),
