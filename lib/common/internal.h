@@ -526,9 +526,10 @@ void sh_near_table_free(sh_near_table *t);
 size_t sh_near_band_keys(const simhash_sketch *sk, uint64_t out[SIMHASH_NEAR_BANDS], int level,
 			 const sh_near_table *tab, uint64_t bits[SH_NEAR_SUMMARY_WORDS]);
 /* simhash_near_band_join() and simhash_near_band_clusters() on the paths of
- * other CPUs: level 0 the portable ones (band keys, summaries, the large
- * buckets' bounds one pair at a time), 1 the AVX-512 ones without
- * VPOPCNTDQ, 2 all the CPU has; the same results, which the tests compare. */
+ * other CPUs: level 0 the portable ones (band keys with the densification
+ * table, summaries, the large buckets' bounds one pair at a time), 1 the
+ * AVX-512 ones without VBMI or VPOPCNTDQ (Skylake-SP, Cascade Lake), 2 all
+ * the CPU has; the same results, which the tests compare. */
 simhash_err sh_near_band_join_path(int level, const simhash_sketch *docs, size_t n,
 				   uint64_t *same, simhash_near_pair **out, size_t *n_out);
 simhash_err sh_near_band_clusters_path(int level, const simhash_sketch *docs, size_t n,
