@@ -162,6 +162,9 @@ void sh_config_copy(simhash_config *dst, const simhash_config *src);
  * maximal subpart (at least 1), exactly as Python's bytes.decode('utf-8',
  * 'replace') does; otherwise *bad = 0. */
 size_t sh_utf8_next(const uint8_t *s, size_t len, size_t i, uint32_t *cp, int *bad);
+/* The offset of the first byte >= 0x80 in s[i..len), or len: ASCII skipped
+ * eight bytes at a time. */
+size_t sh_utf8_ascii_end(const uint8_t *s, size_t i, size_t len);
 
 /* Appends the UTF-8 encoding of cp (<= 0x10FFFF) to out; returns bytes written (1..4). */
 size_t sh_utf8_put(uint8_t *out, uint32_t cp);

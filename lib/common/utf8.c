@@ -86,8 +86,7 @@ size_t sh_utf8_put(uint8_t *out, uint32_t cp)
 	return 4;
 }
 
-/* Skips ASCII eight bytes at a time; the offset of the first non-ASCII byte. */
-static size_t skip_ascii(const uint8_t *s, size_t i, size_t len)
+size_t sh_utf8_ascii_end(const uint8_t *s, size_t i, size_t len)
 {
 	uint64_t w;
 
@@ -111,7 +110,7 @@ size_t sh_utf8_validate(const uint8_t *s, size_t len)
 		int bad;
 		size_t n;
 
-		i = skip_ascii(s, i, len);
+		i = sh_utf8_ascii_end(s, i, len);
 		if (i == len)
 			return len;
 		n = sh_utf8_next(s, len, i, &cp, &bad);
@@ -157,7 +156,7 @@ size_t simhash_utf8_repair(const char *str, size_t len, char *out)
 	if (!str || !out)
 		return 0;
 	for (;;) {
-		i = skip_ascii(s, i, len);
+		i = sh_utf8_ascii_end(s, i, len);
 		if (i == len)
 			break;
 		n = sh_utf8_next(s, len, i, &cp, &bad);

@@ -731,7 +731,7 @@ static simhash_err run(sh_norm *n, const uint8_t *in, size_t len)
 		 * byte goes with the non-ASCII run, since a combining mark may
 		 * compose with it. */
 		size_t end = len - i > 65536 ? i + 65536 : len;
-		size_t stop = ascii_end(in, i, end);
+		size_t stop = sh_utf8_ascii_end(in, i, end);
 		if (stop < len && stop > i)
 			stop--;
 		if (n->mixed && !n->m && stop < len && stop - i < 64) {

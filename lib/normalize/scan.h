@@ -1,7 +1,8 @@
-/* scan.h - the byte scans of normalize.c's input: where a run of ASCII or of
- * other bytes ends, where a slice may end, a code point decoded, and the
- * characters that continue an open segment. Pure functions of the bytes
- * (and of the normalizer's table, for marks_run()). */
+/* scan.h - the byte scans of normalize.c's input: where a run of non-ASCII
+ * bytes ends (a run of ASCII: sh_utf8_ascii_end()), where a slice may end, a
+ * code point decoded, and the characters that continue an open segment.
+ * Pure functions of the bytes (and of the normalizer's table, for
+ * marks_run()). */
 #ifndef SH_NORM_SCAN_H
 #define SH_NORM_SCAN_H
 
@@ -10,21 +11,6 @@
 #include "../common/internal.h"
 #include "mixed.h"
 #include "marks512.h"
-
-/* Index of the first byte >= 0x80 in in[i..end), or end. */
-static inline size_t ascii_end(const uint8_t *in, size_t i, size_t end)
-{
-	while (i + 8 <= end) {
-		uint64_t w;
-		memcpy(&w, in + i, 8);
-		if (w & 0x8080808080808080ull)
-			break;
-		i += 8;
-	}
-	while (i < end && in[i] < 0x80)
-		i++;
-	return i;
-}
 
 /* Decodes the code point at in[i] (i < j): valid 2- and 3-byte sequences,
  * the bulk of accented, Cyrillic and CJK text, inline; the rest through
