@@ -20,6 +20,40 @@ static int same(simhash_fp a, simhash_fp b)
 	return a.bits == b.bits && a.w[0] == b.w[0] && a.w[1] == b.w[1];
 }
 
+/* Appends c to buf at k; returns the new end. */
+static size_t put(char *buf, size_t k, const char *c)
+{
+	size_t n = strlen(c);
+
+	memcpy(buf + k, c, n);
+	return k + n;
+}
+
+/* A new pair of contexts for cfg in *vec and *sca (those there freed): the
+ * vector paths and the scalar ones; 0 if one could not be made. */
+static int contexts_new(const simhash_config *cfg, simhash_ctx **vec, simhash_ctx **sca)
+{
+	simhash_ctx_free(*vec);
+	simhash_ctx_free(*sca);
+	*vec = *sca = NULL;
+	CHECK(simhash_ctx_new(cfg, vec) == SIMHASH_OK);
+	CHECK(simhash_ctx_new(cfg, sca) == SIMHASH_OK);
+	if (!*vec || !*sca)
+		return 0;
+	sh_ctx_set_simd(*sca, 0);
+	return 1;
+}
+
+/* Whether the vector and scalar contexts fingerprint buf[0..len) alike. */
+static int paths_agree(simhash_ctx *vec, simhash_ctx *sca, const char *buf, size_t len)
+{
+	simhash_fp a, b;
+
+	CHECK(simhash_fingerprint(vec, buf, len, &a, NULL) == SIMHASH_OK);
+	CHECK(simhash_fingerprint(sca, buf, len, &b, NULL) == SIMHASH_OK);
+	return same(a, b);
+}
+
 static simhash_fp fp_of(const simhash_config *cfg, int simd, const char *text, size_t len)
 {
 	simhash_ctx *ctx = NULL;
@@ -51,9 +85,7 @@ static size_t random_text(char *buf, size_t n_chars)
 
 	for (size_t i = 0; i < n_chars; i++) {
 		size_t pick = cjk_heavy && test_rnd() % 4 ? test_rnd() % 7 : test_rnd() % (sizeof chars / sizeof *chars);
-		size_t n = strlen(chars[pick]);
-		memcpy(buf + k, chars[pick], n);
-		k += n;
+		k = put(buf, k, chars[pick]);
 	}
 	buf[k] = 0;
 	return k;
@@ -105,7 +137,6 @@ static void test_fast_path_equals_plain_path_on_mixed_widths(void)
 		len = random_text(buf, 1 + test_rnd() % (trial % 10 == 0 ? 4000 : 120));
 		simhash_config_init(&cfg);
 		cfg.features = SIMHASH_FEATURES_CHAR; /* the v1 char path, where a tf cap is allowed */
-		cfg.features = SIMHASH_FEATURES_CHAR;
 		cfg.ngram = 1 + (unsigned)(test_rnd() % 4);
 		cfg.ngram_cjk = 1 + (unsigned)(test_rnd() % 3);
 		cfg.bits = trial % 7 == 0 ? 32 : 64;
@@ -130,24 +161,16 @@ static void test_compat_md5_paths_agree(void)
 	cfg.features = SIMHASH_FEATURES_CHAR; /* the v1 char path, where a tf cap is allowed */
 	cfg.compat = SIMHASH_COMPAT_PYTHON_SIMHASH;
 	for (int trial = 0; trial < 200; trial++) {
-		simhash_fp a, b;
 		size_t len;
 
 		if (trial % 100 == 0) {
-			simhash_ctx_free(vec);
-			simhash_ctx_free(sca);
 			cfg.bits = trial ? 128 : 64;
-			CHECK(simhash_ctx_new(&cfg, &vec) == SIMHASH_OK);
-			CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
-			if (!vec || !sca)
+			if (!contexts_new(&cfg, &vec, &sca))
 				break;
-			sh_ctx_set_simd(sca, 0);
 		}
 		test_rnd_seed(seed + (uint64_t)trial);
 		len = random_text(buf, 1 + test_rnd() % (trial % 20 == 0 ? 20000 : 300));
-		CHECK(simhash_fingerprint(vec, buf, len, &a, NULL) == SIMHASH_OK);
-		CHECK(simhash_fingerprint(sca, buf, len, &b, NULL) == SIMHASH_OK);
-		if (!same(a, b)) {
+		if (!paths_agree(vec, sca, buf, len)) {
 			fprintf(stderr, "compat paths differ: seed %llx len %zu\n",
 				(unsigned long long)(seed + (uint64_t)trial), len);
 			t_cur_failed++;
@@ -166,10 +189,7 @@ static size_t cjk_run_text(char *buf, size_t n_chars)
 
 	for (size_t i = 0; i < n_chars; i++) {
 		uint64_t r = test_rnd();
-		const char *c = r % 8 ? chars[r / 8 % 4] : chars[r / 8 % (sizeof chars / sizeof *chars)];
-		size_t n = strlen(c);
-		memcpy(buf + k, c, n);
-		k += n;
+		k = put(buf, k, r % 8 ? chars[r / 8 % 4] : chars[r / 8 % (sizeof chars / sizeof *chars)]);
 	}
 	buf[k] = 0;
 	return k;
@@ -189,26 +209,18 @@ static void test_default_paths_agree_on_cjk_runs(void)
 	uint64_t seed = 0xc1c1ull;
 
 	for (int trial = 0; trial < 300; trial++) {
-		simhash_fp a, b;
 		size_t len;
 
 		if (trial % 100 == 0) {
-			simhash_ctx_free(vec);
-			simhash_ctx_free(sca);
 			simhash_config_init(&cfg);
 			cfg.bits = trial == 0 ? 64 : trial == 100 ? 128 : 32;
-			CHECK(simhash_ctx_new(&cfg, &vec) == SIMHASH_OK);
-			CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
-			if (!vec || !sca)
+			if (!contexts_new(&cfg, &vec, &sca))
 				break;
-			sh_ctx_set_simd(sca, 0);
 		}
 		test_rnd_seed(seed + (uint64_t)trial);
 		len = trial % 2 ? cjk_run_text(buf, 1 + test_rnd() % (trial % 3 == 0 ? 4000 : 300))
 				: random_text(buf, 1 + test_rnd() % (trial % 3 == 0 ? 4000 : 900));
-		CHECK(simhash_fingerprint(vec, buf, len, &a, NULL) == SIMHASH_OK);
-		CHECK(simhash_fingerprint(sca, buf, len, &b, NULL) == SIMHASH_OK);
-		if (!same(a, b)) {
+		if (!paths_agree(vec, sca, buf, len)) {
 			fprintf(stderr, "default paths differ: seed %llx bits %u len %zu\n",
 				(unsigned long long)(seed + (uint64_t)trial), cfg.bits, len);
 			t_cur_failed++;
@@ -236,10 +248,7 @@ static size_t equal_width_text(char *buf, size_t n_chars, int spaces)
 	while (i < n_chars) {
 		size_t w = test_rnd() % 4, run = 1 + test_rnd() % 200;
 		for (size_t j = 0; j < run && i < n_chars; j++, i++) {
-			const char *c = spaces && test_rnd() % 64 == 0 ? " " : widths[w][test_rnd() % 3];
-			size_t n = strlen(c);
-			memcpy(buf + k, c, n);
-			k += n;
+			k = put(buf, k, spaces && test_rnd() % 64 == 0 ? " " : widths[w][test_rnd() % 3]);
 		}
 	}
 	buf[k] = 0;
@@ -258,22 +267,16 @@ static void test_default_paths_agree_on_equal_width_runs(void)
 	for (int trial = 0; trial < 240; trial++) {
 		simhash_ctx *vec = NULL, *sca = NULL;
 		simhash_config cfg;
-		simhash_fp a, b;
 		size_t len;
 
 		simhash_config_init(&cfg);
 		cfg.bits = trial % 3 == 0 ? 64 : trial % 3 == 1 ? 128 : 32;
 		cfg.ngram = 2 + (unsigned)(trial / 3) % 7;
 		cfg.ngram_cjk = trial % 4 == 0 ? 0 : trial % 4 == 1 ? cfg.ngram : 2;
-		CHECK(simhash_ctx_new(&cfg, &vec) == SIMHASH_OK);
-		CHECK(simhash_ctx_new(&cfg, &sca) == SIMHASH_OK);
-		if (vec && sca) {
-			sh_ctx_set_simd(sca, 0);
+		if (contexts_new(&cfg, &vec, &sca)) {
 			test_rnd_seed(seed + (uint64_t)trial);
 			len = equal_width_text(buf, 1 + test_rnd() % 3000, trial % 5 == 0);
-			CHECK(simhash_fingerprint(vec, buf, len, &a, NULL) == SIMHASH_OK);
-			CHECK(simhash_fingerprint(sca, buf, len, &b, NULL) == SIMHASH_OK);
-			if (!same(a, b)) {
+			if (!paths_agree(vec, sca, buf, len)) {
 				fprintf(stderr, "equal-width paths differ: seed %llx bits %u ngram %u/%u len %zu\n",
 					(unsigned long long)(seed + (uint64_t)trial), cfg.bits, cfg.ngram,
 					cfg.ngram_cjk, len);
