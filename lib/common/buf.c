@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "internal.h"
 
 void *sh_alloc_big(size_t len)
@@ -19,6 +20,32 @@ void *sh_alloc_big(size_t len)
 	if (p)
 		(void)madvise(p, (len + huge - 1) & ~(huge - 1), MADV_HUGEPAGE); /* advice only */
 #endif
+	return p;
+}
+
+void *sh_zalloc_written(size_t len)
+{
+	void *p = malloc(len ? len : 1);
+
+	/* The barrier keeps the compiler from making this calloc() again. */
+	__asm__ volatile("" : "+r"(p));
+	if (!p)
+		return NULL;
+#ifdef MADV_POPULATE_WRITE
+	{
+		/* One call maps the whole pages, not a page fault per 4 KiB. */
+		long page = sysconf(_SC_PAGESIZE);
+		uintptr_t from, to;
+
+		if (page > 0) {
+			from = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+			to = ((uintptr_t)p + len) & ~((uintptr_t)page - 1);
+			if (to > from)
+				(void)madvise((void *)from, to - from, MADV_POPULATE_WRITE); /* advice */
+		}
+	}
+#endif
+	memset(p, 0, len);
 	return p;
 }
 

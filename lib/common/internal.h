@@ -194,6 +194,12 @@ void sh_buf_free(sh_buf *b);
  * written: the join's scratch arrays made a third of the page faults of
  * `dedup` on 300,000 short lines). Freed with free(). */
 void *sh_alloc_big(size_t len);
+/* calloc() for a table of a context that is read before it is written (a
+ * lookup table filled on first use): its zeros are written now. A fresh page
+ * read first maps the kernel's shared zero page, and the write that follows
+ * must flush that mapping from every CPU the process runs on: an interrupt to
+ * the other CPUs per page once a second thread runs. Freed with free(). */
+void *sh_zalloc_written(size_t len);
 
 /* ---- hash/ */
 
