@@ -5,6 +5,8 @@
  * takes them back, oldest first, with pool_next_done(). Worker i passes i to
  * the job function, which selects per-thread state such as a simhash_ctx.
  * With one thread there are no threads: pool_submit() runs the job at once.
+ * With n, n - 1 threads are started and the caller is worker n - 1: while
+ * pool_next_done() waits, it runs queued jobs.
  */
 #ifndef CLI_POOL_H
 #define CLI_POOL_H
