@@ -222,6 +222,15 @@ int shpy_index_query_arrays(const simhash_index *ix, const uint64_t *qs, size_t 
 void shpy_free(void *p);
 void shpy_block_keys(const uint64_t *fps, size_t n, unsigned bits, unsigned n_blocks,
                      unsigned table, uint64_t *key_lo, uint64_t *key_hi);
+int shpy_route_count(const uint64_t *fps, size_t n, unsigned bits, unsigned n_blocks,
+                     unsigned table, uint64_t n_buckets, const uint64_t *h_lo,
+                     const uint64_t *h_hi, size_t n_heavy, uint64_t *counts,
+                     size_t *n_heavy_recs);
+void shpy_route_scatter(const uint64_t *fps, size_t n, unsigned bits, unsigned n_blocks,
+                        unsigned table, uint64_t n_buckets, const uint64_t *h_lo,
+                        const uint64_t *h_hi, size_t n_heavy, uint64_t base,
+                        uint64_t **piece_fps, uint64_t **piece_gids, uint64_t *at,
+                        uint64_t *heavy_recs);
 int shpy_block_pairs(const uint64_t *fps, const uint64_t *gids, const uint64_t *cells,
                      const uint8_t *sides, size_t n, unsigned bits, unsigned n_blocks,
                      unsigned table, unsigned max_dist, uint64_t **out_a, uint64_t **out_b,

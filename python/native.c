@@ -612,6 +612,106 @@ void shpy_block_keys(const uint64_t *fps, size_t n, unsigned bits, unsigned n_bl
 	}
 }
 
+/* ---- routing one partition's records of a table to the buckets
+ *
+ * What simhash.dask.route() did in numpy, in two passes and no temporaries
+ * (the numpy version made a dozen arrays of the partition's size, a fifth of
+ * the job's CPU at 100 million fingerprints, most of it page faults): the
+ * bucket of a record is splitmix(lo ^ splitmix(hi ^ table)) % n_buckets of
+ * its block's value (lo, hi), the same function as route()'s split keys use,
+ * so every partition sends a key to one bucket. Records whose key is one of
+ * the heavy keys (sorted by hi, then lo) are not routed here: their places
+ * are listed, in order, for route()'s sub-block meetings. */
+
+static inline uint64_t splitmix64(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+static int heavy_has(const uint64_t *h_lo, const uint64_t *h_hi, size_t n_heavy, uint64_t lo,
+		     uint64_t hi)
+{
+	size_t a = 0, b = n_heavy;
+
+	while (a < b) { /* the first at or after (hi, lo) */
+		size_t m = a + (b - a) / 2;
+		if (h_hi[m] < hi || (h_hi[m] == hi && h_lo[m] < lo))
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n_heavy && h_hi[a] == hi && h_lo[a] == lo;
+}
+
+/* The bucket of fingerprint w for table `table`; UINT32_MAX for a heavy key. */
+static inline uint32_t route_bucket(const uint64_t *w, unsigned nw, unsigned bits,
+				    unsigned n_blocks, unsigned table, uint64_t n_buckets,
+				    const uint64_t *h_lo, const uint64_t *h_hi, size_t n_heavy)
+{
+	shpy_u128 v = block_of(w, nw, bits, n_blocks, table);
+	uint64_t lo = (uint64_t)v, hi = (uint64_t)(v >> 64);
+
+	if (n_heavy && heavy_has(h_lo, h_hi, n_heavy, lo, hi))
+		return UINT32_MAX;
+	return (uint32_t)(splitmix64(lo ^ splitmix64(hi ^ (uint64_t)table)) % n_buckets);
+}
+
+/* Pass 1: counts[b] gets the records of bucket b, *n_heavy_recs those of
+ * heavy keys. -1 if n_buckets is 0 or above 2^32 - 1. */
+int shpy_route_count(const uint64_t *fps, size_t n, unsigned bits, unsigned n_blocks,
+		     unsigned table, uint64_t n_buckets, const uint64_t *h_lo, const uint64_t *h_hi,
+		     size_t n_heavy, uint64_t *counts, size_t *n_heavy_recs)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	size_t heavy = 0;
+
+	if (!n_buckets || n_buckets >= UINT32_MAX)
+		return -1;
+	memset(counts, 0, n_buckets * sizeof *counts);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t b = route_bucket(fps + i * nw, nw, bits, n_blocks, table, n_buckets, h_lo,
+					  h_hi, n_heavy);
+		if (b == UINT32_MAX)
+			heavy++;
+		else
+			counts[b]++;
+	}
+	*n_heavy_recs = heavy;
+	return 0;
+}
+
+/* Pass 2: record i (global id base + i) appended to piece b's fingerprints
+ * (nw words each) and ids, in input order; heavy_recs gets the places of the
+ * heavy keys' records. The pieces hold what pass 1 counted. */
+void shpy_route_scatter(const uint64_t *fps, size_t n, unsigned bits, unsigned n_blocks,
+			unsigned table, uint64_t n_buckets, const uint64_t *h_lo,
+			const uint64_t *h_hi, size_t n_heavy, uint64_t base, uint64_t **piece_fps,
+			uint64_t **piece_gids, uint64_t *at, uint64_t *heavy_recs)
+{
+	unsigned nw = bits == 128 ? 2 : 1;
+	size_t heavy = 0;
+
+	memset(at, 0, n_buckets * sizeof *at);
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *w = fps + i * nw;
+		uint32_t b = route_bucket(w, nw, bits, n_blocks, table, n_buckets, h_lo, h_hi,
+					  n_heavy);
+		uint64_t j;
+		if (b == UINT32_MAX) {
+			heavy_recs[heavy++] = i;
+			continue;
+		}
+		j = at[b]++;
+		piece_fps[b][j * nw] = w[0];
+		if (nw == 2)
+			piece_fps[b][j * nw + 1] = w[1];
+		piece_gids[b][j] = base + i;
+	}
+}
+
 struct brec {
 	shpy_u128 key;
 	uint64_t cell;

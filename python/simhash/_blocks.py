@@ -7,6 +7,7 @@ arrays, array('Q'), bytes); results come back as numpy arrays.
 - fingerprint_blob(): the fingerprints of n texts given as one blob and
   their end offsets, on threads with the GIL released;
 - block_keys(): block `table` of the block plan of each fingerprint;
+- route(): one partition's records of a table cut into the buckets;
 - block_pairs(): the pairs of one shuffled bucket of a table, through the
   library's exact pairs engine, each pair reported by its first shared
   table only (python/native.c states the plan and why it is exact);
@@ -18,7 +19,7 @@ from . import _core
 from ._native import ffi, lib
 
 __all__ = ["fingerprint_blob", "block_keys", "block_pairs", "parse_text_form", "n_blocks",
-           "splitmix"]
+           "splitmix", "route"]
 
 
 def splitmix(x):
@@ -76,6 +77,38 @@ def block_keys(fps, bits, k, table):
         lib.shpy_block_keys(p, n, bits, n_blocks(k), table, ffi.from_buffer("uint64_t[]", lo),
                             ffi.from_buffer("uint64_t[]", hi))
     return lo, hi
+
+
+def route(fps, bits, k, table, base, n_buckets, heavy=()):
+    """One partition's records cut into n_buckets pieces by block `table`:
+    (fps, gids) per bucket, each in input order (gids base + place), and the
+    places of the records whose block value (lo, hi) is one of `heavy`
+    (not in the pieces). A record's bucket is splitmix(lo ^ splitmix(hi ^
+    table)) % n_buckets, splitmix() being this module's."""
+    nw = 2 if bits == 128 else 1
+    fps, p = _u64(fps)
+    n = len(fps) // nw
+    hv = sorted((int(h), int(lo)) for lo, h in heavy)
+    h_lo = np.array([lo for _, lo in hv] or [0], dtype=np.uint64)
+    h_hi = np.array([h for h, _ in hv] or [0], dtype=np.uint64)
+    h_lo_p = ffi.from_buffer("uint64_t[]", h_lo)
+    h_hi_p = ffi.from_buffer("uint64_t[]", h_hi)
+    counts = np.zeros(n_buckets, dtype=np.uint64)
+    n_heavy = ffi.new("size_t *")
+    if lib.shpy_route_count(p, n, bits, n_blocks(k), table, n_buckets, h_lo_p, h_hi_p, len(hv),
+                            ffi.from_buffer("uint64_t[]", counts), n_heavy):
+        raise ValueError("route: %d buckets" % n_buckets)
+    piece_fps = [np.empty(int(c) * nw, dtype=np.uint64) for c in counts]
+    piece_gids = [np.empty(int(c), dtype=np.uint64) for c in counts]
+    heavy_recs = np.empty(n_heavy[0], dtype=np.uint64)
+    keep = [ffi.from_buffer("uint64_t[]", a) for a in piece_fps + piece_gids]
+    at = np.empty(n_buckets, dtype=np.uint64)
+    lib.shpy_route_scatter(p, n, bits, n_blocks(k), table, n_buckets, h_lo_p, h_hi_p, len(hv),
+                           base, ffi.new("uint64_t *[]", keep[:n_buckets]),
+                           ffi.new("uint64_t *[]", keep[n_buckets:]),
+                           ffi.from_buffer("uint64_t[]", at),
+                           ffi.from_buffer("uint64_t[]", heavy_recs))
+    return list(zip(piece_fps, piece_gids)), heavy_recs
 
 
 def block_pairs(fps, gids, bits, k, table, cells=None, sides=None):

@@ -604,52 +604,40 @@ def count_keys(part, job, wanted):
 
 def route(part, base, job, table, heavy, n_buckets):
     """Table `table`'s records of one partition, cut into n_buckets pieces:
-    each a dict of fps, gids and (for split keys) cells and sides."""
+    each a dict of fps, gids and (for split keys) cells and sides. The
+    records of keys that are not split go in one pass in C (_blocks.route());
+    those of split keys, a few percent on biased bits, meet here."""
     fps = part["fps"]
-    nw = 2 if job["bits"] == 128 else 1
-    n = part["n"]
-    gids = np.arange(base, base + n, dtype=np.uint64)
-    lo, hi = _blocks.block_keys(fps, job["bits"], job["k"], table)
-    h = _blocks.splitmix(lo ^ _blocks.splitmix(hi ^ np.uint64(table)))
-    # bucket numbers as uint16 where they fit: numpy sorts those by radix
-    small = np.uint16 if n_buckets <= 65535 else np.int64
-    bucket = (h % np.uint64(n_buckets)).astype(small)
-    fp2 = fps.reshape(-1, nw) if n else fps.reshape(0, nw)
-    normal = np.ones(n, dtype=bool)
+    bits = job["bits"]
+    nw = 2 if bits == 128 else 1
+    normal, heavy_recs = _blocks.route(fps, bits, job["k"], table, base, n_buckets, heavy)
     extra = []  # (bucket, fps, gids, cells, sides) of split keys
-    for (klo, khi), r in heavy.items():
-        sel = (lo == np.uint64(klo)) & (hi == np.uint64(khi))
-        idx = np.nonzero(sel)[0]
-        if not len(idx):
-            continue
-        normal[idx] = False
-        sub = (_blocks.splitmix(gids[idx]) % np.uint64(r)).astype(np.int64)
-        for j in range(r):
-            a = np.minimum(sub, j)
-            b = np.maximum(sub, j)
-            cell = ((a * r + b + 1).astype(np.uint64) << np.uint64(1)) | (a != b).astype(np.uint64)
-            side = (sub != a).astype(np.uint8)
-            hb = (_blocks.splitmix(h[idx] ^ _blocks.splitmix(cell)) %
-                  np.uint64(n_buckets)).astype(np.int64)
-            extra.append((hb, fp2[idx], gids[idx], cell, side))
+    if len(heavy_recs):
+        idx_all = heavy_recs.astype(np.int64)
+        hf = fps.reshape(-1, nw)[idx_all]
+        hg = heavy_recs + np.uint64(base)
+        lo, hi = _blocks.block_keys(hf.reshape(-1), bits, job["k"], table)
+        h = _blocks.splitmix(lo ^ _blocks.splitmix(hi ^ np.uint64(table)))
+        for (klo, khi), r in heavy.items():
+            idx = np.nonzero((lo == np.uint64(klo)) & (hi == np.uint64(khi)))[0]
+            if not len(idx):
+                continue
+            sub = (_blocks.splitmix(hg[idx]) % np.uint64(r)).astype(np.int64)
+            for j in range(r):
+                a = np.minimum(sub, j)
+                b = np.maximum(sub, j)
+                cell = ((a * r + b + 1).astype(np.uint64) << np.uint64(1)) | \
+                    (a != b).astype(np.uint64)
+                side = (sub != a).astype(np.uint8)
+                hb = (_blocks.splitmix(h[idx] ^ _blocks.splitmix(cell)) %
+                      np.uint64(n_buckets)).astype(np.int64)
+                extra.append((hb, hf[idx], hg[idx], cell, side))
     pieces = []
-    if extra:
-        order = np.argsort(bucket[normal], kind="stable")
-        nb = bucket[normal][order]
-        nf = fp2[normal][order]
-        ng = gids[normal][order]
-    else:  # every record is normal: no masked copies, gids are base + place
-        order = np.argsort(bucket, kind="stable")
-        nb = bucket[order]
-        nf = fp2[order]
-        ng = order.astype(np.uint64) + np.uint64(base)
-    cuts = np.searchsorted(nb, np.arange(n_buckets + 1))
     for j in range(n_buckets):
-        s, e = cuts[j], cuts[j + 1]
-        piece = {"fps": nf[s:e].reshape(-1).copy(), "gids": ng[s:e].copy()}
+        piece = {"fps": normal[j][0], "gids": normal[j][1]}
         if extra:
-            hf = [x[1][x[0] == j] for x in extra]
-            piece["hfps"] = np.concatenate(hf).reshape(-1) if hf else np.zeros(0, np.uint64)
+            hf_j = [x[1][x[0] == j] for x in extra]
+            piece["hfps"] = np.concatenate(hf_j).reshape(-1) if hf_j else np.zeros(0, np.uint64)
             piece["hgids"] = np.concatenate([x[2][x[0] == j] for x in extra])
             piece["hcells"] = np.concatenate([x[3][x[0] == j] for x in extra])
             piece["hsides"] = np.concatenate([x[4][x[0] == j] for x in extra])

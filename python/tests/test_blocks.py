@@ -119,3 +119,45 @@ def test_block_keys_cover_the_bits():
     fps = np.array([0x0123456789abcdef], dtype=np.uint64)
     keys = [int(_blocks.block_keys(fps, 64, 3, t)[0][0]) for t in range(4)]
     assert keys == [0xcdef, 0x89ab, 0x4567, 0x0123]
+
+
+def reference_route(fps, bits, k, table, base, n_buckets, heavy):
+    """route() as numpy did it: the records of each bucket in input order,
+    and the places of the heavy keys' records."""
+    nw = 2 if bits == 128 else 1
+    lo, hi = _blocks.block_keys(fps, bits, k, table)
+    bucket = _blocks.splitmix(lo ^ _blocks.splitmix(hi ^ np.uint64(table))) % np.uint64(n_buckets)
+    is_heavy = np.zeros(len(lo), dtype=bool)
+    for klo, khi in heavy:
+        is_heavy |= (lo == np.uint64(klo)) & (hi == np.uint64(khi))
+    fp2 = fps.reshape(-1, nw)
+    pieces = []
+    for j in range(n_buckets):
+        sel = np.nonzero((bucket == np.uint64(j)) & ~is_heavy)[0]
+        pieces.append((fp2[sel].reshape(-1), sel.astype(np.uint64) + np.uint64(base)))
+    return pieces, np.nonzero(is_heavy)[0].astype(np.uint64)
+
+
+@pytest.mark.parametrize("bits,k,p", [(64, 3, 0.72), (64, 0, 0.5), (128, 6, 0.72), (32, 3, 0.9),
+                                      (128, 0, 0.5)])
+def test_route_is_the_numpy_route(bits, k, p):
+    # biased bits make frequent block values: some are made heavy (not
+    # routed), some heavy keys are absent from the partition
+    rng = random.Random("%d-route-%d-%d-%s" % (SEED, bits, k, p))
+    fps = words(near_set(rng, 3000, bits, p), bits)
+    for table in range(_blocks.n_blocks(k)):
+        lo, hi = _blocks.block_keys(fps, bits, k, table)
+        vals, counts = np.unique(np.stack([lo, hi], axis=1), axis=0, return_counts=True)
+        top = [(int(a), int(b)) for (a, b), c in zip(vals, counts) if c >= 5][:7]
+        for heavy in ([], top, top + [(2**40 + 3, 1)]):
+            for n_buckets in (1, 3, 17):
+                base = rng.randrange(10**9)
+                got, got_heavy = _blocks.route(fps, bits, k, table, base, n_buckets,
+                                               {h: 2 for h in heavy})
+                want, want_heavy = reference_route(fps, bits, k, table, base, n_buckets, heavy)
+                assert got_heavy.tolist() == want_heavy.tolist()
+                assert len(got) == n_buckets
+                for (gf, gg), (wf, wg) in zip(got, want):
+                    assert gf.tolist() == wf.tolist() and gg.tolist() == wg.tolist()
+    empty, none = _blocks.route(np.zeros(0, np.uint64), bits, k, 0, 5, 4)
+    assert [len(f) for f, _ in empty] == [0] * 4 and len(none) == 0
