@@ -16,7 +16,7 @@ PY_SITE ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX
 
 python: $(BUILD)/python/simhash/.built
 
-$(BUILD)/python/simhash/.built: python/build_ffi.py python/native.c lib/simhash.h \
+$(BUILD)/python/simhash/.built: python/build_ffi.py python/native.c python/native_dask.c lib/simhash.h \
 		$(BUILD)/libsimhash.a $(PY_SRC)
 	@mkdir -p $(BUILD)/python/simhash
 	cp $(PY_SRC) $(BUILD)/python/simhash/

@@ -3,7 +3,8 @@
 Usage: build_ffi.py OUTDIR LIBSIMHASH_A [EXTRA_CFLAGS]
 
 Compiles python/native.c (small C helpers that keep per-call Python overhead
-low and run batches on threads) against lib/simhash.h, links libsimhash.a
+low and run batches on threads) and python/native_dask.c (the cluster job's
+kernels), as one unit, against lib/simhash.h, links libsimhash.a
 statically with the libraries it needs (pkg-config), and writes the
 extension into OUTDIR/simhash/. Run with Debian's /usr/bin/python3.
 """
@@ -187,7 +188,7 @@ simhash_err simhash_near_band_join(const simhash_sketch *docs, size_t n, uint64_
                                    simhash_near_pair **out, size_t *n_out);
 simhash_err simhash_near_band_clusters(const simhash_sketch *docs, size_t n, uint64_t *cluster);
 
-/* python/native.c */
+/* python/native.c, python/native_dask.c */
 int shpy_index_insert(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id);
 int shpy_index_delete(simhash_index *ix, uint64_t lo, uint64_t hi, uint64_t id, int *found);
 int shpy_index_query(const simhash_index *ix, uint64_t lo, uint64_t hi, unsigned k,
@@ -245,6 +246,9 @@ simhash_err simhash_config_from_scheme(const char *scheme, simhash_config *cfg);
 """
 
 
+NATIVE_SOURCES = ("native.c", "native_dask.c")
+
+
 def pkg(args):
     return shlex.split(subprocess.check_output(["pkg-config"] + args + LIB_PKGS, text=True))
 
@@ -252,8 +256,10 @@ def pkg(args):
 def main():
     outdir, libpath = sys.argv[1], sys.argv[2]
     extra = shlex.split(sys.argv[3]) if len(sys.argv) > 3 else []
-    with open(os.path.join(HERE, "native.c"), encoding="utf-8") as f:
-        source = f.read()
+    source = ""
+    for name in NATIVE_SOURCES:  # one unit: the helpers, then the cluster job's kernels
+        with open(os.path.join(HERE, name), encoding="utf-8") as f:
+            source += f.read()
     ffi = cffi.FFI()
     ffi.cdef(CDEF)
     libs = pkg(["--libs"])
