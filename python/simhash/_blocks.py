@@ -10,7 +10,7 @@ arrays, array('Q'), bytes); results come back as numpy arrays.
 - route(): one partition's records of a table cut into the buckets;
 - block_pairs(): the pairs of one shuffled bucket of a table, through the
   library's exact pairs engine, each pair reported by its first shared
-  table only (python/native.c states the plan and why it is exact);
+  table only (python/native_dask.c states the plan and why it is exact);
 - parse_text_form(): `HEX<TAB>ID` lines into words and id offsets.
 """
 import numpy as np
