@@ -16,10 +16,13 @@ struct job {
 	pthread_t thread;  /* on which thread */
 	atomic_int runs;
 	unsigned spin_us;  /* how long it takes */
+	int wait_caller;   /* on a worker thread: until the caller has run a job */
 };
 
 struct shared {
 	atomic_int per_worker[MAX_WORKERS];
+	pthread_t caller;
+	atomic_int caller_ran;
 };
 
 static void sleep_us(unsigned us)
@@ -39,6 +42,11 @@ static void run_job(void *job_, unsigned worker, void *arg)
 	atomic_fetch_add(&j->runs, 1);
 	if (worker < MAX_WORKERS)
 		atomic_fetch_add(&sh->per_worker[worker], 1);
+	if (pthread_equal(j->thread, sh->caller))
+		atomic_store(&sh->caller_ran, 1);
+	else if (j->wait_caller) /* at most 10 s: a pool that never lets it fails below */
+		for (unsigned t = 0; t < 10000 && !atomic_load(&sh->caller_ran); t++)
+			sleep_us(1000);
 	if (j->spin_us)
 		sleep_us(j->spin_us);
 }
@@ -49,7 +57,7 @@ static void run_job(void *job_, unsigned worker, void *arg)
 static void check_pool(unsigned n_threads, size_t depth, unsigned n_jobs, uint64_t seed)
 {
 	struct job *jobs = calloc(n_jobs, sizeof *jobs);
-	struct shared sh = { 0 };
+	struct shared sh = { .caller = pthread_self() };
 	struct pool *p = NULL;
 	unsigned next = 0, submitted = 0, on_caller = 0;
 	pthread_t self = pthread_self();
@@ -113,12 +121,12 @@ static void test_order_kept_whatever_the_lengths(void)
 	check_pool(8, 18, 300, 5);
 }
 
-/* While it waits for a long oldest job, the caller runs the queued ones:
- * with two threads and the first job long, the caller ran some. */
+/* While it waits for the oldest job, the caller runs the queued ones: the
+ * first job, on a worker thread, lasts until the caller has run one. */
 static void test_caller_runs_jobs_while_it_waits(void)
 {
 	struct job jobs[6] = { 0 };
-	struct shared sh = { 0 };
+	struct shared sh = { .caller = pthread_self() };
 	struct pool *p = NULL;
 	struct job *j;
 	unsigned k = 0, on_caller = 0;
@@ -126,7 +134,7 @@ static void test_caller_runs_jobs_while_it_waits(void)
 	CHECK(pool_new(2, 6, run_job, &sh, &p) == 0);
 	if (!p)
 		return;
-	jobs[0].spin_us = 100000; /* the worker thread holds this one */
+	jobs[0].wait_caller = 1;
 	for (unsigned i = 0; i < 6; i++)
 		pool_submit(p, &jobs[i]);
 	while ((j = pool_next_done(p))) {
