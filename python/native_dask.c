@@ -200,18 +200,6 @@ static int pout_add(struct pout *o, uint64_t a, uint64_t b, uint32_t d)
 	return 0;
 }
 
-/* 1 if fingerprints x and y share block `table` and none before it. */
-static int first_table(const uint64_t *x, const uint64_t *y, unsigned nw, unsigned bits,
-		       unsigned n_blocks, unsigned table)
-{
-	unsigned t;
-
-	for (t = 0; t < table; t++)
-		if (block_of(x, nw, bits, n_blocks, t) == block_of(y, nw, bits, n_blocks, t))
-			return 0;
-	return block_of(x, nw, bits, n_blocks, table) == block_of(y, nw, bits, n_blocks, table);
-}
-
 /* 1 if fingerprints x and y share a block of a table before `table`. */
 static int earlier_table(const uint64_t *x, const uint64_t *y, unsigned nw, unsigned bits,
 			 unsigned n_blocks, unsigned table)
@@ -222,6 +210,14 @@ static int earlier_table(const uint64_t *x, const uint64_t *y, unsigned nw, unsi
 		if (block_of(x, nw, bits, n_blocks, t) == block_of(y, nw, bits, n_blocks, t))
 			return 1;
 	return 0;
+}
+
+/* 1 if fingerprints x and y share block `table` and none before it. */
+static int first_table(const uint64_t *x, const uint64_t *y, unsigned nw, unsigned bits,
+		       unsigned n_blocks, unsigned table)
+{
+	return !earlier_table(x, y, nw, bits, n_blocks, table) &&
+	       block_of(x, nw, bits, n_blocks, table) == block_of(y, nw, bits, n_blocks, table);
 }
 
 /* Compares one group: recs[0..m) share key and cell. A cell with its low bit
