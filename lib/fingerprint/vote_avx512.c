@@ -166,13 +166,12 @@ SH_AVX512 static inline __attribute__((always_inline)) void mh_load(mh_regs *r,
 			r->m[k] = _mm512_loadu_si512(mins + 8 * k);
 }
 
+/* The registers are loaded once warm (mh_add8()). */
 SH_AVX512 static inline __attribute__((always_inline)) void mh_regs_init(mh_regs *r,
-									 const uint64_t mins[128],
 									 unsigned shift)
 {
 	r->on = shift == 58;
 	r->steps = 0;
-	(void)mins; /* loaded once warm */
 }
 
 /* mins[bin] in each lane. */
@@ -237,7 +236,7 @@ SH_AVX512 size_t sh_minhash_ascii_avx512(uint64_t mins[128], unsigned shift, con
 {
 	mh_regs r;
 
-	mh_regs_init(&r, mins, shift);
+	mh_regs_init(&r, shift);
 	while (i + 8 <= safe && sh_text_one_byte8(t, i, ng)) {
 		mh_add8(mins, shift, hash8(t->s + t->off[i], ng), 0x2545f4914f6cdd1dull, &r);
 		i += 8;
@@ -293,7 +292,7 @@ SH_AVX512 size_t sh_minhash_cjk2_avx512(uint64_t mins[128], unsigned shift, cons
 
 	if (i + 8 > safe || !cjk_bigrams8(t, i))
 		return i;
-	mh_regs_init(&r, mins, shift);
+	mh_regs_init(&r, shift);
 	for (; i + 8 <= safe && cjk_bigrams8(t, i); i += 8) /* char_mh_key() */
 		mh_add8(mins, shift, cjk2_hash8(t->s + t->off[i]), 0x2545f4914f6cdd1dull, &r);
 	return i;
@@ -490,7 +489,7 @@ SH_AVX512 size_t sh_minhash_wide_avx512(uint64_t mins[128], unsigned shift, cons
 	if (!w || !wide8(t, i, ng, ngc, w))
 		return i;
 	k = wide_ctl_of(w, ng * w);
-	mh_regs_init(&r, mins, shift);
+	mh_regs_init(&r, shift);
 	for (; i + 8 <= safe && wide8(t, i, ng, ngc, w); i += 8) /* char_mh_key() */
 		mh_add8(mins, shift, wide_hash8(t->s + t->off[i], w, ng * w, &k),
 			0x2545f4914f6cdd1dull, &r);
@@ -518,7 +517,7 @@ SH_AVX512 size_t sh_minhash_keys_avx512(uint64_t mins[128], unsigned shift, cons
 	size_t i = 0;
 	mh_regs r;
 
-	mh_regs_init(&r, mins, shift);
+	mh_regs_init(&r, shift);
 	for (; i + 8 <= n; i += 8)
 		mh_add8(mins, shift, _mm512_loadu_si512(keys + i), c, &r);
 	return i;
@@ -537,7 +536,7 @@ SH_AVX512 size_t sh_minhash_shingles_avx512(uint64_t mins[128], unsigned shift, 
 	size_t j = 0;
 	mh_regs r;
 
-	mh_regs_init(&r, mins, shift);
+	mh_regs_init(&r, shift);
 	for (; j + 8 <= n; j += 8) {
 		__m512i k0 = _mm512_loadu_si512(w + j), k1 = _mm512_loadu_si512(w + j + 1);
 		__m512i k2 = _mm512_loadu_si512(w + j + 2);
