@@ -470,6 +470,13 @@ static inline int sh_near_accept(simhash_near_kind kind, uint64_t shared, uint64
 	return kind != SIMHASH_NEAR_CHARS || union_ - shared <= SIMHASH_NEAR_DIFF_SHORT;
 }
 
+/* ---- fingerprint/sketch_sort.c: sorts k[0..n) ascending (tmp: room for n)
+ * and drops repeats if distinct; returns how many keys stay. simd: the
+ * AVX-512 path where it serves (sh_sketch_sort_simd() says whether the CPU
+ * has it), the same keys. Any keys; fastest on keys whose top bits spread. */
+size_t sh_sketch_sort(uint64_t *k, size_t n, uint64_t *tmp, int simd, int distinct);
+int sh_sketch_sort_simd(void);
+
 /* ---- index/near_join.c: (key, index) entries sorted by key, ascending i
  * within a key (the band join's buckets, the exact duplicates): a stable
  * scatter on the top bits, then one insertion pass (the keys are uniform

@@ -75,11 +75,6 @@ void sh_ngram_votes(simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ng
  * ctx->simd says so. */
 size_t sh_ngram_keys(const simhash_ctx *ctx, const sh_text *t, unsigned ng, unsigned ngc, size_t n,
 		     uint64_t *out);
-/* Sorts k[0..n) ascending (tmp: room for n) and drops repeats if distinct;
- * returns how many keys stay. simd: the AVX-512 path where it serves
- * (sh_sketch_sort_simd() says whether the CPU has it), the same keys. */
-size_t sh_sketch_sort(uint64_t *k, size_t n, uint64_t *tmp, int simd, int distinct);
-int sh_sketch_sort_simd(void);
 /* For tests: turns a simhash_near's vector paths (the sort, its contexts'
  * kernels) off (0) or back on where the CPU has them. */
 void sh_sketch_set_simd(simhash_near *nd, int on);
