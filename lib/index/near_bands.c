@@ -142,9 +142,10 @@ struct member {
 };
 
 /* The columns of a large bucket (bucket_columns()): the summary's words,
- * then its other fields and the member's component, one 64-bit lane each.
- * bounds_avx512() reads them; the pair_bound() below is its definition. */
-enum { COL_NKEYS = SH_NB_WORDS, COL_LOST, COL_KIND, COL_ROOT, COL_N };
+ * then its size with its kind above it (n_keys | kind << 32: one range test
+ * checks both) and its lost keys, one 64-bit lane each. bounds_avx512()
+ * reads them; the pair_bound() below is its definition. */
+enum { COL_SIZE = SH_NB_WORDS, COL_LOST, COL_N };
 
 /* Whether band `band` is the first in which x and y agree. */
 static int owned(const struct bandjoin *bj, uint32_t x, uint32_t y, uint32_t band)
@@ -325,8 +326,7 @@ bucket_small(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 	return err;
 }
 
-/* Members m[from..s) of a large bucket by column, for bounds_avx512():
- * each field of their summaries, and their components. */
+/* Members m[from..s) of a large bucket by column, for bounds_avx512(). */
 static void bucket_columns(struct bandjoin *bj, const struct member *m, size_t from, size_t s)
 {
 	uint64_t *c = bj->col;
@@ -338,22 +338,21 @@ static void bucket_columns(struct bandjoin *bj, const struct member *m, size_t f
 		const struct summary *sm = &bj->sum[m[i].i];
 		for (unsigned w = 0; w < SH_NB_WORDS; w++)
 			c[w * cap + i] = sm->bits[w];
-		c[COL_NKEYS * cap + i] = sm->n_keys;
+		c[COL_SIZE * cap + i] = sm->n_keys | (uint64_t)sm->kind << 32;
 		c[COL_LOST * cap + i] = sm->lost;
-		c[COL_KIND * cap + i] = sm->kind;
-		c[COL_ROOT * cap + i] = m[i].root;
 	}
 }
 
-/* The members b in [from, s) of m of another component than a's (as m
- * holds) whose bounds with a pass, ascending, into hit; returns how many. */
+/* The members b in [from, s) of m whose bounds with a pass, ascending,
+ * into hit; returns how many. (They are all of other components than a's:
+ * bucket_large() passes from past a's group.) */
 static inline __attribute__((always_inline)) size_t
 bounds_scalar(const struct bandjoin *bj, const struct member *m, size_t a, size_t from, size_t s)
 {
 	size_t n = 0;
 
 	for (size_t b = from; b < s; b++)
-		if (m[a].root != m[b].root && pair_bound(&bj->sum[m[a].i], &bj->sum[m[b].i]))
+		if (pair_bound(&bj->sum[m[a].i], &bj->sum[m[b].i]))
 			bj->hit[n++] = (uint32_t)b;
 	return n;
 }
@@ -389,12 +388,16 @@ SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, s
 				       size_t s, uint32_t *hit, int vpopcnt)
 {
 	__m512i wa[SH_NB_WORDS], wb[SH_NB_WORDS];
-	uint64_t tenths = sh_near_tenths((simhash_near_kind)c[COL_KIND * cap + a]);
-	__m512i na = _mm512_set1_epi64((long long)c[COL_NKEYS * cap + a]);
+	uint64_t size_a = c[COL_SIZE * cap + a], n_a = (uint32_t)size_a, kind = size_a >> 32;
+	uint64_t tenths = sh_near_tenths((simhash_near_kind)kind);
+	/* 10 min(na, nb) >= t max(na, nb), for t <= 10: nb in [ceil(t na /
+	 * 10), floor(10 na / t)], of a's kind */
+	uint64_t least = (tenths * n_a + 9) / 10, most = tenths ? 10 * n_a / tenths : UINT32_MAX;
+	__m512i lo = _mm512_set1_epi64((long long)(kind << 32 | least));
+	__m512i hi = _mm512_set1_epi64((long long)(kind << 32 | (most < UINT32_MAX ? most : UINT32_MAX)));
+	__m512i low32 = _mm512_set1_epi64(UINT32_MAX), na = _mm512_set1_epi64((long long)n_a);
 	__m512i la = _mm512_set1_epi64((long long)c[COL_LOST * cap + a]);
-	__m512i ka = _mm512_set1_epi64((long long)c[COL_KIND * cap + a]);
-	__m512i ra = _mm512_set1_epi64((long long)c[COL_ROOT * cap + a]);
-	__m512i t = _mm512_set1_epi64((long long)tenths), ten = _mm512_set1_epi64(10);
+	__m512i t = _mm512_set1_epi64((long long)tenths);
 	__m512i t10 = _mm512_set1_epi64((long long)(10 + tenths));
 	__m512i lmax = _mm512_set1_epi64(SH_NB_LOST_MAX);
 	size_t n = 0;
@@ -403,13 +406,12 @@ SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, s
 		wa[w] = _mm512_set1_epi64((long long)c[w * cap + a]);
 	for (size_t b = from; b < s; b += 8) {
 		__mmask8 m = s - b >= 8 ? 0xff : (__mmask8)((1u << (s - b)) - 1);
-		__m512i nb = _mm512_maskz_loadu_epi64(m, c + COL_NKEYS * cap + b);
-		__m512i lo = _mm512_min_epu64(na, nb), hi = _mm512_max_epu64(na, nb), ub;
-		m = _mm512_mask_cmpeq_epi64_mask(m, ka, _mm512_maskz_loadu_epi64(m, c + COL_KIND * cap + b));
-		m = _mm512_mask_cmpneq_epi64_mask(m, ra, _mm512_maskz_loadu_epi64(m, c + COL_ROOT * cap + b));
-		m = _mm512_mask_cmpge_epu64_mask(m, _mm512_mullo_epi64(lo, ten), _mm512_mullo_epi64(hi, t));
+		__m512i size_b = _mm512_maskz_loadu_epi64(m, c + COL_SIZE * cap + b), nb, ub;
+		m = _mm512_mask_cmpge_epu64_mask(m, size_b, lo);
+		m = _mm512_mask_cmple_epu64_mask(m, size_b, hi);
 		if (!m)
 			continue;
+		nb = _mm512_and_si512(size_b, low32);
 		ub = _mm512_min_epu64(la, _mm512_maskz_loadu_epi64(m, c + COL_LOST * cap + b));
 		for (unsigned w = 0; w < SH_NB_WORDS; w++)
 			wb[w] = _mm512_maskz_loadu_epi64(m, c + w * cap + b);
