@@ -180,6 +180,8 @@ void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n)
 
 /* ---- exact duplicates */
 
+#define SH_COLLAPSE_AHEAD 16 /* entries: how far sh_near_collapse() fetches ahead */
+
 static int same_sketch(const simhash_sketch *a, const simhash_sketch *b)
 {
 	return a->kind == b->kind && a->n_keys == b->n_keys &&
@@ -210,6 +212,15 @@ simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same)
 	for (r = 0; r < n; r = j) {
 		for (j = r; j < n && h[j].key == h[r].key; j++) {
 			size_t k;
+			/* in hash order, same[] and the sketches are met at random:
+			 * fetched ahead (the keys of a repeat, once its sketch is in) */
+			if (j + SH_COLLAPSE_AHEAD < n) {
+				__builtin_prefetch(&same[h[j + SH_COLLAPSE_AHEAD].i], 1);
+				__builtin_prefetch(&d[h[j + SH_COLLAPSE_AHEAD].i]);
+			}
+			if (j + SH_COLLAPSE_AHEAD / 2 + 1 < n &&
+			    h[j + SH_COLLAPSE_AHEAD / 2 + 1].key == h[j + SH_COLLAPSE_AHEAD / 2].key)
+				__builtin_prefetch(d[h[j + SH_COLLAPSE_AHEAD / 2 + 1].i].keys);
 			same[h[j].i] = h[j].i;
 			for (k = r; k < j; k++)
 				if (same[h[k].i] == h[k].i && same_sketch(&d[h[k].i], &d[h[j].i])) {
