@@ -494,6 +494,8 @@ typedef struct sh_near_sort {
 } sh_near_sort;
 simhash_err sh_near_sort_init(sh_near_sort *s, size_t n);
 void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n);
+/* The same, left in s's scratch (valid until the next run): returns it. */
+sh_near_ent *sh_near_sort_into(sh_near_sort *s, sh_near_ent *e, size_t n);
 void sh_near_sort_free(sh_near_sort *s);
 
 /* ---- index/near_join.c: exact duplicates among n sketches: same[i] gets

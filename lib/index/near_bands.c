@@ -753,9 +753,10 @@ static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
 	popcnt = sh_cpu_has(SH_CPU_POPCNT);
 	for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS && !err; k++) {
 		size_t n_k = shared_keys(&bj, k, seen, e);
-		sh_near_sort_run(&bj.sort, e, n_k);
-		n_k = bucket_members(e, n_k);
-		err = popcnt ? run_buckets_popcnt(&bj, e, n_k) : run_buckets_plain(&bj, e, n_k);
+		sh_near_ent *sorted = sh_near_sort_into(&bj.sort, e, n_k);
+		n_k = bucket_members(sorted, n_k);
+		err = popcnt ? run_buckets_popcnt(&bj, sorted, n_k)
+			     : run_buckets_plain(&bj, sorted, n_k);
 	}
 	if (!err)
 		err = queue_flush(&bj);

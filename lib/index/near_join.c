@@ -146,13 +146,20 @@ static int insert_pass(sh_near_ent *e, size_t n)
 	return 1;
 }
 
-/* The scratch for up to n entries: the scatter takes about n / 4 digits,
+/* The scratch for up to n entries: the scatter takes about n / 2 digits,
  * at most 2^16, so its counters stay in cache. */
+static unsigned sort_bits(size_t n, unsigned most)
+{
+	unsigned bits = 8;
+
+	while (bits < most && ((size_t)1 << bits) < n / 2)
+		bits++;
+	return bits;
+}
+
 simhash_err sh_near_sort_init(sh_near_sort *s, size_t n)
 {
-	s->bits = 8;
-	while (s->bits < 16 && ((size_t)1 << s->bits) < n / 4)
-		s->bits++;
+	s->bits = sort_bits(n, 16);
 	s->tmp = sh_alloc_big((n ? n : 1) * sizeof *s->tmp);
 	s->start = malloc((((size_t)1 << s->bits) + 1) * sizeof *s->start);
 	if (s->tmp && s->start)
@@ -169,13 +176,20 @@ void sh_near_sort_free(sh_near_sort *s)
 }
 
 /* The entries sorted by key, ascending i within a key: a stable scatter on
- * the top bits, then one insertion pass (or qsort, see insert_pass()). */
+ * the top bits (about n / 2 digits: the counters of a short run are
+ * cleared and summed in full) into the scratch, then one insertion pass
+ * there (or qsort, see insert_pass()). */
+sh_near_ent *sh_near_sort_into(sh_near_sort *s, sh_near_ent *e, size_t n)
+{
+	scatter(e, s->tmp, n, sort_bits(n, s->bits), s->start);
+	if (!insert_pass(s->tmp, n))
+		qsort(s->tmp, n, sizeof *s->tmp, by_key_i);
+	return s->tmp;
+}
+
 void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n)
 {
-	scatter(e, s->tmp, n, s->bits, s->start);
-	memcpy(e, s->tmp, n * sizeof *e);
-	if (!insert_pass(e, n))
-		qsort(e, n, sizeof *e, by_key_i);
+	memcpy(e, sh_near_sort_into(s, e, n), n * sizeof *e);
 }
 
 /* ---- exact duplicates */
