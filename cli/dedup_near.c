@@ -248,7 +248,11 @@ int dedup_near_run(const struct dedup_opts *o, const struct dedup_run *run,
 
 	*n_pairs = *n_clusters = 0;
 
-	cl = xmalloc((d->n ? d->n : 1) * sizeof(*cl));
+	cl = cli_grow_big(NULL, 0, (d->n ? d->n : 1) * sizeof(*cl));
+	if (!cl) {
+		cli_err("out of memory");
+		return EXIT_FAIL;
+	}
 	if (o->output == OUT_PAIRS) {
 		/* every pair is listed, so every pair is verified */
 		ret = near_join(d, &nr);

@@ -159,6 +159,20 @@ static int take_doc(struct src_batch *b, const struct doc *d, void *arg)
 
 /* ---- the main thread */
 
+/* The array at *pp (a pointer of any type; len bytes in use) grown to size
+ * bytes; -1 if memory ran out (*pp then as it was). */
+static int grow(void *pp, size_t len, size_t size)
+{
+	void *p, *q;
+
+	memcpy(&p, pp, sizeof(p));
+	q = cli_grow_big(p, len, size);
+	if (!q)
+		return -1;
+	memcpy(pp, &q, sizeof(q));
+	return 0;
+}
+
 /* Room for n documents in all (and their sketches if near). */
 static int docs_reserve(struct dedup_docs *d, size_t n, int near)
 {
@@ -168,16 +182,10 @@ static int docs_reserve(struct dedup_docs *d, size_t n, int near)
 		return 0;
 	while (c < n)
 		c *= 2;
-	if (!near) /* the default keeps sketches, not fingerprints */
-		d->fps = realloc(d->fps, c * d->nw * 8);
-	d->rec_off = realloc(d->rec_off, c * 8);
-	d->rec_len = realloc(d->rec_len, c * 8);
-	d->src = realloc(d->src, c * 4);
-	d->id_off = realloc(d->id_off, (c + 1) * 8);
-	if (near)
-		d->sk = realloc(d->sk, c * sizeof(*d->sk));
-	if ((!near && !d->fps) || !d->rec_off || !d->rec_len || !d->src || !d->id_off ||
-	    (near && !d->sk))
+	if ((!near && grow(&d->fps, d->n * d->nw * 8, c * d->nw * 8)) ||
+	    grow(&d->rec_off, d->n * 8, c * 8) || grow(&d->rec_len, d->n * 8, c * 8) ||
+	    grow(&d->src, d->n * 4, c * 4) || grow(&d->id_off, (d->n + 1) * 8, (c + 1) * 8) ||
+	    (near && grow(&d->sk, d->n * sizeof(*d->sk), c * sizeof(*d->sk))))
 		return -1;
 	d->cap = c;
 	return 0;

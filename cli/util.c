@@ -185,6 +185,28 @@ void cli_hugepage_hint(void *p, size_t len)
 #endif
 }
 
+void *cli_grow_big(void *p, size_t len, size_t size)
+{
+	size_t huge = (size_t)2 << 20;
+	void *q;
+
+	if (size < huge / 2)
+		return realloc(p, size);
+	if (size > SIZE_MAX - huge)
+		return NULL;
+	size = (size + huge - 1) & ~(huge - 1);
+	q = aligned_alloc(huge, size);
+	if (!q)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	madvise(q, size, MADV_HUGEPAGE); /* advice only */
+#endif
+	if (len)
+		memcpy(q, p, len);
+	free(p);
+	return q;
+}
+
 int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
 	unsigned long v;
