@@ -36,11 +36,13 @@
 #define ERR_MAX 512
 
 /* One per thread. */
+/* One worker's state, on cache lines of its own (its record is written at
+ * every document), as is each batch. */
 struct worker {
 	simhash_ctx *ctx; /* made by the worker on first use (worker 0: up front) */
 	struct sbuf file;
 	struct jsonl_rec rec;
-};
+} __attribute__((aligned(64)));
 
 /* A batch's input and error state, behind struct src_batch. */
 struct src_private {
@@ -56,7 +58,7 @@ struct src_private {
 	int failed;        /* stop: err holds why */
 	char err[ERR_MAX]; /* the message, without "simhash: " */
 	struct sbuf errs;  /* keep_going: the messages, one per line, in order */
-};
+} __attribute__((aligned(64)));
 
 struct source {
 	struct src_opts o;
@@ -430,9 +432,13 @@ simhash_err src_new(const struct src_opts *o, struct source **out)
 	s->o = *o;
 	s->o.n_threads = n;
 	s->depth = 2 * (size_t)n + 2;
-	s->workers = calloc(n, sizeof(*s->workers));
-	s->batches = calloc(s->depth, sizeof(*s->batches));
+	s->workers = aligned_alloc(64, n * sizeof(*s->workers));
+	s->batches = aligned_alloc(64, s->depth * sizeof(*s->batches));
 	s->free = calloc(s->depth, sizeof(*s->free));
+	if (s->workers)
+		memset(s->workers, 0, n * sizeof(*s->workers));
+	if (s->batches)
+		memset(s->batches, 0, s->depth * sizeof(*s->batches));
 	if (!s->workers || !s->batches || !s->free)
 		goto out_free;
 	for (unsigned i = 0; i < n; i++)
