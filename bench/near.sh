@@ -10,7 +10,9 @@
 #   natural in one file                    by set by score.py
 #   the lines' sketches alone (sketch.c)   vector paths                        portable paths
 #
-# Each figure is the least CPU time of RUNS (3) interleaved runs of the two.
+# Each figure is the least CPU time of RUNS (3) interleaved runs of the two,
+# to the microsecond (bench/timeit.c; /usr/bin/time gives hundredths, 7 % of
+# a 0.15 s run).
 # Targets (printed as MISSED when missed, never failing the run): CPU time
 # (user + system) within 2x of fingerprint alone; peak memory on the lines
 # under 1 GB; F1 short_zh >= 0.88, short_en >= 0.95, natural >= 0.97; pairs
@@ -29,10 +31,15 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 python3 bench/near_data.py "$CORPUS" "$tmp"
 
-. bench/timev.sh
-
 echo "== dedup, no options (exact similarity of banded MinHash candidates), against fingerprint alone, CPU time (user + system)"
 echo "   machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+# timed CMD...: one run of CMD, its output to /dev/null; sets wall, cpu (user
+# + system, seconds) and rss (peak, MB).
+timed() {
+	# shellcheck disable=SC2046 # "WALL CPU RSS" splits into three words on purpose
+	set -- $("$BUILD/bench/timeit" 1 "$@")
+	wall=$1 cpu=$2 rss=$3
+}
 # best_pair FILE MODE DEDUP_ARGS...: RUNS interleaved runs of fingerprint and
 # dedup on FILE; fcpu, frss: fingerprint's least CPU time and its peak; cpu,
 # wall, rss: dedup's least CPU time, and the wall time and peak of that run.
@@ -41,11 +48,11 @@ best_pair() {
 	shift 2
 	fcpu= bcpu=
 	for r in $(seq "${RUNS:-3}"); do
-		timev "$SH" fingerprint "$mode" "$file"
+		timed "$SH" fingerprint "$mode" "$file"
 		if [ -z "$fcpu" ] || awk -v a="$cpu" -v b="$fcpu" 'BEGIN { exit !(a < b) }'; then
 			fcpu=$cpu frss=$rss
 		fi
-		timev "$SH" dedup -q "$mode" "$@" "$file"
+		timed "$SH" dedup -q "$mode" "$@" "$file"
 		if [ -z "$bcpu" ] || awk -v a="$cpu" -v b="$bcpu" 'BEGIN { exit !(a < b) }'; then
 			bcpu=$cpu bwall=$wall brss=$rss
 		fi
@@ -56,7 +63,7 @@ run_case() { # run_case NAME MODE FILE DEDUP_ARGS...
 	name=$1 mode=$2 file=$3
 	shift 3
 	best_pair "$file" "$mode" "$@"
-	printf '%-12s dedup %6.2f s cpu (%5.2f s wall, %4s MB)  fingerprint %5.2f s cpu (%4s MB)  ratio %sx %s\n' \
+	printf '%-12s dedup %6.3f s cpu (%5.3f s wall, %4s MB)  fingerprint %5.3f s cpu (%4s MB)  ratio %sx %s\n' \
 		"$name" "$cpu" "$wall" "$rss" "$fcpu" "$frss" \
 		"$(awk -v a="$cpu" -v b="$fcpu" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')" \
 		"$(awk -v a="$cpu" -v b="$fcpu" 'BEGIN { print (a <= 2 * b) ? "ok (<= 2x)" : "MISSED (<= 2x)" }')"
@@ -69,7 +76,7 @@ printf '300k lines   peak memory %s MB %s\n' "$rss" \
 # one template: every pair near, the buckets up to the whole input (no target:
 # the merges that join it are the work; quadratic before buckets were grouped)
 best_pair "$tmp/template.txt" --lines --output keep
-printf '%-12s dedup %6.2f s cpu (%4s MB)  fingerprint %5.2f s cpu  ratio %sx (no target)\n' \
+printf '%-12s dedup %6.3f s cpu (%4s MB)  fingerprint %5.3f s cpu  ratio %sx (no target)\n' \
 	"template" "$cpu" "$rss" "$fcpu" "$(awk -v a="$cpu" -v b="$fcpu" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')"
 
 echo

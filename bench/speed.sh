@@ -44,7 +44,7 @@ zh_bytes=$(python3 bench/split_docs.py "$CORPUS/zh.jsonl" "$tmp/zh")
 
 # timed CMD...: sets wall and cpu (seconds) of the best of RUNS runs.
 timed() {
-	# shellcheck disable=SC2046 # "WALL CPU" splits into two words on purpose
+	# shellcheck disable=SC2046 # "WALL CPU RSS" splits into words on purpose
 	set -- $("$B/timeit" "$RUNS" "$@")
 	wall=$1 cpu=$2
 }
