@@ -371,6 +371,7 @@ popcount_lut(const __m512i *x, const __m512i *w, unsigned n)
 	const __m512i low = _mm512_set1_epi8(0x0f);
 	__m512i bytes = _mm512_setzero_si512();
 
+#pragma GCC unroll 8
 	for (unsigned k = 0; k < n; k++) {
 		__m512i v = _mm512_and_si512(x[k], w[k]);
 		bytes = _mm512_add_epi8(bytes, _mm512_add_epi8(
@@ -383,9 +384,13 @@ popcount_lut(const __m512i *x, const __m512i *w, unsigned n)
 /* The same, eight members b at a time (a quarter of the time of 300,000
  * short lines went to large buckets' bounds one pair at a time); the bits
  * counted with VPOPCNTDQ where vpopcnt says, else by popcount_lut() (CPUs
- * with AVX-512 BW but not it: Skylake and Cascade Lake Xeons). */
-SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, size_t from,
-				       size_t s, uint32_t *hit, int vpopcnt)
+ * with AVX-512 BW but not it: Skylake and Cascade Lake Xeons). Inlined into
+ * one function for each, with the words' loops unrolled, so that both
+ * members' words stay in registers (through a run-time flag they went to
+ * the stack and back for every eight members). */
+SH_NB_512 static inline __attribute__((always_inline)) size_t
+bounds_avx512(const uint64_t *c, size_t cap, size_t a, size_t from, size_t s, uint32_t *hit,
+	      int vpopcnt)
 {
 	__m512i wa[SH_NB_WORDS], wb[SH_NB_WORDS];
 	uint64_t size_a = c[COL_SIZE * cap + a], n_a = (uint32_t)size_a, kind = size_a >> 32;
@@ -402,6 +407,7 @@ SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, s
 	__m512i lmax = _mm512_set1_epi64(SH_NB_LOST_MAX);
 	size_t n = 0;
 
+#pragma GCC unroll 8
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
 		wa[w] = _mm512_set1_epi64((long long)c[w * cap + a]);
 	for (size_t b = from; b < s; b += 8) {
@@ -413,9 +419,11 @@ SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, s
 			continue;
 		nb = _mm512_and_si512(size_b, low32);
 		ub = _mm512_min_epu64(la, _mm512_maskz_loadu_epi64(m, c + COL_LOST * cap + b));
+#pragma GCC unroll 8
 		for (unsigned w = 0; w < SH_NB_WORDS; w++)
 			wb[w] = _mm512_maskz_loadu_epi64(m, c + w * cap + b);
 		if (vpopcnt)
+#pragma GCC unroll 8
 			for (unsigned w = 0; w < SH_NB_WORDS; w++)
 				ub = _mm512_add_epi64(ub, _mm512_popcnt_epi64(
 					_mm512_and_si512(wa[w], wb[w])));
@@ -428,6 +436,18 @@ SH_NB_512 static size_t bounds_avx512(const uint64_t *c, size_t cap, size_t a, s
 			hit[n++] = (uint32_t)(b + (unsigned)__builtin_ctz(k));
 	}
 	return n;
+}
+
+SH_NB_512 static size_t bounds_vpopcnt(const uint64_t *c, size_t cap, size_t a, size_t from,
+				       size_t s, uint32_t *hit)
+{
+	return bounds_avx512(c, cap, a, from, s, hit, 1);
+}
+
+SH_NB_512 static size_t bounds_lut(const uint64_t *c, size_t cap, size_t a, size_t from, size_t s,
+				   uint32_t *hit)
+{
+	return bounds_avx512(c, cap, a, from, s, hit, 0);
 }
 
 /* bounds_avx512() here: 0 no, 1 with popcount_lut(), 2 with VPOPCNTDQ. */
@@ -450,8 +470,10 @@ static inline __attribute__((always_inline)) size_t
 bucket_bounds(const struct bandjoin *bj, size_t a, size_t from, size_t s)
 {
 #if SH_X86
+	if (bj->avx512 == 2)
+		return bounds_vpopcnt(bj->col, bj->cap, a, from, s, bj->hit);
 	if (bj->avx512)
-		return bounds_avx512(bj->col, bj->cap, a, from, s, bj->hit, bj->avx512 == 2);
+		return bounds_lut(bj->col, bj->cap, a, from, s, bj->hit);
 #endif
 	return bounds_scalar(bj, bj->m, a, from, s);
 }
