@@ -259,6 +259,7 @@ SH_NB_512 static size_t bins_512(const simhash_sketch *sk, uint64_t *mins, uint6
 	__m512i acc[SH_NB_WORDS];
 	uint64_t hv[8] __attribute__((aligned(64))), bv[8] __attribute__((aligned(64)));
 
+#pragma GCC unroll 8 /* here and below: acc[] stays in registers */
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
 		acc[w] = _mm512_setzero_si512();
 	for (unsigned j = 0; j < SH_NB_BINS; j += 8)
@@ -282,6 +283,7 @@ SH_NB_512 static size_t bins_512(const simhash_sketch *sk, uint64_t *mins, uint6
 			__m512i b = _mm512_srli_epi64(_mm512_mul_epu32(k, n_bits), 32);
 			__m512i word = _mm512_srli_epi64(b, 6);
 			__m512i bit = _mm512_sllv_epi64(one, _mm512_and_si512(b, low6));
+#pragma GCC unroll 8
 			for (unsigned w = 0; w < SH_NB_WORDS; w++)
 				acc[w] = _mm512_mask_or_epi64(acc[w], _mm512_mask_cmpeq_epu64_mask(
 					m, word, _mm512_set1_epi64(w)), acc[w], bit);
@@ -295,6 +297,7 @@ SH_NB_512 static size_t bins_512(const simhash_sketch *sk, uint64_t *mins, uint6
 	filled[1] |= (uint64_t)_mm512_reduce_or_epi64(f1);
 	if (!bits)
 		return 0;
+#pragma GCC unroll 8
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
 		bits[w] |= (uint64_t)_mm512_reduce_or_epi64(acc[w]);
 	return bits_set(bits);
