@@ -208,7 +208,7 @@ simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same)
 {
 	sh_near_ent *h;
 	sh_near_sort sort = { 0 };
-	size_t i, r, j;
+	size_t i, r, j, m;
 
 	if (n > UINT32_MAX)
 		return SIMHASH_EINVAL;
@@ -223,19 +223,29 @@ simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same)
 	}
 	sh_near_sort_run(&sort, h, n);
 	sh_near_sort_free(&sort);
-	for (r = 0; r < n; r = j) {
-		for (j = r; j < n && h[j].key == h[r].key; j++) {
+	for (i = 0; i < n; i++)
+		same[i] = i;
+	/* the runs of one hash, which hold every repeat, to the front: only
+	 * their members are met again, in hash order, at random */
+	for (r = 0, m = 0; r < n; r = j) {
+		for (j = r + 1; j < n && h[j].key == h[r].key; j++)
+			;
+		if (j - r > 1) {
+			memmove(h + m, h + r, (j - r) * sizeof *h);
+			m += j - r;
+		}
+	}
+	for (r = 0; r < m; r = j) {
+		for (j = r; j < m && h[j].key == h[r].key; j++) {
 			size_t k;
-			/* in hash order, same[] and the sketches are met at random:
-			 * fetched ahead (the keys of a repeat, once its sketch is in) */
-			if (j + SH_COLLAPSE_AHEAD < n) {
+			/* same[] and the sketches fetched ahead, and the keys of
+			 * the next ones once their sketches are in */
+			if (j + SH_COLLAPSE_AHEAD < m) {
 				__builtin_prefetch(&same[h[j + SH_COLLAPSE_AHEAD].i], 1);
 				__builtin_prefetch(&d[h[j + SH_COLLAPSE_AHEAD].i]);
 			}
-			if (j + SH_COLLAPSE_AHEAD / 2 + 1 < n &&
-			    h[j + SH_COLLAPSE_AHEAD / 2 + 1].key == h[j + SH_COLLAPSE_AHEAD / 2].key)
-				__builtin_prefetch(d[h[j + SH_COLLAPSE_AHEAD / 2 + 1].i].keys);
-			same[h[j].i] = h[j].i;
+			if (j + SH_COLLAPSE_AHEAD / 2 < m)
+				__builtin_prefetch(d[h[j + SH_COLLAPSE_AHEAD / 2].i].keys);
 			for (k = r; k < j; k++)
 				if (same[h[k].i] == h[k].i && same_sketch(&d[h[k].i], &d[h[j].i])) {
 					same[h[j].i] = h[k].i;
