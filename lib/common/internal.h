@@ -489,7 +489,7 @@ typedef struct sh_near_ent {
 } sh_near_ent;
 typedef struct sh_near_sort {
 	sh_near_ent *tmp;
-	size_t *start;
+	uint32_t *start; /* counters: a run holds fewer than 2^32 entries */
 	unsigned bits;
 } sh_near_sort;
 simhash_err sh_near_sort_init(sh_near_sort *s, size_t n);

@@ -33,7 +33,7 @@
  *     job grouping the same band keys finds the same pairs).
  * Buckets are found band by band (the band keys are stored band-major):
  * two bit maps drop most keys held once (shared_keys()), the rest are
- * sorted as (key, member) entries (sh_near_sort_run(): one scatter on the
+ * sorted as (key, member) entries (sh_near_sort_into(): one scatter on the
  * top bits, one insertion pass) and the buckets of one dropped, so a
  * band's entries stay in cache and pairs joined in one band are skipped in
  * the next. Each first member has a summary, one cache line: a bit set of

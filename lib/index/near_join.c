@@ -108,7 +108,7 @@ static int by_key_i(const void *a, const void *b)
 /* Stable scatter of from[0..n) into to[] by the top `bits` key bits
  * (start: 2^bits + 1 counters). */
 static void scatter(const sh_near_ent *from, sh_near_ent *to, size_t n, unsigned bits,
-		    size_t *start)
+		    uint32_t *start)
 {
 	size_t digits = (size_t)1 << bits;
 
