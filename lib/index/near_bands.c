@@ -34,7 +34,7 @@
  * Buckets are found band by band (the band keys are stored band-major):
  * two bit maps drop most keys held once (shared_keys()), the rest are
  * sorted as (key, member) entries (sh_near_sort_into(): one scatter on the
- * top bits, one insertion pass) and the buckets of one dropped, so a
+ * top bits, one insertion pass) and the buckets of one passed over, so a
  * band's entries stay in cache and pairs joined in one band are skipped in
  * the next. Each first member has a summary, one cache line: a bit set of
  * its keys, its sizes and where its keys are, which bounds the overlap of
@@ -574,10 +574,16 @@ bucket_large(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 	return err;
 }
 
-/* One band's buckets (its entries sorted by key, buckets of one dropped:
- * bucket_members()), in two copies: with the popcnt instruction and
- * without (a call to libgcc's __popcountdi2 per word, 8 % of the time on
- * 300,000 short lines); the same results. */
+/* Whether entry q of e[0..n) (sorted by key) is a bucket of one. */
+static inline int held_once(const sh_near_ent *e, size_t n, size_t q)
+{
+	return (q == 0 || e[q - 1].key != e[q].key) && (q + 1 == n || e[q + 1].key != e[q].key);
+}
+
+/* One band's buckets (its entries sorted by key; the buckets of one that
+ * shared_keys() let through are passed over), in two copies: with the
+ * popcnt instruction and without (a call to libgcc's __popcountdi2 per
+ * word, 8 % of the time on 300,000 short lines); the same results. */
 static inline __attribute__((always_inline)) simhash_err
 run_buckets(struct bandjoin *bj, const sh_near_ent *e, size_t n_e)
 {
@@ -587,10 +593,14 @@ run_buckets(struct bandjoin *bj, const sh_near_ent *e, size_t n_e)
 	for (r = 0; r < n_e && !err; r = t) {
 		for (t = r + 1; t < n_e && e[t].key == e[r].key; t++)
 			;
+		if (t - r == 1)
+			continue;
 		/* the summaries and union-find slots of the members
 		 * SH_NB_AHEAD entries on, fetched now: gathering them waited on
 		 * memory for half of this loop's time */
 		for (; q < n_e && q < t + SH_NB_AHEAD; q++) {
+			if (held_once(e, n_e, q))
+				continue;
 			__builtin_prefetch(&bj->sum[e[q].i]);
 			if (bj->uf)
 				__builtin_prefetch(&bj->uf[e[q].i]);
@@ -652,23 +662,6 @@ static size_t shared_keys(const struct bandjoin *bj, uint32_t k, uint64_t *seen,
 		n += twice[h >> 6] >> (h & 63) & 1;
 	}
 	return n;
-}
-
-/* Drops the entries of buckets of one (sorted by key) from e[0..n);
- * returns how many stay. */
-static size_t bucket_members(sh_near_ent *e, size_t n)
-{
-	size_t m = 0;
-	uint64_t prev = n ? ~e[0].key : 0;
-
-	for (size_t i = 0; i < n; i++) {
-		sh_near_ent v = e[i];
-		int keep = prev == v.key || (i + 1 < n && e[i + 1].key == v.key);
-		prev = v.key;
-		e[m] = v;
-		m += keep;
-	}
-	return m;
 }
 
 static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
@@ -776,7 +769,6 @@ static simhash_err band_join_on(int level, const simhash_sketch *docs, size_t n,
 	for (uint32_t k = 0; k < SIMHASH_NEAR_BANDS && !err; k++) {
 		size_t n_k = shared_keys(&bj, k, seen, e);
 		sh_near_ent *sorted = sh_near_sort_into(&bj.sort, e, n_k);
-		n_k = bucket_members(sorted, n_k);
 		err = popcnt ? run_buckets_popcnt(&bj, sorted, n_k)
 			     : run_buckets_plain(&bj, sorted, n_k);
 	}
