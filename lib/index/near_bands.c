@@ -60,6 +60,7 @@
  * union-find slot; two bit maps of at most 256 KiB; and the result. The
  * band keys and summaries sit in huge pages where the system gives them.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../common/internal.h"
@@ -326,6 +327,11 @@ bucket_small(struct bandjoin *bj, const sh_near_ent *e, size_t s)
 	return err;
 }
 
+#if SH_X86
+static size_t columns_avx512(const struct summary *sum, const struct member *m, size_t from,
+			     size_t s, uint64_t *c, size_t cap);
+#endif
+
 /* Members m[from..s) of a large bucket by column, for bounds_avx512(). */
 static void bucket_columns(struct bandjoin *bj, const struct member *m, size_t from, size_t s)
 {
@@ -334,6 +340,9 @@ static void bucket_columns(struct bandjoin *bj, const struct member *m, size_t f
 
 	if (!bj->avx512) /* bounds_scalar() reads the summaries */
 		return;
+#if SH_X86
+	from = columns_avx512(bj->sum, m, from, s, c, cap);
+#endif
 	for (size_t i = from; i < s; i++) {
 		const struct summary *sm = &bj->sum[m[i].i];
 		for (unsigned w = 0; w < SH_NB_WORDS; w++)
@@ -436,6 +445,60 @@ bounds_avx512(const uint64_t *c, size_t cap, size_t a, size_t from, size_t s, ui
 			hit[n++] = (uint32_t)(b + (unsigned)__builtin_ctz(k));
 	}
 	return n;
+}
+
+/* bucket_columns() eight members at a time: their summaries' lines as the
+ * rows of an 8 x 8 matrix of words, transposed in three rounds of two-source
+ * permutes; the last word of a line holds n_keys, lost and kind. Returns
+ * where the members left (fewer than eight) start. */
+SH_NB_512 static size_t columns_avx512(const struct summary *sum, const struct member *m,
+				       size_t from, size_t s, uint64_t *c, size_t cap)
+{
+	const __m512i even = _mm512_setr_epi64(0, 8, 2, 10, 4, 12, 6, 14);
+	const __m512i odd = _mm512_setr_epi64(1, 9, 3, 11, 5, 13, 7, 15);
+	const __m512i lo2 = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+	const __m512i hi2 = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+	const __m512i lo4 = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11);
+	const __m512i hi4 = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+	const __m512i low32 = _mm512_set1_epi64(UINT32_MAX), low16 = _mm512_set1_epi64(0xffff);
+	size_t i;
+
+	_Static_assert(sizeof(struct summary) == 64 && offsetof(struct summary, n_keys) == 56 &&
+			       offsetof(struct summary, lost) == 60 &&
+			       offsetof(struct summary, kind) == 62,
+		       "a summary is one line, its sizes in the last word");
+	for (i = from; i + 8 <= s; i += 8) {
+		__m512i r[8], a[8], b[8], col[8];
+#pragma GCC unroll 8
+		for (unsigned k = 0; k < 8; k++)
+			r[k] = _mm512_load_si512((const void *)&sum[m[i + k].i]);
+#pragma GCC unroll 8
+		for (unsigned k = 0; k < 8; k += 2) { /* words 2j / 2j + 1 of rows k, k + 1 */
+			a[k] = _mm512_permutex2var_epi64(r[k], even, r[k + 1]);
+			a[k + 1] = _mm512_permutex2var_epi64(r[k], odd, r[k + 1]);
+		}
+#pragma GCC unroll 8
+		for (unsigned k = 0; k < 8; k += 4)
+#pragma GCC unroll 8
+			for (unsigned j = 0; j < 2; j++) { /* of four rows */
+				b[k + j] = _mm512_permutex2var_epi64(a[k + j], lo2, a[k + j + 2]);
+				b[k + j + 2] = _mm512_permutex2var_epi64(a[k + j], hi2, a[k + j + 2]);
+			}
+#pragma GCC unroll 8
+		for (unsigned j = 0; j < 4; j++) { /* b[j]: words j, j + 4; of all rows */
+			col[j] = _mm512_permutex2var_epi64(b[j], lo4, b[j + 4]);
+			col[j + 4] = _mm512_permutex2var_epi64(b[j], hi4, b[j + 4]);
+		}
+#pragma GCC unroll 8
+		for (unsigned w = 0; w < SH_NB_WORDS; w++)
+			_mm512_storeu_si512((void *)(c + w * cap + i), col[w]);
+		_mm512_storeu_si512((void *)(c + COL_SIZE * cap + i),
+				    _mm512_or_si512(_mm512_and_si512(col[7], low32),
+						    _mm512_slli_epi64(_mm512_srli_epi64(col[7], 48), 32)));
+		_mm512_storeu_si512((void *)(c + COL_LOST * cap + i),
+				    _mm512_and_si512(_mm512_srli_epi64(col[7], 32), low16));
+	}
+	return i;
 }
 
 SH_NB_512 static size_t bounds_vpopcnt(const uint64_t *c, size_t cap, size_t a, size_t from,
