@@ -157,6 +157,44 @@ static int owned(const struct bandjoin *bj, uint32_t x, uint32_t y, uint32_t ban
 	return 1;
 }
 
+#if SH_X86
+#include <immintrin.h>
+
+/* The keys two ascending lists of distinct keys share, eight against eight
+ * at a time: the block whose last key is the smaller moves on (both when
+ * equal), so each pair of blocks whose ranges meet is compared once, each
+ * key against the other block turned by 0 to 7 lanes. The scalar merge
+ * waits on a load for every step (its next key depends on the last
+ * comparison); this waits once per block. Stops, as that merge does, once
+ * the keys left cannot bring the count to want (the count is then short
+ * and the pair fails). */
+__attribute__((target("avx512f"))) static size_t
+shared_avx512(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64_t want)
+{
+	size_t i = 0, k = 0, shared = 0;
+
+	while (i < na && k < nb && shared + (na - i < nb - k ? na - i : nb - k) >= want) {
+		size_t ca = na - i < 8 ? na - i : 8, cb = nb - k < 8 ? nb - k : 8;
+		__mmask8 ma = (__mmask8)((1u << ca) - 1), mb = (__mmask8)((1u << cb) - 1), hit = 0;
+		__m512i va = _mm512_maskz_loadu_epi64(ma, a + i);
+		__m512i vb = _mm512_maskz_loadu_epi64(mb, b + k);
+		uint64_t la = a[i + ca - 1], lb = b[k + cb - 1];
+
+#pragma GCC unroll 8
+		for (unsigned r = 0; r < 8; r++) {
+			/* lane l of the turned block holds key (l + r) % 8 of b's */
+			__mmask8 valid = (__mmask8)((mb >> r | mb << (8 - r)) & 0xff);
+			__m512i turned = r ? _mm512_alignr_epi64(vb, vb, (int)r) : vb;
+			hit |= _mm512_mask_cmpeq_epi64_mask(ma & valid, va, turned);
+		}
+		shared += (size_t)__builtin_popcount(hit);
+		i += la <= lb ? ca : 0;
+		k += lb <= la ? cb : 0;
+	}
+	return shared;
+}
+#endif
+
 /* The merge of near_pair(), for the few pairs its bounds let through; it
  * stops once the rest cannot reach the overlap J >= T needs. */
 static int near_merge(const struct bandjoin *bj, uint32_t x, uint32_t y, uint64_t tenths,
@@ -166,6 +204,11 @@ static int near_merge(const struct bandjoin *bj, uint32_t x, uint32_t y, uint64_
 	size_t na = bj->sum[x].n_keys, nb = bj->sum[y].n_keys, i = 0, k = 0, shared = 0, uni;
 	uint64_t want = (tenths * (na + nb) + 10 + tenths - 1) / (10 + tenths);
 
+#if SH_X86
+	if (bj->avx512)
+		shared = shared_avx512(ka, na, kb, nb, want);
+	else
+#endif
 	while (i < na && k < nb && shared + (na - i < nb - k ? na - i : nb - k) >= want) {
 		uint64_t ai = ka[i], bk = kb[k];
 		shared += ai == bk;
