@@ -161,93 +161,143 @@ static int other_paths_agree(size_t n, const simhash_near_pair *pairs, size_t n_
 	return ok;
 }
 
-/* simhash_near_band_join() against its definition, brute force: the pairs
- * of first members that share a band key (simhash_near_bands()) and that
- * simhash_near_decide() calls near, sorted, each once; the clusters those
- * pairs and the exact duplicates make; the same pairs in reverse input
- * order; and, on all the sets together, most of the exact join's pairs. */
+/* simhash_near_band_join() on sk[0..n) against its definition, brute
+ * force: the pairs of first members that share a band key
+ * (simhash_near_bands()) and that simhash_near_decide() calls near, sorted,
+ * each once; the clusters those pairs and the exact duplicates make; the
+ * other paths; the same pairs in reverse input order. Adds the near pairs
+ * to *exact and those among them sharing a band to *found; 1 if all agree. */
+static int band_join_as_defined(size_t n, uint64_t seed, size_t *exact, size_t *found)
+{
+	static uint64_t bands[MAX_DOCS][SIMHASH_NEAR_BANDS];
+	size_t n_pairs = 0, n_rev = 0, got = 0;
+	uint64_t same[MAX_DOCS], cl[MAX_DOCS];
+	size_t parent[MAX_DOCS];
+	simhash_sketch rev[MAX_DOCS];
+	simhash_near_pair *pairs = NULL, *rpairs = NULL;
+	int bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		simhash_near_bands(&sk[i], bands[i]);
+		rev[n - 1 - i] = sk[i];
+		parent[i] = i;
+	}
+	if (simhash_near_band_join(sk, n, same, &pairs, &n_pairs) != SIMHASH_OK) {
+		fprintf(stderr, "seed %llx: band join failed\n", (unsigned long long)seed);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t r = find(parent, same[i]);
+		parent[i > r ? i : r] = i > r ? r : i;
+	}
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++) {
+			simhash_near_verdict v;
+			int shared = 0;
+			if (same[a] != a || same[b] != b)
+				continue;
+			for (int k = 0; k < SIMHASH_NEAR_BANDS; k++)
+				shared |= bands[a][k] == bands[b][k];
+			simhash_near_decide(&sk[a], &sk[b], &v);
+			*exact += v.near;
+			*found += v.near && shared;
+			if (!v.near || !shared)
+				continue;
+			{
+				size_t ra = find(parent, a), rb = find(parent, b);
+				parent[ra > rb ? ra : rb] = ra > rb ? rb : ra;
+			}
+			if (got >= n_pairs || pairs[got].a != a || pairs[got].b != b ||
+			    pairs[got].jaccard != v.jaccard)
+				bad = 1;
+			got++;
+		}
+	bad |= got != n_pairs;
+	CHECK(simhash_near_band_clusters(sk, n, cl) == SIMHASH_OK);
+	for (size_t i = 0; i < n; i++)
+		bad |= cl[i] != find(parent, i);
+	bad |= !other_paths_agree(n, pairs, n_pairs, cl);
+	/* reversed input: the same pairs between the same texts, as many */
+	CHECK(simhash_near_band_join(rev, n, same, &rpairs, &n_rev) == SIMHASH_OK);
+	bad |= n_rev != n_pairs;
+	for (size_t i = 0; i < n_rev; i++) {
+		size_t a = n - 1 - rpairs[i].b, b = n - 1 - rpairs[i].a, k = 0;
+		/* the first members differ when copies exist: compare texts */
+		while (k < n_pairs && !(same_text(pairs[k].a, a) && same_text(pairs[k].b, b)) &&
+		       !(same_text(pairs[k].a, b) && same_text(pairs[k].b, a)))
+			k++;
+		bad |= k == n_pairs;
+	}
+	if (bad)
+		fprintf(stderr, "seed %llx (n %zu): band join or clusters differ from their "
+			"definition\n", (unsigned long long)seed, n);
+	simhash_near_pairs_free(pairs);
+	simhash_near_pairs_free(rpairs);
+	return !bad;
+}
+
+/* The band join against its definition on make_set()'s sets, and the
+ * candidates holding most of the near pairs. */
 static void test_band_join_equals_its_definition(void)
 {
 	static const unsigned universes[] = {8, 20, 80, 400};
-	static uint64_t bands[MAX_DOCS][SIMHASH_NEAR_BANDS];
 	size_t exact_total = 0, found_total = 0;
 
 	for (int round = 0; round < 400; round++) {
 		uint64_t seed = 0xba4d0000ull + (uint64_t)round;
-		size_t n = 1 + (size_t)(round * 7 % MAX_DOCS), n_pairs = 0, n_rev = 0, got = 0;
-		uint64_t same[MAX_DOCS], cl[MAX_DOCS];
-		size_t parent[MAX_DOCS];
-		simhash_sketch rev[MAX_DOCS];
-		simhash_near_pair *pairs = NULL, *rpairs = NULL;
-		int bad = 0;
+		size_t n = 1 + (size_t)(round * 7 % MAX_DOCS);
 
 		test_rnd_seed(seed);
 		make_set(n, universes[round % 4]);
-		for (size_t i = 0; i < n; i++) {
-			simhash_near_bands(&sk[i], bands[i]);
-			rev[n - 1 - i] = sk[i];
-			parent[i] = i;
-		}
-		if (simhash_near_band_join(sk, n, same, &pairs, &n_pairs) != SIMHASH_OK) {
-			fprintf(stderr, "seed %llx: band join failed\n", (unsigned long long)seed);
-			CHECK(0);
-			continue;
-		}
-		for (size_t i = 0; i < n; i++) {
-			size_t r = find(parent, same[i]);
-			parent[i > r ? i : r] = i > r ? r : i;
-		}
-		for (size_t a = 0; a < n; a++)
-			for (size_t b = a + 1; b < n; b++) {
-				simhash_near_verdict v;
-				int shared = 0;
-				if (same[a] != a || same[b] != b)
-					continue;
-				for (int k = 0; k < SIMHASH_NEAR_BANDS; k++)
-					shared |= bands[a][k] == bands[b][k];
-				simhash_near_decide(&sk[a], &sk[b], &v);
-				exact_total += v.near;
-				found_total += v.near && shared;
-				if (!v.near || !shared)
-					continue;
-				{
-					size_t ra = find(parent, a), rb = find(parent, b);
-					parent[ra > rb ? ra : rb] = ra > rb ? rb : ra;
-				}
-				if (got >= n_pairs || pairs[got].a != a || pairs[got].b != b ||
-				    pairs[got].jaccard != v.jaccard)
-					bad = 1;
-				got++;
-			}
-		bad |= got != n_pairs;
-		CHECK(simhash_near_band_clusters(sk, n, cl) == SIMHASH_OK);
-		for (size_t i = 0; i < n; i++)
-			bad |= cl[i] != find(parent, i);
-		bad |= !other_paths_agree(n, pairs, n_pairs, cl);
-		/* reversed input: the same pairs between the same texts, as many */
-		CHECK(simhash_near_band_join(rev, n, same, &rpairs, &n_rev) == SIMHASH_OK);
-		bad |= n_rev != n_pairs;
-		for (size_t i = 0; i < n_rev; i++) {
-			size_t a = n - 1 - rpairs[i].b, b = n - 1 - rpairs[i].a, k = 0;
-			/* the first members differ when copies exist: compare texts */
-			while (k < n_pairs && !(same_text(pairs[k].a, a) && same_text(pairs[k].b, b)) &&
-			       !(same_text(pairs[k].a, b) && same_text(pairs[k].b, a)))
-				k++;
-			bad |= k == n_pairs;
-		}
-		if (bad) {
-			fprintf(stderr, "seed %llx (n %zu): band join or clusters differ from their "
-				"definition\n", (unsigned long long)seed, n);
-			CHECK(0);
-		}
-		simhash_near_pairs_free(pairs);
-		simhash_near_pairs_free(rpairs);
+		CHECK(band_join_as_defined(n, seed, &exact_total, &found_total));
 	}
 	/* the candidates hold most near pairs (random sets: many near J = 0.4) */
 	if (found_total < exact_total * 9 / 10) {
 		fprintf(stderr, "band join: %zu of %zu near pairs\n", found_total, exact_total);
 		CHECK(0);
 	}
+}
+
+/* Families of variants of a few base sketches of 100 to 160 random keys
+ * (each drops up to an eighth of its base's keys and adds a few): every
+ * family is a large bucket in most bands, its pairs sit about the
+ * threshold, and the bit sets are full enough that the keys lost to another's
+ * bit decide many bounds. The band join against its definition. */
+static void test_band_join_families(void)
+{
+	size_t exact_total = 0, found_total = 0;
+
+	for (int round = 0; round < 30; round++) {
+		uint64_t seed = 0xfa3100ull + (uint64_t)round, base[MAX_KEYS];
+		size_t n = 0;
+
+		test_rnd_seed(seed);
+		while (n < MAX_DOCS) {
+			size_t nb = 100 + (size_t)(test_rnd() % (MAX_KEYS - 110));
+			size_t fam = 10 + (size_t)(test_rnd() % 50);
+			simhash_near_kind kind = round % 2 ? SIMHASH_NEAR_SHINGLES : SIMHASH_NEAR_CHARS;
+			for (size_t k = 0; k < nb; k++)
+				base[k] = test_rnd();
+			for (size_t f = 0; f < fam && n < MAX_DOCS; f++, n++) {
+				size_t m = 0, drop = 1 + (size_t)(test_rnd() % 8);
+				for (size_t k = 0; k < nb; k++)
+					if (test_rnd() % 100 >= drop * 100 / 64)
+						keys[n][m++] = base[k];
+				for (size_t extra = test_rnd() % 4; extra && m < MAX_KEYS; extra--)
+					keys[n][m++] = test_rnd();
+				/* ascending, distinct */
+				for (size_t a = 1; a < m; a++)
+					for (size_t b = a; b > 0 && keys[n][b - 1] > keys[n][b]; b--) {
+						uint64_t t = keys[n][b];
+						keys[n][b] = keys[n][b - 1];
+						keys[n][b - 1] = t;
+					}
+				sk[n] = (simhash_sketch){ keys[n], m, kind };
+			}
+		}
+		CHECK(band_join_as_defined(n, seed, &exact_total, &found_total));
+	}
+	CHECK(exact_total > 0 && found_total > exact_total * 9 / 10);
 }
 
 /* The rule as simhash.h states it, on counts: J = shared / union >= T of
@@ -592,6 +642,7 @@ out:
 TEST_MAIN("near_join",
 	  TEST(test_join_equals_brute_force),
 	  TEST(test_band_join_equals_its_definition),
+	  TEST(test_band_join_families),
 	  TEST(test_decide_equals_reference),
 	  TEST(test_decision_edges),
 	  TEST(test_texts),
