@@ -175,18 +175,24 @@ shared_avx512(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, uint64
 
 	while (i < na && k < nb && shared + (na - i < nb - k ? na - i : nb - k) >= want) {
 		size_t ca = na - i < 8 ? na - i : 8, cb = nb - k < 8 ? nb - k : 8;
-		__mmask8 ma = (__mmask8)((1u << ca) - 1), mb = (__mmask8)((1u << cb) - 1), hit = 0;
+		__mmask8 ma = (__mmask8)((1u << ca) - 1), mb = (__mmask8)((1u << cb) - 1), hit;
 		__m512i va = _mm512_maskz_loadu_epi64(ma, a + i);
 		__m512i vb = _mm512_maskz_loadu_epi64(mb, b + k);
 		uint64_t la = a[i + ca - 1], lb = b[k + cb - 1];
 
-#pragma GCC unroll 8
-		for (unsigned r = 0; r < 8; r++) {
-			/* lane l of the turned block holds key (l + r) % 8 of b's */
-			__mmask8 valid = (__mmask8)((mb >> r | mb << (8 - r)) & 0xff);
-			__m512i turned = r ? _mm512_alignr_epi64(vb, vb, (int)r) : vb;
-			hit |= _mm512_mask_cmpeq_epi64_mask(ma & valid, va, turned);
-		}
+		/* lane l of b's block turned by r holds its key (l + r) % 8 */
+#define SH_NB_TURN(r)                                                                      \
+	hit |= _mm512_mask_cmpeq_epi64_mask(ma & (__mmask8)((mb >> (r) | mb << (8 - (r))) & 0xff), \
+					    va, _mm512_alignr_epi64(vb, vb, (r)))
+		hit = _mm512_mask_cmpeq_epi64_mask(ma & mb, va, vb);
+		SH_NB_TURN(1);
+		SH_NB_TURN(2);
+		SH_NB_TURN(3);
+		SH_NB_TURN(4);
+		SH_NB_TURN(5);
+		SH_NB_TURN(6);
+		SH_NB_TURN(7);
+#undef SH_NB_TURN
 		shared += (size_t)__builtin_popcount(hit);
 		i += la <= lb ? ca : 0;
 		k += lb <= la ? cb : 0;
