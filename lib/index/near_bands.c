@@ -144,8 +144,9 @@ struct member {
 
 /* The columns of a large bucket (bucket_columns()): the summary's words,
  * then its size with its kind above it (n_keys | kind << 32: one range test
- * checks both) and its lost keys, one 64-bit lane each. bounds_avx512()
- * reads them; the pair_bound() below is its definition. */
+ * checks both) and its lost keys, one 64-bit lane each. bounds_scalar()
+ * and bounds_avx512() read them; the pair_bound() below is their
+ * definition. */
 enum { COL_SIZE = SH_NB_WORDS, COL_LOST, COL_N };
 
 /* Whether band `band` is the first in which x and y agree. */
@@ -381,16 +382,15 @@ static size_t columns_avx512(const struct summary *sum, const struct member *m, 
 			     size_t s, uint64_t *c, size_t cap);
 #endif
 
-/* Members m[from..s) of a large bucket by column, for bounds_avx512(). */
+/* Members m[from..s) of a large bucket by column, for the bounds. */
 static void bucket_columns(struct bandjoin *bj, const struct member *m, size_t from, size_t s)
 {
 	uint64_t *c = bj->col;
 	size_t cap = bj->cap;
 
-	if (!bj->avx512) /* bounds_scalar() reads the summaries */
-		return;
 #if SH_X86
-	from = columns_avx512(bj->sum, m, from, s, c, cap);
+	if (bj->avx512)
+		from = columns_avx512(bj->sum, m, from, s, c, cap);
 #endif
 	for (size_t i = from; i < s; i++) {
 		const struct summary *sm = &bj->sum[m[i].i];
@@ -401,17 +401,46 @@ static void bucket_columns(struct bandjoin *bj, const struct member *m, size_t f
 	}
 }
 
-/* The members b in [from, s) of m whose bounds with a pass, ascending,
- * into hit; returns how many. (They are all of other components than a's:
- * bucket_large() passes from past a's group.) */
-static inline __attribute__((always_inline)) size_t
-bounds_scalar(const struct bandjoin *bj, const struct member *m, size_t a, size_t from, size_t s)
+/* The range of sizes (n_keys | kind << 32) of the members whose size
+ * ratio with a size_a passes: 10 min(na, nb) >= t max(na, nb), for t <=
+ * 10, is nb in [ceil(t na / 10), floor(10 na / t)], of a's kind. */
+static inline void size_range(uint64_t size_a, uint64_t *lo, uint64_t *hi)
 {
-	size_t n = 0;
+	uint64_t n_a = (uint32_t)size_a, kind = size_a >> 32;
+	uint64_t tenths = sh_near_tenths((simhash_near_kind)kind);
+	uint64_t least = (tenths * n_a + 9) / 10, most = tenths ? 10 * n_a / tenths : UINT32_MAX;
 
-	for (size_t b = from; b < s; b++)
-		if (pair_bound(&bj->sum[m[a].i], &bj->sum[m[b].i]))
+	*lo = kind << 32 | least;
+	*hi = kind << 32 | (most < UINT32_MAX ? most : UINT32_MAX);
+}
+
+/* The members b in [from, s) of a large bucket whose bounds with a pass,
+ * ascending, into hit; returns how many. (They are all of other components
+ * than a's: bucket_large() passes from past a's group.) The bounds of
+ * pair_bound(), read from the columns, one member after another (the
+ * summaries, met at random, made this twice as slow on 300,000 short
+ * lines); bounds_avx512() is its vector twin. */
+static inline __attribute__((always_inline)) size_t
+bounds_scalar(const struct bandjoin *bj, size_t a, size_t from, size_t s)
+{
+	const uint64_t *c = bj->col;
+	size_t cap = bj->cap, n = 0;
+	uint64_t size_a = c[COL_SIZE * cap + a], n_a = (uint32_t)size_a, lo, hi, wa[SH_NB_WORDS];
+	uint64_t tenths = sh_near_tenths((simhash_near_kind)(size_a >> 32)), lost_a = c[COL_LOST * cap + a];
+
+	size_range(size_a, &lo, &hi);
+	for (unsigned w = 0; w < SH_NB_WORDS; w++)
+		wa[w] = c[w * cap + a];
+	for (size_t b = from; b < s; b++) {
+		uint64_t size_b = c[COL_SIZE * cap + b], ub, lost_b = c[COL_LOST * cap + b];
+		if (size_b < lo || size_b > hi)
+			continue;
+		ub = lost_a < lost_b ? lost_a : lost_b;
+		for (unsigned w = 0; w < SH_NB_WORDS; w++)
+			ub += (uint64_t)__builtin_popcountll(wa[w] & c[w * cap + b]);
+		if (ub * (10 + tenths) >= tenths * (n_a + (uint32_t)size_b) || ub >= SH_NB_LOST_MAX)
 			bj->hit[n++] = (uint32_t)b;
+	}
 	return n;
 }
 
@@ -451,13 +480,9 @@ bounds_avx512(const uint64_t *c, size_t cap, size_t a, size_t from, size_t s, ui
 	      int vpopcnt)
 {
 	__m512i wa[SH_NB_WORDS], wb[SH_NB_WORDS];
-	uint64_t size_a = c[COL_SIZE * cap + a], n_a = (uint32_t)size_a, kind = size_a >> 32;
-	uint64_t tenths = sh_near_tenths((simhash_near_kind)kind);
-	/* 10 min(na, nb) >= t max(na, nb), for t <= 10: nb in [ceil(t na /
-	 * 10), floor(10 na / t)], of a's kind */
-	uint64_t least = (tenths * n_a + 9) / 10, most = tenths ? 10 * n_a / tenths : UINT32_MAX;
-	__m512i lo = _mm512_set1_epi64((long long)(kind << 32 | least));
-	__m512i hi = _mm512_set1_epi64((long long)(kind << 32 | (most < UINT32_MAX ? most : UINT32_MAX)));
+	uint64_t size_a = c[COL_SIZE * cap + a], n_a = (uint32_t)size_a, lo_a, hi_a;
+	uint64_t tenths = sh_near_tenths((simhash_near_kind)(size_a >> 32));
+	__m512i lo, hi;
 	__m512i low32 = _mm512_set1_epi64(UINT32_MAX), na = _mm512_set1_epi64((long long)n_a);
 	__m512i la = _mm512_set1_epi64((long long)c[COL_LOST * cap + a]);
 	__m512i t = _mm512_set1_epi64((long long)tenths);
@@ -465,6 +490,9 @@ bounds_avx512(const uint64_t *c, size_t cap, size_t a, size_t from, size_t s, ui
 	__m512i lmax = _mm512_set1_epi64(SH_NB_LOST_MAX);
 	size_t n = 0;
 
+	size_range(size_a, &lo_a, &hi_a);
+	lo = _mm512_set1_epi64((long long)lo_a);
+	hi = _mm512_set1_epi64((long long)hi_a);
 #pragma GCC unroll 8
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
 		wa[w] = _mm512_set1_epi64((long long)c[w * cap + a]);
@@ -587,7 +615,7 @@ bucket_bounds(const struct bandjoin *bj, size_t a, size_t from, size_t s)
 	if (bj->avx512)
 		return bounds_lut(bj->col, bj->cap, a, from, s, bj->hit);
 #endif
-	return bounds_scalar(bj, bj->m, a, from, s);
+	return bounds_scalar(bj, a, from, s);
 }
 
 /* The bits of the largest first member's index (at least 1). */
