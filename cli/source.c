@@ -35,7 +35,6 @@
 #define BIG_FILE ((size_t)64 << 20)
 #define ERR_MAX 512
 
-/* One per thread. */
 /* One worker's state, on cache lines of its own (its record is written at
  * every document), as is each batch. */
 struct worker {

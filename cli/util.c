@@ -77,6 +77,8 @@ int sbuf_grow(struct sbuf *b, size_t extra)
 
 	if (extra > SIZE_MAX - b->len)
 		return -1;
+	if (b->cap - b->len >= extra)
+		return 0; /* a realloc() to the same size copies under ASan */
 	while (cap - b->len < extra) {
 		if (cap > SIZE_MAX / 2) {
 			cap = b->len + extra;
@@ -201,7 +203,7 @@ void *cli_grow_big(void *p, size_t len, size_t size)
 #ifdef MADV_HUGEPAGE
 	madvise(q, size, MADV_HUGEPAGE); /* advice only */
 #endif
-	if (len)
+	if (p && len)
 		memcpy(q, p, len);
 	free(p);
 	return q;

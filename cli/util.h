@@ -96,11 +96,11 @@ long cli_read_full(int fd, void *buf, size_t n, int64_t off);
  * buffer (8 MB or more): far fewer page faults when it is first written.
  * Only a hint. */
 void cli_hugepage_hint(void *p, size_t len);
-/* p (len bytes in use, from cli_grow_big() or malloc) grown to hold size
- * bytes: from 1 MiB on, in a new block on 2 MiB boundaries that the system
- * may back with huge pages (a copy, where realloc() of a block on the heap
- * copies too, into pages faulted one at a time); below, realloc(). NULL if
- * memory ran out, p then untouched. Free with free(). */
+/* p (len bytes in use, from cli_grow_big() or malloc; NULL: none) grown to
+ * hold size bytes: from 1 MiB on, in a new block on 2 MiB boundaries that
+ * the system may back with huge pages (a copy, where realloc() of a block on
+ * the heap copies too, into pages faulted one at a time); below, realloc().
+ * NULL if memory ran out, p then untouched. Free with free(). */
 void *cli_grow_big(void *p, size_t len, size_t size);
 
 /* The path for messages: "<stdin>" for "-". */

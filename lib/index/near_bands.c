@@ -129,7 +129,8 @@ struct bandjoin {
 	unsigned rb;                /* index_bits() of n_reps */
 	size_t n_joins;             /* clusters: joins so far */
 	size_t cap;                 /* of col's columns and hit: members, 8 | cap */
-	int avx512;                 /* bounds_avx512(): 0 no, 1 AVX-512 BW, 2 VPOPCNTDQ too */
+	int avx512;                 /* bounds, columns, merges: 0 portable, 1 AVX-512 BW,
+				     * 2 VPOPCNTDQ too */
 	/* pairs that passed the bounds, merged SH_NB_QUEUE pairs later
 	 * (queue_pair()) */
 	uint32_t qx[SH_NB_QUEUE], qy[SH_NB_QUEUE];
@@ -426,7 +427,8 @@ bounds_scalar(const struct bandjoin *bj, size_t a, size_t from, size_t s)
 	const uint64_t *c = bj->col;
 	size_t cap = bj->cap, n = 0;
 	uint64_t size_a = c[COL_SIZE * cap + a], n_a = (uint32_t)size_a, lo, hi, wa[SH_NB_WORDS];
-	uint64_t tenths = sh_near_tenths((simhash_near_kind)(size_a >> 32)), lost_a = c[COL_LOST * cap + a];
+	uint64_t tenths = sh_near_tenths((simhash_near_kind)(size_a >> 32));
+	uint64_t lost_a = c[COL_LOST * cap + a];
 
 	size_range(size_a, &lo, &hi);
 	for (unsigned w = 0; w < SH_NB_WORDS; w++)
