@@ -3,7 +3,8 @@
  * simhash_near_decide(), on sets of many shapes (keys from a small universe
  * so that near pairs are common, exact duplicates, empty sketches, both
  * kinds, sizes across the thresholds' boundaries and the short texts'
- * budget of features not shared), seeded; the seed is printed on a failure.
+ * budget of features not shared; families of variants that fill large
+ * buckets about the threshold), seeded; the seed is printed on a failure.
  * simhash_near_decide() itself against a plain reference of the rule, the
  * decision's edge cases, the band keys of both densification paths, and a
  * sketch's keys against the distinct features the table path lists. */
