@@ -98,12 +98,11 @@ static uint64_t *arena_take(struct key_arena *a, size_t n)
 		a->cap = cap;
 	}
 	/* a block on 2 MiB boundaries: all of it can be huge pages */
-	p = size == KEY_BLOCK ? aligned_alloc((size_t)2 << 20, size) : malloc(size);
+	p = size == KEY_BLOCK ? cli_grow_big(NULL, 0, size) : malloc(size);
 	if (!p)
 		return NULL;
 	a->blocks[a->n++] = p;
 	if (size == KEY_BLOCK) {
-		cli_hugepage_hint(p, size);
 		a->at = p + n;
 		a->left = KEY_BLOCK / sizeof(uint64_t) - n;
 	}
