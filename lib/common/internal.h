@@ -493,8 +493,8 @@ typedef struct sh_near_sort {
 	unsigned bits;
 } sh_near_sort;
 simhash_err sh_near_sort_init(sh_near_sort *s, size_t n);
-void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n);
-/* The same, left in s's scratch (valid until the next run): returns it. */
+/* e[0..n) sorted, into s's scratch (valid until the next run or the free):
+ * returns it. */
 sh_near_ent *sh_near_sort_into(sh_near_sort *s, sh_near_ent *e, size_t n);
 void sh_near_sort_free(sh_near_sort *s);
 

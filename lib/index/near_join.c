@@ -187,11 +187,6 @@ sh_near_ent *sh_near_sort_into(sh_near_sort *s, sh_near_ent *e, size_t n)
 	return s->tmp;
 }
 
-void sh_near_sort_run(sh_near_sort *s, sh_near_ent *e, size_t n)
-{
-	memcpy(e, sh_near_sort_into(s, e, n), n * sizeof *e);
-}
-
 /* ---- exact duplicates */
 
 #define SH_COLLAPSE_AHEAD 16 /* entries: how far sh_near_collapse() fetches ahead */
@@ -221,20 +216,23 @@ simhash_err sh_near_collapse(const simhash_sketch *d, size_t n, uint64_t *same)
 		h[i].key = sh_key(d[i].keys, d[i].n_keys * sizeof *d[i].keys) ^ (uint64_t)d[i].kind;
 		h[i].i = (uint32_t)i;
 	}
-	sh_near_sort_run(&sort, h, n);
-	sh_near_sort_free(&sort);
 	for (i = 0; i < n; i++)
 		same[i] = i;
-	/* the runs of one hash, which hold every repeat, to the front: only
-	 * their members are met again, in hash order, at random */
-	for (r = 0, m = 0; r < n; r = j) {
-		for (j = r + 1; j < n && h[j].key == h[r].key; j++)
-			;
-		if (j - r > 1) {
-			memmove(h + m, h + r, (j - r) * sizeof *h);
-			m += j - r;
+	/* sorted by (hash, index), in the sort's scratch; the runs of one hash,
+	 * which hold every repeat, back into h: only their members are met
+	 * again, in hash order, at random */
+	{
+		const sh_near_ent *sorted = sh_near_sort_into(&sort, h, n);
+		for (r = 0, m = 0; r < n; r = j) {
+			for (j = r + 1; j < n && sorted[j].key == sorted[r].key; j++)
+				;
+			if (j - r > 1) {
+				memcpy(h + m, sorted + r, (j - r) * sizeof *h);
+				m += j - r;
+			}
 		}
 	}
+	sh_near_sort_free(&sort);
 	for (r = 0; r < m; r = j) {
 		for (j = r; j < m && h[j].key == h[r].key; j++) {
 			size_t k;
